@@ -1,0 +1,85 @@
+/**
+ * The database port. The core builds SQL through a {@link SqlDialect} and runs it through a
+ * {@link Database}; adapters (SQL Server, embedded PostgreSQL) implement both.
+ */
+
+/** Logical type of a column, enough to encode values as JSON and to type condition operands. */
+export type ColumnKind =
+  | 'int'
+  | 'decimal'
+  | 'float'
+  | 'string'
+  | 'datetime'
+  | 'date'
+  | 'time'
+  | 'guid'
+  | 'binary'
+  | 'bool'
+  | 'other';
+
+export interface ColumnInfo {
+  /** Name exactly as in the catalogue. */
+  readonly name: string;
+  readonly kind: ColumnKind;
+  /** Database type name as the catalogue reports it (`nvarchar`, `timestamp without time zone`, ...). */
+  readonly dataType: string;
+  readonly ordinal: number;
+}
+
+export interface DataSourceInfo {
+  readonly schema: string;
+  readonly name: string;
+  readonly kind: 'table' | 'view';
+  /** Columns in ordinal order. */
+  readonly columns: readonly ColumnInfo[];
+  /** Primary key column names in key order; empty for views and tables without one. */
+  readonly primaryKey: readonly string[];
+}
+
+export type SqlDialectName = 'mssql' | 'postgres';
+
+export interface SqlDialect {
+  readonly name: SqlDialectName;
+  /** Quotes an identifier that has already been validated against the catalogue. */
+  quoteIdent(name: string): string;
+  /** Placeholder for the 1-based parameter `index` (`@p1` or `$1`). */
+  param(index: number): string;
+  /** `ORDER BY`-less paging suffix: skip `offsetParam` rows, return `fetchParam` rows. */
+  paginate(offsetParam: string, fetchParam: string): string;
+}
+
+export type Row = Record<string, unknown>;
+
+export interface Database {
+  readonly dialect: SqlDialect;
+  /** Runs one parameterised statement and returns its first result set. */
+  query(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  /**
+   * Runs one parameterised statement and yields its rows in batches of at most `batchSize`,
+   * never holding more than one batch in memory.
+   */
+  streamBatches(sql: string, params: readonly unknown[], batchSize: number): AsyncIterable<Row[]>;
+  /** Looks a table or view up in the catalogue, case-insensitively; undefined when absent. */
+  findDataSource(schema: string | undefined, name: string): Promise<DataSourceInfo | undefined>;
+  /** Runs `fn` in a transaction on one connection. */
+  transaction<T>(fn: (tx: Pick<Database, 'query' | 'dialect'>) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** Thrown by adapters when the database cannot be reached (mapped to 503). */
+export class DatabaseUnavailableError extends Error {
+  override readonly name = 'DatabaseUnavailableError';
+}
+
+/** Thrown by adapters when the database rejects a statement (bad data, failed procedure). */
+export class DatabaseStatementError extends Error {
+  override readonly name = 'DatabaseStatementError';
+  constructor(
+    message: string,
+    /** Driver-specific error code, for logs only. */
+    readonly dbCode?: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}

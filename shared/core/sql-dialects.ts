@@ -1,0 +1,17 @@
+import type { SqlDialect } from './database.js';
+
+/** T-SQL: `[name]`, `@p1`, `OFFSET … FETCH`. */
+export const mssqlDialect: SqlDialect = Object.freeze({
+  name: 'mssql',
+  quoteIdent: (name: string) => `[${name.replaceAll(']', ']]')}]`,
+  param: (index: number) => `@p${index}`,
+  paginate: (offset: string, fetch: string) => `OFFSET ${offset} ROWS FETCH NEXT ${fetch} ROWS ONLY`,
+});
+
+/** PostgreSQL (the embedded database): `"name"`, `$1`, `OFFSET … FETCH`. */
+export const postgresDialect: SqlDialect = Object.freeze({
+  name: 'postgres',
+  quoteIdent: (name: string) => `"${name.replaceAll('"', '""')}"`,
+  param: (index: number) => `$${index}`,
+  paginate: (offset: string, fetch: string) => `OFFSET ${offset} ROWS FETCH NEXT ${fetch} ROWS ONLY`,
+});
