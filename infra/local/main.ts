@@ -1,0 +1,29 @@
+import { intFromEnv } from '../../shared/config/settings.js';
+import { startLocalStack } from './stack.js';
+
+const started = Date.now();
+const port = intFromEnv('PORT', 3000, 0, 65535);
+const stack = await startLocalStack({ port });
+const base = stack.url;
+console.log(`
+ERP integration gateway: local stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s
+
+  Health       ${base}/health
+  Data API     ${base}/demo/JsonAPI/Data/getData/SUBJECT
+               (HTTP Basic: demo / demo-password)
+  SQS/S3       ${stack.emulator.address ?? `http://127.0.0.1:${stack.emulator.port}`} (emulator)
+
+  Try:  curl -u demo:demo-password ${base}/demo/JsonAPI/Data/getRowsCount/DOKUMENT
+
+Stop with Ctrl+C.`);
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  console.log(`\n${signal} received: stopping`);
+  await stack.stop();
+  process.exit(0);
+}
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));

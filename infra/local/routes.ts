@@ -1,0 +1,51 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+
+export type HttpLambda = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+
+/** One HTTP API route of `serverless.yml`, served locally by the same handler. */
+export interface LambdaRoute {
+  /** Function name in serverless.yml. */
+  readonly function: string;
+  readonly method: string;
+  /** Route path with `{param}` segments, as in serverless.yml (prefixes resolved to their defaults). */
+  readonly path: string;
+  /** `handler` of the function in serverless.yml. */
+  readonly handler: string;
+}
+
+/** Every HTTP route of the service. A test keeps this and serverless.yml in step. */
+export const lambdaRoutes: readonly LambdaRoute[] = [
+  {
+    function: 'dataGetData',
+    method: 'GET',
+    path: '/{tenant}/JsonAPI/Data/getData/{dataSource}',
+    handler: 'functions/data-api/getData.handler',
+  },
+  {
+    function: 'dataGetDataWithCondition',
+    method: 'GET',
+    path: '/{tenant}/JsonAPI/Data/getDataWithCondition/{dataSource}',
+    handler: 'functions/data-api/getDataWithCondition.handler',
+  },
+  {
+    function: 'dataGetRowsCount',
+    method: 'GET',
+    path: '/{tenant}/JsonAPI/Data/getRowsCount/{dataSource}',
+    handler: 'functions/data-api/getRowsCount.handler',
+  },
+  {
+    function: 'dataGetDataPaginate',
+    method: 'GET',
+    path: '/{tenant}/JsonAPI/Data/getDataPaginate/{dataSource}',
+    handler: 'functions/data-api/getDataPaginate.handler',
+  },
+];
+
+/** Loads a route's Lambda handler module (lazily, so the environment is set first). */
+export async function loadHandler(route: LambdaRoute): Promise<HttpLambda> {
+  const [file, exportName] = route.handler.split('.') as [string, string];
+  const module = (await import(`../../${file}.ts`)) as Record<string, HttpLambda>;
+  const handler = module[exportName];
+  if (typeof handler !== 'function') throw new Error(`${route.handler} does not export a handler`);
+  return handler;
+}

@@ -1,0 +1,123 @@
+import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { PGlite } from '@electric-sql/pglite';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { startFauxqs, type FauxqsServer } from 'fauxqs';
+import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
+import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
+import { resetSettings } from '../../shared/config/settings.js';
+import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
+import { openDemoDatabase } from './demo-database.js';
+import { createHttpGateway } from './http-gateway.js';
+import { lambdaRoutes } from './routes.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+export const LARGE_ANSWER_BUCKET = 'svc-large-answers-local';
+
+export interface LocalStackOptions {
+  /** HTTP port; 0 picks a free one. */
+  readonly port?: number;
+  /** Extra environment for the handlers (same names as in Lambda). */
+  readonly env?: Record<string, string>;
+}
+
+export interface LocalStack {
+  readonly url: string;
+  readonly port: number;
+  readonly db: PGlite;
+  readonly emulator: FauxqsServer;
+  stop(): Promise<void>;
+}
+
+type LocalRoute = (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<void>;
+
+function json(response: ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  response.end(body);
+}
+
+function isLoopback(request: IncomingMessage): boolean {
+  const address = request.socket.remoteAddress ?? '';
+  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
+}
+
+/**
+ * Starts the whole service on this machine: the SQS/S3 emulator, the embedded database with the
+ * demo tenant, and the Lambda handlers behind an HTTP API emulation.
+ */
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const emulator = await startFauxqs({ port: 0, host: '127.0.0.1', logger: false });
+  const endpoint = `http://127.0.0.1:${emulator.port}`;
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL: endpoint,
+    AWS_REGION: process.env.AWS_REGION ?? 'eu-central-1',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    S3_FORCE_PATH_STYLE: 'true',
+    LARGE_RESULT_BUCKET: LARGE_ANSWER_BUCKET,
+    ...options.env,
+  });
+  resetSettings();
+  const s3 = new S3Client({ endpoint, forcePathStyle: true });
+  await s3.send(new CreateBucketCommand({ Bucket: LARGE_ANSWER_BUCKET }));
+  s3.destroy();
+
+  const db = await openDemoDatabase();
+  registerEmbeddedDatabase('demo', createEmbeddedDatabase(db));
+  const registryFile = process.env.TENANT_REGISTRY_FILE ?? join(HERE, 'tenants.json');
+  setTenantRegistry(parseTenantRegistry(JSON.parse(await readFile(registryFile, 'utf8'))));
+
+  const gateway = createHttpGateway(lambdaRoutes);
+  const localRoutes = new Map<string, LocalRoute>([
+    [
+      'GET /health',
+      async (_request, response) => {
+        await db.query('SELECT 1');
+        json(response, 200, { status: 'ok' });
+      },
+    ],
+  ]);
+
+  const server: Server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const local = localRoutes.get(`${request.method} ${url.pathname}`);
+    const work = local
+      ? isLoopback(request)
+        ? local(request, response, url)
+        : Promise.resolve(json(response, 403, { message: 'Local routes answer on loopback only' }))
+      : gateway(request, response).then((handled) => {
+          if (!handled) json(response, 404, { message: 'Not Found' });
+        });
+    work.catch((error: unknown) => {
+      console.error(JSON.stringify({ level: 'error', message: (error as Error).message }));
+      if (!response.headersSent) json(response, 500, { message: 'Internal Server Error' });
+      else response.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 3000, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    db,
+    emulator,
+    stop() {
+      stopping ??= (async () => {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await emulator.stop();
+        await db.close();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,181 @@
+import type { PGlite } from '@electric-sql/pglite';
+import {
+  type ColumnInfo,
+  type ColumnKind,
+  type Database,
+  type DataSourceInfo,
+  DatabaseStatementError,
+  DatabaseUnavailableError,
+  type Row,
+} from '../../core/database.js';
+import { postgresDialect } from '../../core/sql-dialects.js';
+
+// PostgreSQL type OIDs whose default parsing does not fit the port's value conventions.
+const INT8 = 20;
+const NUMERIC = 1700;
+const TIMESTAMP = 1114;
+const TIMESTAMPTZ = 1184;
+const DATE = 1082;
+const UUID = 2950;
+
+/** Keeps date-times as wall-clock text and turns exact numerics into JSON-ready numbers. */
+const parsers = {
+  [INT8]: (v: string) => Number(v),
+  [NUMERIC]: (v: string) => Number(v),
+  [TIMESTAMP]: (v: string) => v,
+  [TIMESTAMPTZ]: (v: string) => v,
+  [DATE]: (v: string) => v,
+  [UUID]: (v: string) => v.toUpperCase(),
+};
+
+const DEFAULT_SCHEMAS = ['dbo', 'public'];
+
+let cursorSequence = 0;
+
+/** The database port over an embedded PostgreSQL (PGlite) instance owned by the caller. */
+export function createEmbeddedDatabase(pg: PGlite): Database {
+  async function query(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+    try {
+      const result = await pg.query<Row>(sql, params as unknown[], { parsers });
+      return result.rows;
+    } catch (error) {
+      throw mapError(pg, error);
+    }
+  }
+
+  async function* streamBatches(sql: string, params: readonly unknown[], batchSize: number) {
+    // A WITH HOLD cursor lives outside any transaction, so other requests are not blocked
+    // between batches while this one is being written out.
+    const cursor = `svc_cursor_${++cursorSequence}`;
+    await query(`DECLARE ${cursor} NO SCROLL CURSOR WITH HOLD FOR ${sql}`, params);
+    try {
+      while (true) {
+        const rows = await query(`FETCH FORWARD ${Math.trunc(batchSize)} FROM ${cursor}`);
+        if (rows.length === 0) return;
+        yield rows;
+        if (rows.length < batchSize) return;
+      }
+    } finally {
+      await query(`CLOSE ${cursor}`).catch(() => undefined);
+    }
+  }
+
+  async function findDataSource(schema: string | undefined, name: string): Promise<DataSourceInfo | undefined> {
+    const schemas = schema === undefined ? DEFAULT_SCHEMAS : [schema];
+    for (const candidate of schemas) {
+      const objects = await query(
+        `SELECT table_schema AS "schema", table_name AS "name", table_type AS "type"
+           FROM information_schema.tables
+          WHERE lower(table_schema) = lower($1) AND lower(table_name) = lower($2)
+            AND table_schema NOT IN ('pg_catalog', 'information_schema')
+          ORDER BY table_name <> $2, table_name
+          LIMIT 1`,
+        [candidate, name],
+      );
+      const object = objects[0];
+      if (!object) continue;
+      const realSchema = String(object.schema);
+      const realName = String(object.name);
+      const columns = await query(
+        `SELECT column_name AS "name", data_type AS "dataType", ordinal_position AS "ordinal"
+           FROM information_schema.columns
+          WHERE table_schema = $1 AND table_name = $2
+          ORDER BY ordinal_position`,
+        [realSchema, realName],
+      );
+      const keys = await query(
+        `SELECT k.column_name AS "name"
+           FROM information_schema.table_constraints c
+           JOIN information_schema.key_column_usage k
+             ON k.constraint_schema = c.constraint_schema AND k.constraint_name = c.constraint_name
+          WHERE c.table_schema = $1 AND c.table_name = $2 AND c.constraint_type = 'PRIMARY KEY'
+          ORDER BY k.ordinal_position`,
+        [realSchema, realName],
+      );
+      return {
+        schema: realSchema,
+        name: realName,
+        kind: object.type === 'VIEW' ? 'view' : 'table',
+        columns: columns.map(
+          (c): ColumnInfo => ({
+            name: String(c.name),
+            dataType: String(c.dataType),
+            kind: columnKind(String(c.dataType)),
+            ordinal: Number(c.ordinal),
+          }),
+        ),
+        primaryKey: keys.map((k) => String(k.name)),
+      };
+    }
+    return undefined;
+  }
+
+  return {
+    dialect: postgresDialect,
+    query,
+    streamBatches,
+    findDataSource,
+    async transaction(fn) {
+      try {
+        return await pg.transaction((tx) =>
+          fn({
+            dialect: postgresDialect,
+            async query(sql, params = []) {
+              return (await tx.query<Row>(sql, params as unknown[], { parsers })).rows;
+            },
+          }),
+        );
+      } catch (error) {
+        throw mapError(pg, error);
+      }
+    },
+    async close() {
+      // The instance belongs to whoever created it (the local stack or a test).
+    },
+  };
+}
+
+function columnKind(dataType: string): ColumnKind {
+  switch (dataType) {
+    case 'integer':
+    case 'smallint':
+    case 'bigint':
+      return 'int';
+    case 'numeric':
+    case 'money':
+      return 'decimal';
+    case 'real':
+    case 'double precision':
+      return 'float';
+    case 'character varying':
+    case 'character':
+    case 'text':
+    case 'xml':
+    case 'citext':
+      return 'string';
+    case 'timestamp without time zone':
+    case 'timestamp with time zone':
+      return 'datetime';
+    case 'date':
+      return 'date';
+    case 'time without time zone':
+    case 'time with time zone':
+      return 'time';
+    case 'uuid':
+      return 'guid';
+    case 'bytea':
+      return 'binary';
+    case 'boolean':
+      return 'bool';
+    default:
+      return 'other';
+  }
+}
+
+function mapError(pg: PGlite, error: unknown): Error {
+  if (error instanceof DatabaseStatementError || error instanceof DatabaseUnavailableError) return error;
+  if (pg.closed) return new DatabaseUnavailableError('The embedded database is closed', { cause: error });
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  return new DatabaseStatementError(message, typeof code === 'string' ? code : undefined, { cause: error });
+}

@@ -1,0 +1,168 @@
+import type { Database, Row } from '../../core/database.js';
+import { mssqlDialect } from '../../core/sql-dialects.js';
+import { findMssqlDataSource } from './catalogue.js';
+import { closeSharedPool, mapError, sharedPool } from './connection.js';
+import {
+  bindParams,
+  type MssqlColumns,
+  type MssqlPoolLike,
+  type MssqlRequestLike,
+  type MssqlTransactionLike,
+  rowNormaliser,
+} from './types.js';
+
+export type { MssqlParamType, MssqlPoolLike, MssqlTypedParam } from './types.js';
+
+export interface MssqlDatabaseOptions {
+  readonly connectionString: string;
+  /** Used instead of the shared pool for `connectionString` (tests). */
+  readonly pool?: MssqlPoolLike;
+}
+
+async function run(request: MssqlRequestLike, sql: string, params: readonly unknown[]): Promise<Row[]> {
+  bindParams(request, params);
+  const { recordset } = await request.query(sql);
+  return recordset ? recordset.map(rowNormaliser(recordset.columns)) : [];
+}
+
+/** Yields the first result set in batches, pausing the request while a full batch waits for the consumer. */
+async function* streamRows(
+  request: MssqlRequestLike,
+  sql: string,
+  params: readonly unknown[],
+  batchSize: number,
+): AsyncGenerator<Row[]> {
+  bindParams(request, params);
+  let buffer: Row[] = [];
+  let normalise = rowNormaliser(undefined);
+  let recordsets = 0;
+  let paused = false;
+  let finished = false;
+  let failure: unknown;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    const resolve = wake;
+    wake = undefined;
+    resolve?.();
+  };
+
+  request.stream = true;
+  request.on('recordset', (columns: MssqlColumns) => {
+    recordsets += 1;
+    normalise = rowNormaliser(columns);
+  });
+  request.on('row', (row: Row) => {
+    // Like query(): only the first result set.
+    if (recordsets > 1) return;
+    buffer.push(normalise(row));
+    if (buffer.length >= batchSize && !paused) {
+      paused = true;
+      request.pause();
+      notify();
+    }
+  });
+  // Stays attached after an early return, so the cancellation error is absorbed rather than thrown.
+  request.on('error', (error: unknown) => {
+    failure ??= error;
+    notify();
+  });
+  request.on('done', () => {
+    finished = true;
+    notify();
+  });
+  Promise.resolve(request.query(sql)).catch((error: unknown) => {
+    failure ??= error;
+    finished = true;
+    notify();
+  });
+
+  try {
+    while (true) {
+      if (failure !== undefined) throw failure;
+      // A paused request may still deliver the rows of the packet in hand: cut them into batches.
+      if (buffer.length >= batchSize || (finished && buffer.length > 0)) {
+        const batch = buffer.slice(0, batchSize);
+        buffer = buffer.slice(batchSize);
+        yield batch;
+        continue;
+      }
+      if (finished) return;
+      const arrived = new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      if (paused) {
+        paused = false;
+        request.resume();
+      }
+      await arrived;
+    }
+  } finally {
+    // The consumer stopped early (or the statement failed): free the connection.
+    if (!finished) request.cancel();
+  }
+}
+
+/** Creates the SQL Server adapter of the database port, on a pool shared per connection string. */
+export function createMssqlDatabase(options: MssqlDatabaseOptions): Database {
+  const { connectionString, pool } = options;
+  const getPool = () => (pool ? Promise.resolve(pool) : sharedPool(connectionString));
+  const query: Database['query'] = async (sql, params = []) => {
+    try {
+      return await run((await getPool()).request(), sql, params);
+    } catch (error) {
+      throw mapError(error);
+    }
+  };
+
+  return {
+    dialect: mssqlDialect,
+    query,
+
+    async *streamBatches(sql, params, batchSize) {
+      if (!Number.isInteger(batchSize) || batchSize < 1)
+        throw new RangeError('batchSize must be a positive integer');
+      try {
+        yield* streamRows((await getPool()).request(), sql, params, batchSize);
+      } catch (error) {
+        throw mapError(error);
+      }
+    },
+
+    findDataSource(schema, name) {
+      return findMssqlDataSource(query, schema, name);
+    },
+
+    async transaction(fn) {
+      let tx: MssqlTransactionLike;
+      try {
+        tx = (await getPool()).transaction();
+        await tx.begin();
+      } catch (error) {
+        throw mapError(error);
+      }
+      try {
+        const result = await fn({
+          dialect: mssqlDialect,
+          async query(sql, params = []) {
+            try {
+              return await run(tx.request(), sql, params);
+            } catch (error) {
+              throw mapError(error);
+            }
+          },
+        });
+        await tx.commit();
+        return result;
+      } catch (error) {
+        // The server may have rolled back already (XACT_ABORT, severe errors): the original error matters.
+        await tx.rollback().catch(() => undefined);
+        throw mapError(error);
+      }
+    },
+
+    async close() {
+      if (pool) await pool.close();
+      else await closeSharedPool(connectionString);
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+
+/** Port: object storage for answers too large to return inline. */
+export interface LargeObjectStore {
+  /** Starts a streamed upload of one object. */
+  startUpload(key: string, contentType: string, contentDisposition?: string): LargeObjectUpload;
+  /** A time-limited GET URL for an uploaded object. */
+  presignGet(key: string, expiresSeconds: number): Promise<string>;
+}
+
+export interface LargeObjectUpload {
+  /** Resolves when the chunk is accepted (honours backpressure). */
+  write(chunk: Buffer): Promise<void>;
+  complete(): Promise<void>;
+  abort(): Promise<void>;
+}
+
+/** What a read answers: a body to return as it is, or a redirect to where it was stored. */
+export type Answer =
+  | { readonly kind: 'inline'; readonly body: Buffer; readonly contentType: string }
+  | { readonly kind: 'redirect'; readonly location: string };
+
+export interface AnswerLimits {
+  readonly inlineLimitBytes: number;
+  readonly presignSeconds: number;
+  readonly store: LargeObjectStore | undefined;
+  /** Key prefix for stored answers, e.g. the tenant. */
+  readonly keyPrefix: string;
+}
+
+/**
+ * Collects an answer in memory up to the inline limit; past it, everything written so far and
+ * everything after goes to the object store, so memory holds at most the limit plus one chunk.
+ */
+export class AnswerWriter {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private upload: LargeObjectUpload | undefined;
+  private key: string | undefined;
+
+  constructor(
+    private readonly limits: AnswerLimits,
+    private readonly contentType: string,
+    private readonly extension: string,
+  ) {}
+
+  async write(chunk: string | Buffer): Promise<void> {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    if (this.upload) return this.upload.write(bytes);
+    this.chunks.push(bytes);
+    this.size += bytes.length;
+    if (this.size <= this.limits.inlineLimitBytes) return;
+    const store = this.limits.store;
+    if (!store) throw new Error('The answer exceeds the inline limit and no large-answer bucket is configured');
+    this.key = `${this.limits.keyPrefix}/${new Date().toISOString().slice(0, 10)}/${randomUUID()}.${this.extension}`;
+    this.upload = store.startUpload(this.key, this.contentType);
+    const buffered = this.chunks;
+    this.chunks = [];
+    for (const piece of buffered) await this.upload.write(piece);
+  }
+
+  async finish(): Promise<Answer> {
+    if (!this.upload || !this.key) {
+      return { kind: 'inline', body: Buffer.concat(this.chunks, this.size), contentType: this.contentType };
+    }
+    await this.upload.complete();
+    const location = await this.limits.store!.presignGet(this.key, this.limits.presignSeconds);
+    return { kind: 'redirect', location };
+  }
+
+  /** Drops a partial upload after a failure. */
+  async abort(): Promise<void> {
+    await this.upload?.abort().catch(() => undefined);
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Kind inference rules. They follow T-SQL implicit conversion (data type precedence) where it is
+ * well defined and refuse the murky corners (date arithmetic with `+`, numbers as dates, ...),
+ * so that the PostgreSQL translation can reproduce every accepted expression.
+ */
+import type { ColumnKind } from '../database.js';
+import type { ArithmeticOp, Kind } from './ast.js';
+
+export function kindOfColumn(kind: ColumnKind): Kind {
+  switch (kind) {
+    case 'int':
+    case 'decimal':
+    case 'float':
+      return 'number';
+    case 'string':
+      return 'string';
+    case 'guid':
+      return 'guid';
+    case 'datetime':
+      return 'datetime';
+    case 'date':
+      return 'date';
+    case 'time':
+      return 'time';
+    case 'bool':
+      return 'bool';
+    default:
+      return 'unknown';
+  }
+}
+
+/** T-SQL data type precedence, highest wins an implicit conversion. */
+const RANK: Readonly<Record<Kind, number>> = {
+  datetime: 8,
+  date: 7,
+  time: 6,
+  number: 5,
+  bool: 4,
+  guid: 3,
+  string: 2,
+  null: 0,
+  unknown: 0,
+};
+
+/** How a kind is named in messages. */
+export function describeKind(kind: Kind): string {
+  switch (kind) {
+    case 'string':
+      return 'text';
+    case 'guid':
+      return 'uniqueidentifier';
+    case 'bool':
+      return 'bit';
+    case 'null':
+      return 'NULL';
+    case 'unknown':
+      return 'a value of unsupported type';
+    default:
+      return kind;
+  }
+}
+
+/** A kind that takes part in conversions (not NULL, not unknown). */
+export function isConcrete(kind: Kind): boolean {
+  return kind !== 'null' && kind !== 'unknown';
+}
+
+/** Whether a value of `from` converts implicitly to `to` (the higher-ranked kind). */
+function convertible(from: Kind, to: Kind): boolean {
+  if (from === to || !isConcrete(from) || !isConcrete(to)) return true;
+  if (from === 'string' || to === 'string') return true;
+  if ((from === 'bool' && to === 'number') || (from === 'number' && to === 'bool')) return true;
+  if ((from === 'date' && to === 'datetime') || (from === 'datetime' && to === 'date')) return true;
+  return false;
+}
+
+/**
+ * The kind operands of a comparison / IN / BETWEEN / COALESCE are converted to: the highest
+ * ranked concrete kind, `unknown` when an operand is unknown and none is concrete, `null` when
+ * all are NULL. Calls `fail` when two operands cannot be compared.
+ */
+export function commonKind(kinds: readonly Kind[], fail: (message: string) => never): Kind {
+  let best: Kind = kinds.includes('unknown') ? 'unknown' : 'null';
+  for (const kind of kinds) if (RANK[kind] > RANK[best]) best = kind;
+  for (const kind of kinds) {
+    if (!convertible(kind, best)) fail(`Cannot compare ${describeKind(kind)} with ${describeKind(best)}`);
+  }
+  return best;
+}
+
+/** Kind of `left op right`; `+` on two texts is concatenation. */
+export function arithmeticKind(op: ArithmeticOp, left: Kind, right: Kind, fail: (message: string) => never): Kind {
+  for (const kind of [left, right]) {
+    if (kind === 'datetime' || kind === 'date' || kind === 'time') {
+      fail(`Operator ${op} cannot be used with ${kind} values (use DATEADD or DATEDIFF)`);
+    }
+    if (kind === 'guid') fail(`Operator ${op} cannot be used with uniqueidentifier values`);
+  }
+  if (left === 'unknown' || right === 'unknown') return 'unknown';
+  const texts = (left === 'string' || left === 'null') && (right === 'string' || right === 'null');
+  if (op === '+') {
+    if (texts && (left === 'string' || right === 'string')) return 'string';
+    return 'number';
+  }
+  if (left === 'string' && right === 'string') {
+    fail(`Operator ${op} cannot be used with two text values`);
+  }
+  return 'number';
+}
+
+/** Checks that `kind` is one of `allowed` (NULL and unknown always pass). */
+export function expectKind(
+  kind: Kind,
+  allowed: readonly Kind[],
+  what: string,
+  fail: (message: string) => never,
+): void {
+  if (!isConcrete(kind) || allowed.includes(kind)) return;
+  fail(`${what} cannot be ${describeKind(kind)}`);
+}

@@ -1,0 +1,70 @@
+import { openDatabase } from '../config/databases.js';
+import { getSettings } from '../config/settings.js';
+import type { TenantConfig } from '../config/tenants.js';
+import type { Answer, AnswerLimits, LargeObjectStore } from '../core/answers.js';
+import type { DataApiContext } from '../core/data-api/read.js';
+import type { ServiceError } from '../core/errors.js';
+import { requireBasicAuth } from './basic-auth.js';
+import { type HttpRequest, type HttpResponse, httpHandler } from './http.js';
+import { requireTenant } from './tenant.js';
+
+/** The Data API's error body: `{"error":{"code","message","requestId"}}`. */
+export function renderDataApiError(error: ServiceError, _request: HttpRequest | undefined, requestId: string) {
+  const message = error.expose ? error.message : 'The request could not be completed';
+  return {
+    status: error.status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...error.headers },
+    body: JSON.stringify({ error: { code: error.code, message, requestId, ...error.details } }),
+  };
+}
+
+let store: Promise<LargeObjectStore | undefined> | undefined;
+
+/** The large-answer store of this process, created on first need. */
+function largeObjectStore(): Promise<LargeObjectStore | undefined> {
+  store ??= (async () => {
+    const settings = getSettings();
+    if (!settings.largeResultBucket) return undefined;
+    const { createS3LargeObjectStore, s3Client } = await import('../adapters/s3/index.js');
+    return createS3LargeObjectStore(settings.largeResultBucket, s3Client(settings.s3ForcePathStyle));
+  })();
+  return store;
+}
+
+export async function answerLimits(tenant: TenantConfig): Promise<AnswerLimits> {
+  const settings = getSettings();
+  return {
+    inlineLimitBytes: settings.inlineLimitBytes,
+    presignSeconds: settings.presignSeconds,
+    store: await largeObjectStore(),
+    keyPrefix: `answers/${tenant.id}`,
+  };
+}
+
+/** Tenant from the path and HTTP Basic credentials: the gate of every Data API route. */
+export async function authenticate(request: HttpRequest): Promise<TenantConfig> {
+  const tenant = await requireTenant(request);
+  await requireBasicAuth(tenant, request.headers.authorization, getSettings().credentialCacheMs);
+  return tenant;
+}
+
+export function answerToResponse(answer: Answer): HttpResponse {
+  if (answer.kind === 'redirect') {
+    return { status: 303, headers: { location: answer.location, 'content-type': 'application/json' }, body: '' };
+  }
+  return { status: 200, headers: { 'content-type': answer.contentType }, body: answer.body };
+}
+
+/** A Data API read route: authenticated, on the tenant's application database. */
+export function dataApiReadHandler(read: (ctx: DataApiContext, request: HttpRequest) => Promise<Answer>) {
+  return httpHandler(async function readRoute(request) {
+    const tenant = await authenticate(request);
+    const ctx: DataApiContext = {
+      db: await openDatabase(tenant.database),
+      allowed: tenant.dataSources,
+      limits: await answerLimits(tenant),
+      batchRows: getSettings().readBatchRows,
+    };
+    return answerToResponse(await read(ctx, request));
+  }, renderDataApiError);
+}

@@ -1,0 +1,117 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { DatabaseStatementError, DatabaseUnavailableError } from '../core/database.js';
+import { ServiceError } from '../core/errors.js';
+
+/** An HTTP request as the service's routes see it: no Lambda event shapes beyond this file. */
+export interface HttpRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly params: Readonly<Record<string, string | undefined>>;
+  readonly query: URLSearchParams;
+  /** Lower-case header names. */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly body: Buffer;
+  readonly requestId: string;
+}
+
+export interface HttpResponse {
+  readonly status: number;
+  readonly headers?: Record<string, string>;
+  readonly body?: string | Buffer;
+}
+
+export type Route = (request: HttpRequest) => Promise<HttpResponse>;
+export type ErrorRenderer = (error: ServiceError, request: HttpRequest | undefined, requestId: string) => HttpResponse;
+
+/** Decodes an API Gateway HTTP API (payload 2.0) event. */
+export function toHttpRequest(event: APIGatewayProxyEventV2, context?: Context): HttpRequest {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(event.headers ?? {})) {
+    if (value !== undefined) headers[name.toLowerCase()] = value;
+  }
+  if (event.cookies?.length) headers.cookie = event.cookies.join('; ');
+  const rawBody = event.body ?? '';
+  return {
+    method: event.requestContext?.http?.method ?? 'GET',
+    path: event.rawPath ?? event.requestContext?.http?.path ?? '/',
+    params: event.pathParameters ?? {},
+    query: new URLSearchParams(event.rawQueryString ?? ''),
+    headers,
+    body: event.isBase64Encoded ? Buffer.from(rawBody, 'base64') : Buffer.from(rawBody, 'utf8'),
+    requestId: context?.awsRequestId ?? event.requestContext?.requestId ?? 'local',
+  };
+}
+
+const TEXTUAL = /^(application\/(json|xml|problem\+json)|text\/)/i;
+
+/** Encodes a response; binary bodies go base64 as HTTP API requires. */
+export function toLambdaResult(response: HttpResponse): APIGatewayProxyStructuredResultV2 {
+  const headers = { ...response.headers };
+  const body = response.body ?? '';
+  if (typeof body === 'string') return { statusCode: response.status, headers, body, isBase64Encoded: false };
+  if (TEXTUAL.test(headers['content-type'] ?? '')) {
+    return { statusCode: response.status, headers, body: body.toString('utf8'), isBase64Encoded: false };
+  }
+  return { statusCode: response.status, headers, body: body.toString('base64'), isBase64Encoded: true };
+}
+
+/** Anything that is not a ServiceError becomes one; internals stay in the log. */
+export function toServiceError(error: unknown): ServiceError {
+  if (error instanceof ServiceError) return error;
+  if (error instanceof DatabaseUnavailableError) {
+    return new ServiceError(503, 'database_unavailable', 'The database is not reachable; try again later', {
+      cause: error,
+    });
+  }
+  if (error instanceof DatabaseStatementError) {
+    return new ServiceError(500, 'internal_error', 'The request could not be completed', { cause: error });
+  }
+  return new ServiceError(500, 'internal_error', 'The request could not be completed', { cause: error });
+}
+
+function logError(error: ServiceError, requestId: string): void {
+  if (error.status < 500) return;
+  const cause = error.cause instanceof Error ? error.cause : undefined;
+  console.error(
+    JSON.stringify({
+      level: 'error',
+      requestId,
+      status: error.status,
+      code: error.code,
+      error: cause?.name ?? error.name,
+      message: cause?.message ?? error.message,
+    }),
+  );
+}
+
+type Event = APIGatewayProxyEventV2;
+type Result = APIGatewayProxyStructuredResultV2;
+
+/** Middleware: the one place where errors become HTTP answers. */
+export function serviceErrors(renderError: ErrorRenderer): middy.MiddlewareObj<Event, Result> {
+  return {
+    onError: async function renderServiceError(handlerRequest) {
+      const requestId =
+        handlerRequest.context?.awsRequestId ?? handlerRequest.event?.requestContext?.requestId ?? 'local';
+      const error = toServiceError(handlerRequest.error);
+      logError(error, requestId);
+      let request: HttpRequest | undefined;
+      try {
+        request = toHttpRequest(handlerRequest.event, handlerRequest.context);
+      } catch {
+        request = undefined;
+      }
+      handlerRequest.response = toLambdaResult(renderError(error, request, requestId));
+    },
+  };
+}
+
+/** Wraps a route as a Lambda handler for HTTP API events. */
+export function httpHandler(route: Route, renderError: ErrorRenderer) {
+  return middy<Event, Result>()
+    .use(serviceErrors(renderError))
+    .handler(async function handleHttp(event, context) {
+      return toLambdaResult(await route(toHttpRequest(event, context)));
+    });
+}

@@ -1,0 +1,216 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { DEMO_AUTH } from '../support/demo.js';
+
+let stack: LocalStack;
+const get = (path: string, headers: Record<string, string> = { authorization: DEMO_AUTH }) =>
+  fetch(`${stack.url}${path}`, { headers, redirect: 'manual' });
+const data = (fn: string, source: string, query = '') =>
+  get(`/demo/JsonAPI/Data/${fn}/${source}${query ? `?${query}` : ''}`);
+
+beforeAll(async () => {
+  stack = await startLocalStack({ port: 0 });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('Data API over HTTP (local stack)', () => {
+  it('answers /health once ready', async () => {
+    const response = await fetch(`${stack.url}/health`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: 'ok' });
+  });
+
+  it('getData returns every row under the name as written in the URL', async () => {
+    const response = await data('getData', 'subject');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    const body = (await response.json()) as Record<string, Record<string, unknown>[]>;
+    expect(Object.keys(body)).toEqual(['subject']);
+    const rows = body.subject!;
+    expect(rows.length).toBeGreaterThanOrEqual(50);
+    expect(rows[0]).toMatchObject({ ID: 1, SECRET_WEBHOOK: 'demo-webhook-secret' });
+    // Ordered by the primary key.
+    expect(rows.map((r) => r.ID)).toEqual([...rows.map((r) => r.ID as number)].sort((a, b) => a - b));
+  });
+
+  it('leaves NULL columns out, so records may have different keys', async () => {
+    const body = (await (await data('getData', 'SUBJECT')).json()) as { SUBJECT: Record<string, unknown>[] };
+    const withoutWebhook = body.SUBJECT.filter((r) => !('WEBHOOK_URL' in r));
+    expect(withoutWebhook.length).toBeGreaterThan(0);
+    for (const record of body.SUBJECT) {
+      for (const value of Object.values(record)) expect(value).not.toBeNull();
+    }
+  });
+
+  it('formats date-times without zone or fraction and numbers as JSON numbers', async () => {
+    const body = (await (await data('getDataPaginate', 'DOKUMENT', 'fromRow=1&rows=5')).json()) as {
+      DOKUMENT: Record<string, unknown>[];
+    };
+    const first = body.DOKUMENT[0]!;
+    expect(first.DATUM_VYSTAVENI).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/);
+    expect(first.DATUM_UZP).toMatch(/^\d{4}-\d\d-\d\dT00:00:00$/);
+    expect(typeof first.CASTKA_CELKEM).toBe('number');
+    expect(typeof first.ID).toBe('number');
+  });
+
+  it('returns GUIDs upper-case and views work (V_DOKUMENT_SOUBOR is not empty)', async () => {
+    const body = (await (await data('getData', 'V_DOKUMENT_SOUBOR')).json()) as {
+      V_DOKUMENT_SOUBOR: Record<string, unknown>[];
+    };
+    expect(body.V_DOKUMENT_SOUBOR.length).toBeGreaterThan(0);
+    for (const row of body.V_DOKUMENT_SOUBOR) {
+      expect(row.DOKUMENTFILEGUID).toMatch(/^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$/);
+      expect(typeof row.FILENAME).toBe('string');
+    }
+  });
+
+  it('accepts schema.NAME', async () => {
+    const response = await data('getRowsCount', 'dbo.UCET');
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { 'dbo.UCET': { rowsCount: number }[] };
+    expect(body['dbo.UCET'][0]!.rowsCount).toBeGreaterThan(10);
+  });
+
+  it('getRowsCount answers {"<source>":[{"rowsCount":N}]}', async () => {
+    const response = await data('getRowsCount', 'DOKUMENT');
+    expect(await response.json()).toEqual({ DOKUMENT: [{ rowsCount: 100000 }] });
+  });
+
+  it('getDataPaginate pages from row 1 without overlap or gaps', async () => {
+    const page = async (fromRow: number, rows: number) =>
+      ((await (await data('getDataPaginate', 'DOKUMENT', `fromRow=${fromRow}&rows=${rows}`)).json()) as {
+        DOKUMENT: { ID: number }[];
+      }).DOKUMENT.map((r) => r.ID);
+    const first = await page(1, 3);
+    const second = await page(4, 3);
+    const both = await page(1, 6);
+    expect(both).toEqual([...first, ...second]);
+    expect(new Set(both).size).toBe(6);
+    expect(await page(99999, 10)).toHaveLength(2);
+  });
+
+  it('getDataPaginate past the end is an empty array', async () => {
+    const response = await data('getDataPaginate', 'SUBJECT', 'fromRow=100000&rows=10');
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ SUBJECT: [] });
+  });
+
+  it.each([
+    ['missing fromRow', 'rows=10'],
+    ['missing rows', 'fromRow=1'],
+    ['fromRow 0', 'fromRow=0&rows=10'],
+    ['rows 0', 'fromRow=1&rows=0'],
+    ['rows over 10000', 'fromRow=1&rows=10001'],
+    ['not a number', 'fromRow=abc&rows=10'],
+    ['a fraction', 'fromRow=1.5&rows=10'],
+  ])('getDataPaginate refuses %s with 400', async (_name, query) => {
+    const response = await data('getDataPaginate', 'SUBJECT', query);
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { code: string; message: string; requestId: string } };
+    expect(body.error.code).toBe('invalid_paging');
+    expect(body.error.message).toMatch(/fromRow|rows/);
+    expect(body.error.requestId).toBeTruthy();
+  });
+
+  it('getDataWithCondition filters with a checked condition, case-insensitively', async () => {
+    const condition = encodeURIComponent("NAZEV LIKE 'alfa%' AND ID = 1");
+    const response = await data('getDataWithCondition', 'SUBJECT', `condition=${condition}`);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { SUBJECT: { ID: number }[] };
+    expect(body.SUBJECT.map((r) => r.ID)).toEqual([1]);
+  });
+
+  it('getDataWithCondition supports functions and dates', async () => {
+    const condition = encodeURIComponent("YEAR(DATUM_VYSTAVENI) >= 2000 AND ISNULL(POZNAMKA, '') = '' AND ID <= 20");
+    const response = await data('getDataWithCondition', 'DOKUMENT', `condition=${condition}`);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { DOKUMENT: { ID: number; POZNAMKA?: string }[] };
+    expect(body.DOKUMENT.length).toBeGreaterThan(0);
+    for (const row of body.DOKUMENT) expect(row.POZNAMKA ?? '').toBe('');
+  });
+
+  it.each([
+    ['a second statement', '1=1; DROP TABLE SUBJECT'],
+    ['a comment', 'ID = 1 --'],
+    ['a subquery', 'ID IN (SELECT ID FROM WS_APPLICATION)'],
+    ['an unknown column', 'NOPE = 1'],
+    ['a variable', '@@VERSION = 1'],
+  ])('getDataWithCondition refuses %s with 400 naming the position', async (_name, condition) => {
+    const response = await data('getDataWithCondition', 'SUBJECT', `condition=${encodeURIComponent(condition)}`);
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('invalid_condition');
+    expect(body.error.message).toMatch(/position/i);
+  });
+
+  it('getDataWithCondition without a condition is a 400', async () => {
+    const response = await data('getDataWithCondition', 'SUBJECT');
+    expect(response.status).toBe(400);
+  });
+
+  it('a value that does not fit its column is a 400, not a 500', async () => {
+    const condition = encodeURIComponent("ID = 'abc'");
+    const response = await data('getDataWithCondition', 'SUBJECT', `condition=${condition}`);
+    expect(response.status).toBe(400);
+    const text = await response.text();
+    expect(text).not.toMatch(/SELECT|dbo\.|stack/i);
+  });
+
+  it('a name that is not an identifier is a 400', async () => {
+    const response = await data('getData', encodeURIComponent('SUBJECT;DROP'));
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('invalid_data_source');
+  });
+
+  it('an unknown data source is a 404', async () => {
+    const response = await data('getData', 'NEEXISTUJE');
+    expect(response.status).toBe(404);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('data_source_not_found');
+  });
+
+  it('WS_APPLICATION is never served, in any spelling', async () => {
+    for (const name of ['WS_APPLICATION', 'ws_application', 'dbo.WS_Application']) {
+      const response = await data('getData', name);
+      expect(response.status).toBe(404);
+      expect(await response.text()).not.toContain('demo-api-hash');
+    }
+    expect((await data('getRowsCount', 'WS_APPLICATION')).status).toBe(404);
+  });
+
+  it('an unknown tenant is a 404', async () => {
+    const response = await get('/nobody/JsonAPI/Data/getData/SUBJECT');
+    expect(response.status).toBe(404);
+  });
+
+  it('missing or wrong credentials are a 401 with a Basic challenge', async () => {
+    const missing = await get('/demo/JsonAPI/Data/getData/SUBJECT', {});
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get('www-authenticate')).toMatch(/^Basic realm="demo"/);
+    const wrong = await get('/demo/JsonAPI/Data/getData/SUBJECT', {
+      authorization: `Basic ${Buffer.from('demo:wrong').toString('base64')}`,
+    });
+    expect(wrong.status).toBe(401);
+    const body = (await wrong.json()) as { error: { code: string } };
+    expect(body.error.code).toBe('unauthorized');
+  });
+
+  it('a body over 5 MB is answered 303 to a presigned URL holding the whole answer', async () => {
+    const response = await data('getData', 'DOKUMENT');
+    expect(response.status).toBe(303);
+    const location = response.headers.get('location')!;
+    expect(location).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/.*X-Amz-Expires=900/);
+    const stored = await fetch(location);
+    expect(stored.status).toBe(200);
+    const text = await stored.text();
+    expect(text.length).toBeGreaterThan(5 * 1024 * 1024);
+    const body = JSON.parse(text) as { DOKUMENT: { ID: number }[] };
+    expect(body.DOKUMENT).toHaveLength(100000);
+    expect(body.DOKUMENT[99999]!.ID).toBe(100000);
+  });
+
+  it('unknown routes are a 404', async () => {
+    expect((await get('/demo/JsonAPI/Data/nothing/SUBJECT')).status).toBe(404);
+  });
+});

@@ -1,0 +1,192 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
+import { type Database, DatabaseStatementError } from '../../shared/core/database.js';
+import { mssqlDialect } from '../../shared/core/sql-dialects.js';
+
+const url = process.env.MSSQL_URL;
+if (!url) console.warn('MSSQL_URL not set: SQL Server integration suite skipped');
+
+const scriptsDir = join(import.meta.dirname, '../../infra/sql/mssql');
+const scripts = existsSync(scriptsDir)
+  ? readdirSync(scriptsDir)
+      .filter((file) => file.endsWith('.sql'))
+      .sort()
+  : [];
+
+describe.skipIf(!url)('SQL Server adapter (integration)', () => {
+  // A real table, not #temp: temporary tables live in tempdb and in one pooled session only.
+  const suffix = `${Date.now().toString(36)}_${process.pid}`;
+  const table = `ItKinds_${suffix}`;
+  const view = `ItKindsView_${suffix}`;
+  const tenant = '6f9619ff-8b86-d011-b42d-00c04fc964ff';
+  const placed = new Date('2024-05-06T07:08:09.123Z');
+  let db: Database;
+
+  const count = async () => (await db.query(`SELECT COUNT(*) AS n FROM dbo.${table}`))[0]?.n;
+
+  beforeAll(async () => {
+    db = createMssqlDatabase({ connectionString: url! });
+    await db.query(`CREATE TABLE dbo.${table} (
+      Tenant uniqueidentifier NOT NULL,
+      Id int NOT NULL,
+      Big bigint NULL,
+      Amount decimal(12, 2) NULL,
+      Ratio float NULL,
+      Name nvarchar(50) NULL,
+      Placed datetime2 NULL,
+      Day date NULL,
+      At time NULL,
+      Flag bit NULL,
+      Content varbinary(max) NULL,
+      Doc xml NULL,
+      Geo geography NULL,
+      CONSTRAINT PK_${table} PRIMARY KEY (Id, Tenant)
+    )`);
+    await db.query(`CREATE VIEW dbo.${view} AS SELECT Id, Name FROM dbo.${table}`);
+    await db.query(
+      `INSERT INTO dbo.${table} (Tenant, Id, Big, Amount, Ratio, Name, Placed, Flag, Content)
+       VALUES (@p1, @p2, @p3, @p4, @p5, @p6, @p7, @p8, @p9)`,
+      [
+        { type: 'uniqueidentifier', value: tenant },
+        1,
+        2 ** 40,
+        12.5,
+        0.25,
+        'Ünïcode',
+        placed,
+        true,
+        { type: 'varbinary', value: Buffer.from([0, 1, 255]) },
+      ],
+    );
+    // 24 more rows, set-based.
+    await db.query(
+      `INSERT INTO dbo.${table} (Tenant, Id, Name)
+       SELECT TOP (24) @p1, 1 + ROW_NUMBER() OVER (ORDER BY (SELECT NULL)), N'row'
+       FROM sys.all_objects`,
+      [{ type: 'uniqueidentifier', value: tenant }],
+    );
+  });
+
+  afterAll(async () => {
+    if (!db) return;
+    await db.query(`DROP VIEW IF EXISTS dbo.${view}`);
+    await db.query(`DROP TABLE IF EXISTS dbo.${table}`);
+    await db.close();
+  });
+
+  it('describes a table: kinds, primary key order, exact spelling, any case', async () => {
+    const info = await db.findDataSource(undefined, table.toUpperCase());
+    expect(info).toMatchObject({ schema: 'dbo', name: table, kind: 'table', primaryKey: ['Id', 'Tenant'] });
+    expect(info?.columns.map((column) => [column.name, column.kind, column.ordinal])).toEqual([
+      ['Tenant', 'guid', 1],
+      ['Id', 'int', 2],
+      ['Big', 'int', 3],
+      ['Amount', 'decimal', 4],
+      ['Ratio', 'float', 5],
+      ['Name', 'string', 6],
+      ['Placed', 'datetime', 7],
+      ['Day', 'date', 8],
+      ['At', 'time', 9],
+      ['Flag', 'bool', 10],
+      ['Content', 'binary', 11],
+      ['Doc', 'string', 12],
+      ['Geo', 'other', 13],
+    ]);
+    expect(await db.findDataSource('DBO', table.toLowerCase())).toMatchObject({ name: table });
+    expect(await db.findDataSource('no_such_schema', table)).toBeUndefined();
+    expect(await db.findDataSource(undefined, `${table}_missing`)).toBeUndefined();
+  });
+
+  it('detects views', async () => {
+    const info = await db.findDataSource('dbo', view.toLowerCase());
+    expect(info).toMatchObject({ name: view, kind: 'view', primaryKey: [] });
+    expect(info?.columns.map((column) => column.name)).toEqual(['Id', 'Name']);
+  });
+
+  it('queries with parameters and normalises values', async () => {
+    const [row] = await db.query(`SELECT * FROM dbo.${table} WHERE Id = @p1 AND Tenant = @p2`, [
+      1,
+      { type: 'uniqueidentifier', value: tenant },
+    ]);
+    expect(row).toMatchObject({
+      Tenant: tenant.toUpperCase(),
+      Id: 1,
+      Big: 2 ** 40,
+      Amount: 12.5,
+      Ratio: 0.25,
+      Name: 'Ünïcode',
+      Flag: true,
+      Content: Buffer.from([0, 1, 255]),
+    });
+    expect(row?.Placed).toEqual(placed);
+    expect(await db.query(`SELECT Id FROM dbo.${table} WHERE Name = @p1`, ['nobody'])).toEqual([]);
+  });
+
+  it('pages with OFFSET/FETCH', async () => {
+    const page = await db.query(
+      `SELECT Id FROM dbo.${table} ORDER BY Id ${mssqlDialect.paginate('@p1', '@p2')}`,
+      [10, 5],
+    );
+    expect(page.map((row) => row.Id)).toEqual([11, 12, 13, 14, 15]);
+  });
+
+  it('streams batches and frees the connection after an early stop', async () => {
+    const sizes: number[] = [];
+    const ids: unknown[] = [];
+    for await (const batch of db.streamBatches(`SELECT Id FROM dbo.${table} ORDER BY Id`, [], 7)) {
+      sizes.push(batch.length);
+      ids.push(...batch.map((row) => row.Id));
+    }
+    expect(sizes).toEqual([7, 7, 7, 4]);
+    expect(ids).toEqual(Array.from({ length: 25 }, (_, index) => index + 1));
+
+    for await (const batch of db.streamBatches(`SELECT Id FROM dbo.${table} ORDER BY Id`, [], 2)) {
+      expect(batch).toHaveLength(2);
+      break;
+    }
+    expect(await count()).toBe(25);
+  });
+
+  it('rolls a failed transaction back and commits a successful one', async () => {
+    const insert = `INSERT INTO dbo.${table} (Tenant, Id) VALUES (@p1, @p2)`;
+    const guid = { type: 'uniqueidentifier', value: tenant } as const;
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query(insert, [guid, 100]);
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    expect(await count()).toBe(25);
+
+    const duplicate = await db
+      .transaction(async (tx) => {
+        await tx.query(insert, [guid, 101]);
+        await tx.query(insert, [guid, 1]);
+      })
+      .catch((error: unknown) => error);
+    expect(duplicate).toBeInstanceOf(DatabaseStatementError);
+    expect(duplicate).toMatchObject({ dbCode: '2627' });
+    expect(await count()).toBe(25);
+
+    await db.transaction((tx) => tx.query(insert, [guid, 102]));
+    expect(await count()).toBe(26);
+  });
+
+  it.skipIf(scripts.length === 0)('runs infra/sql/mssql/*.sql twice without error', async () => {
+    for (const round of [1, 2]) {
+      for (const file of scripts) {
+        const batches = readFileSync(join(scriptsDir, file), 'utf8')
+          .split(/^[ \t]*GO[ \t]*;?[ \t]*\r?$/im)
+          .map((batch) => batch.trim())
+          .filter((batch) => batch.length > 0);
+        for (const batch of batches) {
+          await db.query(batch).catch((error: unknown) => {
+            throw new Error(`${file} (round ${round}) failed: ${(error as Error).message}`, { cause: error });
+          });
+        }
+      }
+    }
+  });
+});

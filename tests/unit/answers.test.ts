@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { AnswerWriter, type LargeObjectStore } from '../../shared/core/answers.js';
+
+function memoryStore() {
+  const objects = new Map<string, { chunks: Buffer[]; done: boolean; aborted: boolean }>();
+  const store: LargeObjectStore = {
+    startUpload(key) {
+      const object = { chunks: [] as Buffer[], done: false, aborted: false };
+      objects.set(key, object);
+      return {
+        write: async (chunk) => void object.chunks.push(chunk),
+        complete: async () => void (object.done = true),
+        abort: async () => void (object.aborted = true),
+      };
+    },
+    presignGet: async (key, seconds) => `https://bucket.example/${key}?X-Amz-Expires=${seconds}`,
+  };
+  return { store, objects };
+}
+
+describe('Class: AnswerWriter', () => {
+  it('keeps an answer within the limit in memory', async () => {
+    const { store, objects } = memoryStore();
+    const writer = new AnswerWriter({ inlineLimitBytes: 10, presignSeconds: 900, store, keyPrefix: 't' }, 'application/json', 'json');
+    await writer.write('{"a":');
+    await writer.write('[1]}');
+    expect(await writer.finish()).toEqual({ kind: 'inline', body: Buffer.from('{"a":[1]}'), contentType: 'application/json' });
+    expect(objects.size).toBe(0);
+  });
+
+  it('moves everything to the store once the limit is passed and redirects', async () => {
+    const { store, objects } = memoryStore();
+    const writer = new AnswerWriter({ inlineLimitBytes: 10, presignSeconds: 900, store, keyPrefix: 'answers/demo' }, 'application/json', 'json');
+    for (const piece of ['{"a":[', '1,2,3,4,', '5,6', ']}']) await writer.write(piece);
+    const answer = await writer.finish();
+    expect(answer.kind).toBe('redirect');
+    const [key, object] = [...objects.entries()][0]!;
+    expect(key).toMatch(/^answers\/demo\/\d{4}-\d\d-\d\d\/[0-9a-f-]{36}\.json$/);
+    expect(Buffer.concat(object.chunks).toString()).toBe('{"a":[1,2,3,4,5,6]}');
+    expect(object.done).toBe(true);
+    expect(answer).toEqual({ kind: 'redirect', location: `https://bucket.example/${key}?X-Amz-Expires=900` });
+  });
+
+  it('fails clearly when an answer is too large and there is no store', async () => {
+    const writer = new AnswerWriter({ inlineLimitBytes: 4, presignSeconds: 900, store: undefined, keyPrefix: 't' }, 'application/json', 'json');
+    await expect(writer.write('123456')).rejects.toThrow(/no large-answer bucket/);
+  });
+
+  it('aborts a partial upload', async () => {
+    const { store, objects } = memoryStore();
+    const writer = new AnswerWriter({ inlineLimitBytes: 1, presignSeconds: 900, store, keyPrefix: 't' }, 'application/json', 'json');
+    await writer.write('abc');
+    await writer.abort();
+    expect([...objects.values()][0]!.aborted).toBe(true);
+  });
+});

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { parseDataSourceName, resolveDataSource } from '../../shared/core/data-api/data-source.js';
+import type { Database, DataSourceInfo } from '../../shared/core/database.js';
+import { ServiceError } from '../../shared/core/errors.js';
+import { postgresDialect } from '../../shared/core/sql-dialects.js';
+
+function fakeCatalogue(objects: DataSourceInfo[]): Database & { lookups: number } {
+  const db = {
+    dialect: postgresDialect,
+    lookups: 0,
+    async findDataSource(schema: string | undefined, name: string) {
+      db.lookups++;
+      return objects.find(
+        (o) => o.name.toLowerCase() === name.toLowerCase() && (!schema || o.schema.toLowerCase() === schema.toLowerCase()),
+      );
+    },
+    query: async () => [],
+    streamBatches: async function* () {},
+    transaction: async () => {
+      throw new Error('unused');
+    },
+    close: async () => undefined,
+  };
+  return db;
+}
+
+const table = (name: string): DataSourceInfo => ({ schema: 'dbo', name, kind: 'table', columns: [], primaryKey: [] });
+
+describe('Function: parseDataSourceName', () => {
+  it('splits NAME and schema.NAME', () => {
+    expect(parseDataSourceName('SUBJECT')).toEqual({ schema: undefined, name: 'SUBJECT' });
+    expect(parseDataSourceName('dbo.SUBJECT')).toEqual({ schema: 'dbo', name: 'SUBJECT' });
+  });
+
+  it.each(['', 'a.b.c', 'SUB JECT', 'x;DROP', '[SUBJECT]', '"SUBJECT"', '1ABC', 'a-b', `${'A'.repeat(129)}`, 'dbo.'])(
+    'refuses %j with a 400',
+    (raw) => {
+      try {
+        parseDataSourceName(raw);
+        expect.unreachable();
+      } catch (error) {
+        expect(error).toBeInstanceOf(ServiceError);
+        expect((error as ServiceError).status).toBe(400);
+        expect((error as ServiceError).code).toBe('invalid_data_source');
+      }
+    },
+  );
+});
+
+describe('Function: resolveDataSource', () => {
+  it('finds objects case-insensitively and remembers the catalogue answer', async () => {
+    const db = fakeCatalogue([table('SUBJECT')]);
+    expect((await resolveDataSource(db, 'subject', '*')).name).toBe('SUBJECT');
+    await resolveDataSource(db, 'SUBJECT', '*');
+    expect(db.lookups).toBe(1);
+  });
+
+  it('answers the same 404 for unknown, not allowed and never-served objects', async () => {
+    const db = fakeCatalogue([table('SUBJECT'), table('UCET'), table('WS_APPLICATION')]);
+    const status = (promise: Promise<unknown>) =>
+      promise.then(
+        () => 200,
+        (e: ServiceError) => `${e.status} ${e.code}`,
+      );
+    expect(await status(resolveDataSource(db, 'NOPE', '*'))).toBe('404 data_source_not_found');
+    expect(await status(resolveDataSource(db, 'UCET', ['SUBJECT']))).toBe('404 data_source_not_found');
+    expect(await status(resolveDataSource(db, 'WS_APPLICATION', '*'))).toBe('404 data_source_not_found');
+    expect(await status(resolveDataSource(db, 'dbo.ws_application', ['WS_APPLICATION']))).toBe(
+      '404 data_source_not_found',
+    );
+    expect(await status(resolveDataSource(db, 'subject', ['SUBJECT']))).toBe(200);
+    expect(await status(resolveDataSource(db, 'SUBJECT', ['dbo.subject']))).toBe(200);
+  });
+});

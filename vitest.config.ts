@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['tests/**/*.test.ts'],
+    globalSetup: ['tests/global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Each integration/e2e file opens its own copy of the embedded demo database (~1 GB).
+    maxWorkers: 2,
+    reporters: ['default'],
+  },
+});
