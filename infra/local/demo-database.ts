@@ -10,7 +10,9 @@ const DATA_DIR = join(ROOT, '.data');
 
 async function schemaFiles(): Promise<{ name: string; text: string }[]> {
   const names = (await readdir(SQL_DIR)).filter((n) => n.endsWith('.sql')).sort();
-  return Promise.all(names.map(async (name) => ({ name, text: await readFile(join(SQL_DIR, name), 'utf8') })));
+  return Promise.all(
+    names.map(async (name) => ({ name, text: await readFile(join(SQL_DIR, name), 'utf8') })),
+  );
 }
 
 /** Builds a fresh embedded database from `infra/sql/embedded/*.sql` (a few seconds). */
@@ -20,7 +22,9 @@ export async function buildDemoDatabase(): Promise<PGlite> {
     try {
       await db.exec(file.text);
     } catch (error) {
-      throw new Error(`infra/sql/embedded/${file.name} failed: ${(error as Error).message}`, { cause: error });
+      throw new Error(`infra/sql/embedded/${file.name} failed: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
   }
   return db;

@@ -74,7 +74,8 @@ export function createHttpGateway(routes: readonly LambdaRoute[]) {
     }
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(request.headers)) {
-      if (value !== undefined && name !== 'cookie') headers[name] = Array.isArray(value) ? value.join(',') : value;
+      if (value !== undefined && name !== 'cookie')
+        headers[name] = Array.isArray(value) ? value.join(',') : value;
     }
     const pathParameters: Record<string, string> = {};
     target.names.forEach((name, index) => {
@@ -82,7 +83,8 @@ export function createHttpGateway(routes: readonly LambdaRoute[]) {
     });
     const queryStringParameters: Record<string, string> = {};
     for (const [name, value] of url.searchParams) {
-      queryStringParameters[name] = name in queryStringParameters ? `${queryStringParameters[name]},${value}` : value;
+      queryStringParameters[name] =
+        name in queryStringParameters ? `${queryStringParameters[name]},${value}` : value;
     }
     const textual = body.length === 0 || TEXT_TYPES.test(headers['content-type'] ?? '');
     const requestId = randomUUID();

@@ -1,6 +1,13 @@
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 
-export type HttpLambda = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export type HttpLambda = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+) => Promise<APIGatewayProxyStructuredResultV2>;
 
 /** One HTTP API route of `serverless.yml`, served locally by the same handler. */
 export interface LambdaRoute {
@@ -41,11 +48,17 @@ export const lambdaRoutes: readonly LambdaRoute[] = [
   },
 ];
 
+/** Imports the export named by a serverless.yml `handler` (`functions/x/y.handler`). */
+export async function importHandler<T>(handler: string): Promise<T> {
+  const [file, exportName] = handler.split('.') as [string, string];
+  const url = pathToFileURL(join(ROOT, `${file}.ts`)).href;
+  const module = (await import(/* @vite-ignore */ url)) as Record<string, T>;
+  const exported = module[exportName];
+  if (typeof exported !== 'function') throw new Error(`${handler} does not export a handler`);
+  return exported;
+}
+
 /** Loads a route's Lambda handler module (lazily, so the environment is set first). */
-export async function loadHandler(route: LambdaRoute): Promise<HttpLambda> {
-  const [file, exportName] = route.handler.split('.') as [string, string];
-  const module = (await import(`../../${file}.ts`)) as Record<string, HttpLambda>;
-  const handler = module[exportName];
-  if (typeof handler !== 'function') throw new Error(`${route.handler} does not export a handler`);
-  return handler;
+export function loadHandler(route: LambdaRoute): Promise<HttpLambda> {
+  return importHandler<HttpLambda>(route.handler);
 }

@@ -1,18 +1,22 @@
 import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { PGlite } from '@electric-sql/pglite';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { startFauxqs, type FauxqsServer } from 'fauxqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { PGlite } from '@electric-sql/pglite';
+import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { resetSettings } from '../../shared/config/settings.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
 import { openDemoDatabase } from './demo-database.js';
 import { createHttpGateway } from './http-gateway.js';
-import { lambdaRoutes } from './routes.js';
+import { createLocalRoutes, sendJson as json } from './local-routes.js';
+import { localQueues } from './queues.js';
+import { importHandler, lambdaRoutes } from './routes.js';
+import { type SqsLambda, startSqsPoller } from './sqs-poller.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const LARGE_ANSWER_BUCKET = 'svc-large-answers-local';
@@ -29,15 +33,9 @@ export interface LocalStack {
   readonly port: number;
   readonly db: PGlite;
   readonly emulator: FauxqsServer;
+  /** Queue URLs by queue name (dead-letter queues as `<name>-dlq`). */
+  readonly queueUrls: ReadonlyMap<string, string>;
   stop(): Promise<void>;
-}
-
-type LocalRoute = (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<void>;
-
-function json(response: ServerResponse, status: number, value: unknown): void {
-  const body = JSON.stringify(value);
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-  response.end(body);
 }
 
 function isLoopback(request: IncomingMessage): boolean {
@@ -71,16 +69,51 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const registryFile = process.env.TENANT_REGISTRY_FILE ?? join(HERE, 'tenants.json');
   setTenantRegistry(parseTenantRegistry(JSON.parse(await readFile(registryFile, 'utf8'))));
 
+  const sqs = new SQSClient({ endpoint });
+  const queueUrls = new Map<string, string>();
+  const pollers: { stop(): Promise<void> }[] = [];
+  for (const queue of localQueues) {
+    const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${queue.name}-dlq` }));
+    const dlqArn = (
+      await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))
+    ).Attributes?.QueueArn;
+    const created = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: queue.name,
+        Attributes: {
+          VisibilityTimeout: String(queue.visibilityTimeoutSeconds),
+          RedrivePolicy: JSON.stringify({
+            deadLetterTargetArn: dlqArn,
+            maxReceiveCount: queue.maxReceiveCount,
+          }),
+        },
+      }),
+    );
+    queueUrls.set(queue.name, created.QueueUrl!);
+    queueUrls.set(`${queue.name}-dlq`, dlq.QueueUrl!);
+    process.env[queue.urlEnv] = created.QueueUrl!;
+    if (queue.dlqUrlEnv) process.env[queue.dlqUrlEnv] = dlq.QueueUrl!;
+  }
+  for (const queue of localQueues) {
+    const queueArn = (
+      await sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: queueUrls.get(queue.name), AttributeNames: ['QueueArn'] }),
+      )
+    ).Attributes!.QueueArn!;
+    pollers.push(
+      startSqsPoller({
+        client: sqs,
+        queueUrl: queueUrls.get(queue.name)!,
+        queueArn,
+        handler: await importHandler<SqsLambda>(queue.consumer.handler),
+        functionName: queue.consumer.function,
+        batchSize: queue.consumer.batchSize,
+      }),
+    );
+  }
+
   const gateway = createHttpGateway(lambdaRoutes);
-  const localRoutes = new Map<string, LocalRoute>([
-    [
-      'GET /health',
-      async (_request, response) => {
-        await db.query('SELECT 1');
-        json(response, 200, { status: 'ok' });
-      },
-    ],
-  ]);
+  const localRoutes = createLocalRoutes({ db, sqs, queueUrls });
 
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://localhost');
@@ -110,10 +143,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     port,
     db,
     emulator,
+    queueUrls,
     stop() {
       stopping ??= (async () => {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        await Promise.all(pollers.map((poller) => poller.stop()));
+        sqs.destroy();
         await emulator.stop();
         await db.close();
       })();

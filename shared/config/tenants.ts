@@ -15,7 +15,12 @@ const webApiSettings = z
     CommandTimeoutAsync: z.number().int().min(1).max(28).default(20),
     RequestMaxSecValidity: z.number().int().min(1).max(86400).default(300),
     CheckReplayRequest: z.boolean().default(true),
-    ReplayRequestTime: z.number().int().min(1).max(7 * 86400).default(300),
+    ReplayRequestTime: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 86400)
+      .default(300),
     DefContentType: z.enum(['application/json', 'application/xml']).default('application/json'),
   })
   .strict();
@@ -49,7 +54,9 @@ const tenant = z
   })
   .strict();
 
-const registrySchema = z.object({ tenants: z.record(z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/), tenant) }).strict();
+const registrySchema = z
+  .object({ tenants: z.record(z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/), tenant) })
+  .strict();
 
 export type DatabaseConnection = z.infer<typeof connection>;
 export type TenantConfig = z.infer<typeof tenant> & { readonly id: string };

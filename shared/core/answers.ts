@@ -51,7 +51,8 @@ export class AnswerWriter {
     this.size += bytes.length;
     if (this.size <= this.limits.inlineLimitBytes) return;
     const store = this.limits.store;
-    if (!store) throw new Error('The answer exceeds the inline limit and no large-answer bucket is configured');
+    if (!store)
+      throw new Error('The answer exceeds the inline limit and no large-answer bucket is configured');
     this.key = `${this.limits.keyPrefix}/${new Date().toISOString().slice(0, 10)}/${randomUUID()}.${this.extension}`;
     this.upload = store.startUpload(this.key, this.contentType);
     const buffered = this.chunks;

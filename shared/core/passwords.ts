@@ -5,7 +5,14 @@ const R = 8;
 const P = 1;
 const KEY_LENGTH = 32;
 
-function derive(password: string, salt: Buffer, n: number, r: number, p: number, length: number): Promise<Buffer> {
+function derive(
+  password: string,
+  salt: Buffer,
+  n: number,
+  r: number,
+  p: number,
+  length: number,
+): Promise<Buffer> {
   return new Promise((resolve, reject) =>
     scrypt(password, salt, length, { N: n, r, p, maxmem: 256 * n * r + 1024 * 1024 }, (error, key) =>
       error ? reject(error) : resolve(key),
@@ -25,6 +32,13 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [scheme, n, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !n || !r || !p || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64');
-  const actual = await derive(password, Buffer.from(salt, 'base64'), Number(n), Number(r), Number(p), expected.length);
+  const actual = await derive(
+    password,
+    Buffer.from(salt, 'base64'),
+    Number(n),
+    Number(r),
+    Number(p),
+    expected.length,
+  );
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }

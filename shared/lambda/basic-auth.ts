@@ -25,7 +25,8 @@ export async function requireBasicAuth(
   const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
   const decoded = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : '';
   const colon = decoded.indexOf(':');
-  if (colon < 0) throw unauthorized(tenant, 'Malformed Authorization header: expected Basic <base64(user:password)>');
+  if (colon < 0)
+    throw unauthorized(tenant, 'Malformed Authorization header: expected Basic <base64(user:password)>');
   const name = decoded.slice(0, colon);
   const password = decoded.slice(colon + 1);
 

@@ -9,7 +9,11 @@ import { type HttpRequest, type HttpResponse, httpHandler } from './http.js';
 import { requireTenant } from './tenant.js';
 
 /** The Data API's error body: `{"error":{"code","message","requestId"}}`. */
-export function renderDataApiError(error: ServiceError, _request: HttpRequest | undefined, requestId: string) {
+export function renderDataApiError(
+  error: ServiceError,
+  _request: HttpRequest | undefined,
+  requestId: string,
+) {
   const message = error.expose ? error.message : 'The request could not be completed';
   return {
     status: error.status,
@@ -50,7 +54,11 @@ export async function authenticate(request: HttpRequest): Promise<TenantConfig> 
 
 export function answerToResponse(answer: Answer): HttpResponse {
   if (answer.kind === 'redirect') {
-    return { status: 303, headers: { location: answer.location, 'content-type': 'application/json' }, body: '' };
+    return {
+      status: 303,
+      headers: { location: answer.location, 'content-type': 'application/json' },
+      body: '',
+    };
   }
   return { status: 200, headers: { 'content-type': answer.contentType }, body: answer.body };
 }

@@ -22,7 +22,11 @@ export interface HttpResponse {
 }
 
 export type Route = (request: HttpRequest) => Promise<HttpResponse>;
-export type ErrorRenderer = (error: ServiceError, request: HttpRequest | undefined, requestId: string) => HttpResponse;
+export type ErrorRenderer = (
+  error: ServiceError,
+  request: HttpRequest | undefined,
+  requestId: string,
+) => HttpResponse;
 
 /** Decodes an API Gateway HTTP API (payload 2.0) event. */
 export function toHttpRequest(event: APIGatewayProxyEventV2, context?: Context): HttpRequest {

@@ -1,4 +1,4 @@
-import { type TenantConfig, loadTenantRegistry } from '../config/tenants.js';
+import { loadTenantRegistry, type TenantConfig } from '../config/tenants.js';
 import { notFound } from '../core/errors.js';
 import type { HttpRequest } from './http.js';
 

@@ -80,9 +80,11 @@ describe('Data API over HTTP (local stack)', () => {
 
   it('getDataPaginate pages from row 1 without overlap or gaps', async () => {
     const page = async (fromRow: number, rows: number) =>
-      ((await (await data('getDataPaginate', 'DOKUMENT', `fromRow=${fromRow}&rows=${rows}`)).json()) as {
-        DOKUMENT: { ID: number }[];
-      }).DOKUMENT.map((r) => r.ID);
+      (
+        (await (await data('getDataPaginate', 'DOKUMENT', `fromRow=${fromRow}&rows=${rows}`)).json()) as {
+          DOKUMENT: { ID: number }[];
+        }
+      ).DOKUMENT.map((r) => r.ID);
     const first = await page(1, 3);
     const second = await page(4, 3);
     const both = await page(1, 6);
@@ -123,7 +125,9 @@ describe('Data API over HTTP (local stack)', () => {
   });
 
   it('getDataWithCondition supports functions and dates', async () => {
-    const condition = encodeURIComponent("YEAR(DATUM_VYSTAVENI) >= 2000 AND ISNULL(POZNAMKA, '') = '' AND ID <= 20");
+    const condition = encodeURIComponent(
+      "YEAR(DATUM_VYSTAVENI) >= 2000 AND ISNULL(POZNAMKA, '') = '' AND ID <= 20",
+    );
     const response = await data('getDataWithCondition', 'DOKUMENT', `condition=${condition}`);
     expect(response.status).toBe(200);
     const body = (await response.json()) as { DOKUMENT: { ID: number; POZNAMKA?: string }[] };
@@ -138,7 +142,11 @@ describe('Data API over HTTP (local stack)', () => {
     ['an unknown column', 'NOPE = 1'],
     ['a variable', '@@VERSION = 1'],
   ])('getDataWithCondition refuses %s with 400 naming the position', async (_name, condition) => {
-    const response = await data('getDataWithCondition', 'SUBJECT', `condition=${encodeURIComponent(condition)}`);
+    const response = await data(
+      'getDataWithCondition',
+      'SUBJECT',
+      `condition=${encodeURIComponent(condition)}`,
+    );
     expect(response.status).toBe(400);
     const body = (await response.json()) as { error: { code: string; message: string } };
     expect(body.error.code).toBe('invalid_condition');

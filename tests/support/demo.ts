@@ -1,7 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
+import { openDemoDatabase } from '../../infra/local/demo-database.js';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import type { Database } from '../../shared/core/database.js';
-import { openDemoDatabase } from '../../infra/local/demo-database.js';
 
 /** A private in-memory copy of the demo database for one test file. */
 export async function demoDatabase(): Promise<{ pg: PGlite; db: Database }> {

@@ -21,16 +21,28 @@ function memoryStore() {
 describe('Class: AnswerWriter', () => {
   it('keeps an answer within the limit in memory', async () => {
     const { store, objects } = memoryStore();
-    const writer = new AnswerWriter({ inlineLimitBytes: 10, presignSeconds: 900, store, keyPrefix: 't' }, 'application/json', 'json');
+    const writer = new AnswerWriter(
+      { inlineLimitBytes: 10, presignSeconds: 900, store, keyPrefix: 't' },
+      'application/json',
+      'json',
+    );
     await writer.write('{"a":');
     await writer.write('[1]}');
-    expect(await writer.finish()).toEqual({ kind: 'inline', body: Buffer.from('{"a":[1]}'), contentType: 'application/json' });
+    expect(await writer.finish()).toEqual({
+      kind: 'inline',
+      body: Buffer.from('{"a":[1]}'),
+      contentType: 'application/json',
+    });
     expect(objects.size).toBe(0);
   });
 
   it('moves everything to the store once the limit is passed and redirects', async () => {
     const { store, objects } = memoryStore();
-    const writer = new AnswerWriter({ inlineLimitBytes: 10, presignSeconds: 900, store, keyPrefix: 'answers/demo' }, 'application/json', 'json');
+    const writer = new AnswerWriter(
+      { inlineLimitBytes: 10, presignSeconds: 900, store, keyPrefix: 'answers/demo' },
+      'application/json',
+      'json',
+    );
     for (const piece of ['{"a":[', '1,2,3,4,', '5,6', ']}']) await writer.write(piece);
     const answer = await writer.finish();
     expect(answer.kind).toBe('redirect');
@@ -42,13 +54,21 @@ describe('Class: AnswerWriter', () => {
   });
 
   it('fails clearly when an answer is too large and there is no store', async () => {
-    const writer = new AnswerWriter({ inlineLimitBytes: 4, presignSeconds: 900, store: undefined, keyPrefix: 't' }, 'application/json', 'json');
+    const writer = new AnswerWriter(
+      { inlineLimitBytes: 4, presignSeconds: 900, store: undefined, keyPrefix: 't' },
+      'application/json',
+      'json',
+    );
     await expect(writer.write('123456')).rejects.toThrow(/no large-answer bucket/);
   });
 
   it('aborts a partial upload', async () => {
     const { store, objects } = memoryStore();
-    const writer = new AnswerWriter({ inlineLimitBytes: 1, presignSeconds: 900, store, keyPrefix: 't' }, 'application/json', 'json');
+    const writer = new AnswerWriter(
+      { inlineLimitBytes: 1, presignSeconds: 900, store, keyPrefix: 't' },
+      'application/json',
+      'json',
+    );
     await writer.write('abc');
     await writer.abort();
     expect([...objects.values()][0]!.aborted).toBe(true);

@@ -28,11 +28,17 @@ describe('Function: parseTenantRegistry', () => {
   it('names every bad setting', () => {
     const bad = {
       tenants: {
-        demo: { ...tenant, dataApiUsers: [{ name: 'demo', passwordHash: 'plain-text' }], dataSources: ['x;y'] },
+        demo: {
+          ...tenant,
+          dataApiUsers: [{ name: 'demo', passwordHash: 'plain-text' }],
+          dataSources: ['x;y'],
+        },
       },
     };
     expect(() => parseTenantRegistry(bad)).toThrow(ConfigurationError);
-    expect(() => parseTenantRegistry(bad)).toThrow(/tenants\.demo\.dataApiUsers\.0\.passwordHash.*tenants\.demo\.dataSources/);
+    expect(() => parseTenantRegistry(bad)).toThrow(
+      /tenants\.demo\.dataApiUsers\.0\.passwordHash.*tenants\.demo\.dataSources/,
+    );
   });
 
   it('refuses unknown keys and a timeout above the HTTP API limit', () => {

@@ -11,7 +11,9 @@ function fakeCatalogue(objects: DataSourceInfo[]): Database & { lookups: number 
     async findDataSource(schema: string | undefined, name: string) {
       db.lookups++;
       return objects.find(
-        (o) => o.name.toLowerCase() === name.toLowerCase() && (!schema || o.schema.toLowerCase() === schema.toLowerCase()),
+        (o) =>
+          o.name.toLowerCase() === name.toLowerCase() &&
+          (!schema || o.schema.toLowerCase() === schema.toLowerCase()),
       );
     },
     query: async () => [],
@@ -24,7 +26,13 @@ function fakeCatalogue(objects: DataSourceInfo[]): Database & { lookups: number 
   return db;
 }
 
-const table = (name: string): DataSourceInfo => ({ schema: 'dbo', name, kind: 'table', columns: [], primaryKey: [] });
+const table = (name: string): DataSourceInfo => ({
+  schema: 'dbo',
+  name,
+  kind: 'table',
+  columns: [],
+  primaryKey: [],
+});
 
 describe('Function: parseDataSourceName', () => {
   it('splits NAME and schema.NAME', () => {
@@ -32,19 +40,27 @@ describe('Function: parseDataSourceName', () => {
     expect(parseDataSourceName('dbo.SUBJECT')).toEqual({ schema: 'dbo', name: 'SUBJECT' });
   });
 
-  it.each(['', 'a.b.c', 'SUB JECT', 'x;DROP', '[SUBJECT]', '"SUBJECT"', '1ABC', 'a-b', `${'A'.repeat(129)}`, 'dbo.'])(
-    'refuses %j with a 400',
-    (raw) => {
-      try {
-        parseDataSourceName(raw);
-        expect.unreachable();
-      } catch (error) {
-        expect(error).toBeInstanceOf(ServiceError);
-        expect((error as ServiceError).status).toBe(400);
-        expect((error as ServiceError).code).toBe('invalid_data_source');
-      }
-    },
-  );
+  it.each([
+    '',
+    'a.b.c',
+    'SUB JECT',
+    'x;DROP',
+    '[SUBJECT]',
+    '"SUBJECT"',
+    '1ABC',
+    'a-b',
+    `${'A'.repeat(129)}`,
+    'dbo.',
+  ])('refuses %j with a 400', (raw) => {
+    try {
+      parseDataSourceName(raw);
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ServiceError);
+      expect((error as ServiceError).status).toBe(400);
+      expect((error as ServiceError).code).toBe('invalid_data_source');
+    }
+  });
 });
 
 describe('Function: resolveDataSource', () => {

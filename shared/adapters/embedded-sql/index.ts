@@ -3,9 +3,9 @@ import {
   type ColumnInfo,
   type ColumnKind,
   type Database,
-  type DataSourceInfo,
   DatabaseStatementError,
   DatabaseUnavailableError,
+  type DataSourceInfo,
   type Row,
 } from '../../core/database.js';
 import { postgresDialect } from '../../core/sql-dialects.js';
@@ -60,7 +60,10 @@ export function createEmbeddedDatabase(pg: PGlite): Database {
     }
   }
 
-  async function findDataSource(schema: string | undefined, name: string): Promise<DataSourceInfo | undefined> {
+  async function findDataSource(
+    schema: string | undefined,
+    name: string,
+  ): Promise<DataSourceInfo | undefined> {
     const schemas = schema === undefined ? DEFAULT_SCHEMAS : [schema];
     for (const candidate of schemas) {
       const objects = await query(

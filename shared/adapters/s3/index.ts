@@ -20,7 +20,13 @@ export function createS3LargeObjectStore(bucket: string, client: S3Client): Larg
       const body = new PassThrough();
       const upload = new Upload({
         client,
-        params: { Bucket: bucket, Key: key, Body: body, ContentType: contentType, ContentDisposition: contentDisposition },
+        params: {
+          Bucket: bucket,
+          Key: key,
+          Body: body,
+          ContentType: contentType,
+          ContentDisposition: contentDisposition,
+        },
         queueSize: 1,
         partSize: 5 * 1024 * 1024,
         leavePartsOnError: false,
@@ -48,7 +54,9 @@ export function createS3LargeObjectStore(bucket: string, client: S3Client): Larg
       };
     },
     presignGet(key, expiresSeconds) {
-      return getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: expiresSeconds });
+      return getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key }), {
+        expiresIn: expiresSeconds,
+      });
     },
   };
 }

@@ -220,7 +220,16 @@ export type Condition = Compare | Like | In | Between | IsNull | Logical | Not;
 
 export type Node = Expr | Condition;
 
-const CONDITION_TYPES: ReadonlySet<Node['type']> = new Set(['compare', 'like', 'in', 'between', 'isnull', 'and', 'or', 'not']);
+const CONDITION_TYPES: ReadonlySet<Node['type']> = new Set([
+  'compare',
+  'like',
+  'in',
+  'between',
+  'isnull',
+  'and',
+  'or',
+  'not',
+]);
 
 export function isCondition(node: Node): node is Condition {
   return CONDITION_TYPES.has(node.type);

@@ -191,4 +191,3 @@ export function tokenize(source: string): Token[] {
   tokens.push({ type: 'eof', value: '', text: '', pos: source.length });
   return tokens;
 }
-

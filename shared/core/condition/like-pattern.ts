@@ -10,7 +10,11 @@ type Segment =
   | { readonly type: 'literal'; readonly char: string }
   | { readonly type: 'any' }
   | { readonly type: 'one' }
-  | { readonly type: 'class'; readonly negated: boolean; readonly items: readonly (string | readonly [string, string])[] };
+  | {
+      readonly type: 'class';
+      readonly negated: boolean;
+      readonly items: readonly (string | readonly [string, string])[];
+    };
 
 export interface PgLikePattern {
   /** `ilike`: use with ILIKE (escape `\`); `regex`: use with `~*`. */
@@ -29,7 +33,8 @@ function parse(pattern: string, escape: string | undefined): Segment[] {
     const ch = chars[i]!;
     if (escape !== undefined && ch === escape) {
       const escaped = chars[i + 1];
-      if (escaped === undefined) throw new LikePatternError('The LIKE pattern ends with its ESCAPE character');
+      if (escaped === undefined)
+        throw new LikePatternError('The LIKE pattern ends with its ESCAPE character');
       segments.push({ type: 'literal', char: escaped });
       i += 2;
     } else if (ch === '%') {
@@ -90,7 +95,8 @@ export function translateLikePattern(pattern: string, escape: string | undefined
       .map((segment) => {
         if (segment.type === 'any') return '%';
         if (segment.type === 'one') return '_';
-        if (segment.type === 'literal') return /[%_\\]/.test(segment.char) ? `\\${segment.char}` : segment.char;
+        if (segment.type === 'literal')
+          return /[%_\\]/.test(segment.char) ? `\\${segment.char}` : segment.char;
         return '';
       })
       .join('');
@@ -108,7 +114,9 @@ export function translateLikePattern(pattern: string, escape: string | undefined
           return REGEX_SPECIAL.test(segment.char) ? `\\${segment.char}` : segment.char;
         case 'class': {
           const items = segment.items
-            .map((item) => (typeof item === 'string' ? inClass(item) : `${inClass(item[0])}-${inClass(item[1])}`))
+            .map((item) =>
+              typeof item === 'string' ? inClass(item) : `${inClass(item[0])}-${inClass(item[1])}`,
+            )
             .join('');
           return `[${segment.negated ? '^' : ''}${items}]`;
         }

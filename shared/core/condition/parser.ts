@@ -25,6 +25,7 @@ import type {
 import { isCondition } from './ast.js';
 import { conditionError } from './errors.js';
 import { type Token, tokenize } from './lexer.js';
+import { checkLikePattern, LikePatternError } from './like-pattern.js';
 import { arithmeticKind, commonKind, describeKind, expectKind, kindOfColumn } from './typing.js';
 import {
   CONVERT_STYLES,
@@ -124,12 +125,14 @@ class Parser {
   }
 
   private unexpected(token: Token, expected: string): never {
-    if (token.type === 'eof') throw this.error(token.pos, `Unexpected end of the condition (expected ${expected})`);
+    if (token.type === 'eof')
+      throw this.error(token.pos, `Unexpected end of the condition (expected ${expected})`);
     if (token.type === 'word' && !GRAMMAR_KEYWORDS.has(token.value)) {
       if (this.tokens[this.tokens.indexOf(token) + 1]?.type === '(') {
         throw this.error(token.pos, `Function ${token.value} is not allowed`);
       }
-      if (RESERVED_WORDS.has(token.value)) throw this.error(token.pos, `Keyword ${token.value} is not allowed`);
+      if (RESERVED_WORDS.has(token.value))
+        throw this.error(token.pos, `Keyword ${token.value} is not allowed`);
     }
     throw this.error(token.pos, `Unexpected ${this.describe(token)} (expected ${expected})`);
   }
@@ -170,7 +173,7 @@ class Parser {
 
   private asCondition(node: Node): Condition {
     if (isCondition(node)) return node;
-    throw this.error(node.pos, 'Expected a boolean expression (for example NAZEV = \'x\') but found a value');
+    throw this.error(node.pos, "Expected a boolean expression (for example NAZEV = 'x') but found a value");
   }
 
   private asExpr(node: Node): Expr {
@@ -218,10 +221,10 @@ class Parser {
       const left = this.asExpr(leftNode);
       const right = this.asExpr(this.parseAdditive());
       commonKind([left.kind, right.kind], this.fail(token.pos));
-      return this.built(
-        { type: 'compare', op: token.value as CompareOp, left, right, pos: left.pos },
-        [left, right],
-      );
+      return this.built({ type: 'compare', op: token.value as CompareOp, left, right, pos: left.pos }, [
+        left,
+        right,
+      ]);
     }
     let negated = false;
     if (this.isWord(token, 'NOT')) {
@@ -247,13 +250,25 @@ class Parser {
         this.next();
         escape = { type: 'string', value: literal.value, kind: 'string', pos: literal.pos };
       }
-      return this.built({ type: 'like', negated, operand, pattern, escape, pos: operand.pos }, [operand, pattern]);
+      if (pattern.type === 'string') {
+        try {
+          checkLikePattern(pattern.value, escape?.value);
+        } catch (error) {
+          if (error instanceof LikePatternError) throw this.error(pattern.pos, error.message);
+          throw error;
+        }
+      }
+      return this.built({ type: 'like', negated, operand, pattern, escape, pos: operand.pos }, [
+        operand,
+        pattern,
+      ]);
     }
     if (this.isWord(token, 'IN')) {
       this.next();
       const operand = this.asExpr(leftNode);
       const open = this.expect('(', '"(" after IN');
-      if (this.isWord(this.peek(), 'SELECT')) throw this.error(this.peek().pos, 'Subqueries (SELECT) are not allowed');
+      if (this.isWord(this.peek(), 'SELECT'))
+        throw this.error(this.peek().pos, 'Subqueries (SELECT) are not allowed');
       if (this.peek().type === ')') throw this.error(this.peek().pos, 'The IN list cannot be empty');
       this.enter(open);
       const items = this.parseList();
@@ -268,14 +283,19 @@ class Parser {
       this.expectWord('AND');
       const high = this.asExpr(this.parseAdditive());
       commonKind([operand.kind, low.kind, high.kind], this.fail(token.pos));
-      return this.built({ type: 'between', negated, operand, low, high, pos: operand.pos }, [operand, low, high]);
+      return this.built({ type: 'between', negated, operand, low, high, pos: operand.pos }, [
+        operand,
+        low,
+        high,
+      ]);
     }
     if (this.isWord(token, 'IS')) {
       this.next();
       const operand = this.asExpr(leftNode);
       const isNot = this.isWord(this.peek(), 'NOT');
       if (isNot) this.next();
-      if (!this.isWord(this.peek(), 'NULL')) this.unexpected(this.peek(), isNot ? 'NULL' : 'NULL or NOT NULL');
+      if (!this.isWord(this.peek(), 'NULL'))
+        this.unexpected(this.peek(), isNot ? 'NULL' : 'NULL or NOT NULL');
       this.next();
       return this.built({ type: 'isnull', negated: isNot, operand, pos: operand.pos }, [operand]);
     }
@@ -455,7 +475,12 @@ class Parser {
       case 'YEAR':
       case 'MONTH':
       case 'DAY':
-        expectKind(arg(0).kind, ['date', 'datetime', 'string'], `The argument of ${name}`, this.fail(arg(0).pos));
+        expectKind(
+          arg(0).kind,
+          ['date', 'datetime', 'string'],
+          `The argument of ${name}`,
+          this.fail(arg(0).pos),
+        );
         return 'number';
       case 'GETDATE':
         return 'datetime';
@@ -472,7 +497,12 @@ class Parser {
   private special(name: string, token: Token): Expr {
     this.next();
     this.enter(token);
-    const node = name === 'CAST' ? this.cast(token) : name === 'CONVERT' ? this.convert(token) : this.dateFunction(name, token);
+    const node =
+      name === 'CAST'
+        ? this.cast(token)
+        : name === 'CONVERT'
+          ? this.convert(token)
+          : this.dateFunction(name, token);
     this.leave();
     return node;
   }
@@ -499,7 +529,12 @@ class Parser {
     this.expect(')', '")"');
     if (name === 'DATEADD') {
       expectKind(first.kind, ['number', 'string', 'bool'], 'The number of DATEADD', this.fail(first.pos));
-      expectKind(second.kind, ['date', 'datetime', 'time', 'string'], 'The date of DATEADD', this.fail(second.pos));
+      expectKind(
+        second.kind,
+        ['date', 'datetime', 'time', 'string'],
+        'The date of DATEADD',
+        this.fail(second.pos),
+      );
       if (second.kind === 'time' && !TIME_PARTS.has(part)) {
         throw this.error(token.pos, `DATEADD(${part}, ...) cannot be used on a time value`);
       }
@@ -507,15 +542,18 @@ class Parser {
         throw this.error(token.pos, `DATEADD(${part}, ...) cannot be used on a date value`);
       }
       const kind: Kind = second.kind === 'string' || second.kind === 'null' ? 'datetime' : second.kind;
-      return this.built({ type: 'dateadd', part, amount: first, date: second, kind, pos: token.pos }, [first, second]);
+      return this.built({ type: 'dateadd', part, amount: first, date: second, kind, pos: token.pos }, [
+        first,
+        second,
+      ]);
     }
     for (const arg of [first, second]) {
       expectKind(arg.kind, ['date', 'datetime', 'string'], 'A date of DATEDIFF', this.fail(arg.pos));
     }
-    return this.built(
-      { type: 'datediff', part, start: first, end: second, kind: 'number', pos: token.pos },
-      [first, second],
-    );
+    return this.built({ type: 'datediff', part, start: first, end: second, kind: 'number', pos: token.pos }, [
+      first,
+      second,
+    ]);
   }
 
   private cast(token: Token): Expr {
@@ -541,7 +579,10 @@ class Parser {
       style = Number(literal.value);
       if (!CONVERT_STYLES.has(style)) {
         const allowed = [...CONVERT_STYLES.keys()].join(', ');
-        throw this.error(literal.pos, `CONVERT style ${literal.value.slice(0, 10)} is not supported (allowed: ${allowed})`);
+        throw this.error(
+          literal.pos,
+          `CONVERT style ${literal.value.slice(0, 10)} is not supported (allowed: ${allowed})`,
+        );
       }
     }
     this.expect(')', '")"');
@@ -565,7 +606,11 @@ class Parser {
       guid: ['guid', 'string'],
     };
     const fail = this.fail(token.pos);
-    if (!(sources[kind] ?? []).includes(operand.kind) && operand.kind !== 'null' && operand.kind !== 'unknown') {
+    if (
+      !(sources[kind] ?? []).includes(operand.kind) &&
+      operand.kind !== 'null' &&
+      operand.kind !== 'unknown'
+    ) {
       fail(`Cannot convert ${describeKind(operand.kind)} to ${target.name}`);
     }
     if (style !== undefined) {
@@ -611,7 +656,8 @@ class Parser {
         break;
       }
       const count = args.length + (max ? 1 : 0);
-      if (count > rule.args[1]) throw this.error(open.pos, `Type ${name} takes at most ${rule.args[1]} argument(s)`);
+      if (count > rule.args[1])
+        throw this.error(open.pos, `Type ${name} takes at most ${rule.args[1]} argument(s)`);
       const [low, high] = rule.first ?? [0, 0];
       const first = args[0];
       if (first !== undefined && (first < low || first > high)) {

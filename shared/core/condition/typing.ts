@@ -89,7 +89,12 @@ export function commonKind(kinds: readonly Kind[], fail: (message: string) => ne
 }
 
 /** Kind of `left op right`; `+` on two texts is concatenation. */
-export function arithmeticKind(op: ArithmeticOp, left: Kind, right: Kind, fail: (message: string) => never): Kind {
+export function arithmeticKind(
+  op: ArithmeticOp,
+  left: Kind,
+  right: Kind,
+  fail: (message: string) => never,
+): Kind {
   for (const kind of [left, right]) {
     if (kind === 'datetime' || kind === 'date' || kind === 'time') {
       fail(`Operator ${op} cannot be used with ${kind} values (use DATEADD or DATEDIFF)`);

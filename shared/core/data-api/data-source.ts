@@ -62,7 +62,10 @@ export async function resolveDataSource(
   allowed: AllowedDataSources,
 ): Promise<DataSourceInfo> {
   const name = parseDataSourceName(raw);
-  const missing = notFound('data_source_not_found', `Table or view "${raw}" does not exist or is not available`);
+  const missing = notFound(
+    'data_source_not_found',
+    `Table or view "${raw}" does not exist or is not available`,
+  );
   if (NEVER_SERVED.has(name.name.toLowerCase())) throw missing;
   const info = await lookUp(db, name);
   if (!info || NEVER_SERVED.has(info.name.toLowerCase()) || !isAllowed(info, allowed)) throw missing;

@@ -1,6 +1,6 @@
 import { type AnswerLimits, AnswerWriter } from '../answers.js';
-import { compileCondition, ConditionError } from '../condition/index.js';
-import { type ColumnInfo, type Database, type DataSourceInfo, DatabaseStatementError } from '../database.js';
+import { ConditionError, compileCondition } from '../condition/index.js';
+import { type ColumnInfo, type Database, DatabaseStatementError, type DataSourceInfo } from '../database.js';
 import { badRequest } from '../errors.js';
 import { type AllowedDataSources, resolveDataSource } from './data-source.js';
 import { encodeRecord } from './records.js';
@@ -74,7 +74,11 @@ export async function getData(ctx: DataApiContext, rawName: string) {
 }
 
 /** `getDataWithCondition`: rows that satisfy a checked T-SQL condition. */
-export async function getDataWithCondition(ctx: DataApiContext, rawName: string, condition: string | undefined) {
+export async function getDataWithCondition(
+  ctx: DataApiContext,
+  rawName: string,
+  condition: string | undefined,
+) {
   if (condition === undefined || condition.trim() === '') {
     throw badRequest('invalid_condition', 'The query parameter "condition" is required');
   }
@@ -108,7 +112,9 @@ export async function getDataWithCondition(ctx: DataApiContext, rawName: string,
 export async function getRowsCount(ctx: DataApiContext, rawName: string) {
   const source = await resolveDataSource(ctx.db, rawName, ctx.allowed);
   const count = ctx.db.dialect.name === 'mssql' ? 'COUNT_BIG(*)' : 'count(*)';
-  const rows = await ctx.db.query(`SELECT ${count} AS ${ctx.db.dialect.quoteIdent('n')} FROM ${fromClause(ctx.db, source)}`);
+  const rows = await ctx.db.query(
+    `SELECT ${count} AS ${ctx.db.dialect.quoteIdent('n')} FROM ${fromClause(ctx.db, source)}`,
+  );
   const body = JSON.stringify({ [rawName]: [{ rowsCount: Number(rows[0]?.n ?? 0) }] });
   return { kind: 'inline' as const, body: Buffer.from(body), contentType: 'application/json; charset=utf-8' };
 }
@@ -119,7 +125,10 @@ function pagingNumber(name: string, raw: string | undefined, max: number): numbe
   }
   const value = Number(raw);
   if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(value) || value < 1 || value > max) {
-    throw badRequest('invalid_paging', `The query parameter "${name}" must be an integer from 1 to ${max}, got "${raw.slice(0, 40)}"`);
+    throw badRequest(
+      'invalid_paging',
+      `The query parameter "${name}" must be an integer from 1 to ${max}, got "${raw.slice(0, 40)}"`,
+    );
   }
   return value;
 }

@@ -1,0 +1,42 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { PGlite } from '@electric-sql/pglite';
+
+/** What local-only routes can reach. */
+export interface LocalRouteContext {
+  readonly db: PGlite;
+  readonly sqs: SQSClient;
+  /** Queue URLs by queue name. */
+  readonly queueUrls: ReadonlyMap<string, string>;
+}
+
+export type LocalRoute = (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<void>;
+
+export function sendJson(response: ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+  });
+  response.end(body);
+}
+
+export async function readJson(request: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** Routes served only by the local stack, only on loopback, keyed `METHOD /path`. */
+export function createLocalRoutes(context: LocalRouteContext): Map<string, LocalRoute> {
+  return new Map<string, LocalRoute>([
+    [
+      'GET /health',
+      async (_request, response) => {
+        await context.db.query('SELECT 1');
+        sendJson(response, 200, { status: 'ok' });
+      },
+    ],
+  ]);
+}

@@ -1,0 +1,127 @@
+import {
+  DeleteMessageBatchCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+
+export type SqsLambda = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+
+export interface SqsPollerOptions {
+  readonly client: SQSClient;
+  readonly queueUrl: string;
+  readonly queueArn: string;
+  readonly handler: SqsLambda;
+  readonly functionName: string;
+  readonly batchSize?: number;
+  /** Long-poll wait; short so that stop() is quick. */
+  readonly waitTimeSeconds?: number;
+}
+
+function toRecord(message: Message, queueArn: string, region: string): SQSRecord {
+  const attributes = message.Attributes ?? {};
+  return {
+    messageId: message.MessageId!,
+    receiptHandle: message.ReceiptHandle!,
+    body: message.Body ?? '',
+    attributes: {
+      ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
+      SentTimestamp: attributes.SentTimestamp ?? String(Date.now()),
+      SenderId: attributes.SenderId ?? 'local',
+      ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+    },
+    messageAttributes: Object.fromEntries(
+      Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [
+        name,
+        { dataType: value.DataType ?? 'String', stringValue: value.StringValue },
+      ]),
+    ),
+    md5OfBody: message.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: queueArn,
+    awsRegion: region,
+  };
+}
+
+/**
+ * Feeds an SQS-triggered Lambda handler the way the Lambda event source mapping does: batches of
+ * SQS-shaped records; messages listed in `batchItemFailures` (or the whole batch when the handler
+ * throws) stay on the queue and come back after their visibility timeout, the rest are deleted.
+ */
+export function startSqsPoller(options: SqsPollerOptions): { stop(): Promise<void> } {
+  const { client, queueUrl, queueArn, handler } = options;
+  const region = process.env.AWS_REGION ?? 'eu-central-1';
+  const abort = new AbortController();
+  let running = true;
+
+  async function pollOnce(): Promise<void> {
+    const received = await client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: options.batchSize ?? 10,
+        WaitTimeSeconds: options.waitTimeSeconds ?? 1,
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+      { abortSignal: abort.signal },
+    );
+    const messages = received.Messages ?? [];
+    if (messages.length === 0) return;
+    const event: SQSEvent = { Records: messages.map((m) => toRecord(m, queueArn, region)) };
+    const context = {
+      awsRequestId: crypto.randomUUID(),
+      functionName: options.functionName,
+      functionVersion: '$LATEST',
+      invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${options.functionName}`,
+      memoryLimitInMB: '1024',
+      logGroupName: `/aws/lambda/${options.functionName}`,
+      logStreamName: 'local',
+      callbackWaitsForEmptyEventLoop: false,
+      getRemainingTimeInMillis: () => 60_000,
+      done: () => undefined,
+      fail: () => undefined,
+      succeed: () => undefined,
+    } satisfies Context;
+    let failed: Set<string>;
+    try {
+      const result = await handler(event, context);
+      failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    } catch (error) {
+      console.error(
+        JSON.stringify({ level: 'error', function: options.functionName, message: (error as Error).message }),
+      );
+      return;
+    }
+    const done = messages.filter((m) => !failed.has(m.MessageId!));
+    if (done.length === 0) return;
+    await client.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
+      }),
+    );
+  }
+
+  const loop = (async () => {
+    while (running) {
+      try {
+        await pollOnce();
+      } catch (error) {
+        if (!running) break;
+        console.error(
+          JSON.stringify({ level: 'error', poller: options.functionName, message: (error as Error).message }),
+        );
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
+  })();
+
+  return {
+    async stop() {
+      running = false;
+      abort.abort();
+      await loop;
+    },
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * SQL Server output: the checked condition written back as T-SQL, every sub-expression in
+ * parentheses and every literal a parameter. Decimal literals are sent as their exact text and
+ * cast to the `DECIMAL(p,s)` T-SQL gives the literal, so `1234.50` stays `1234.50`.
+ */
+import type { SqlDialect } from '../database.js';
+import type { Condition, Expr, SqlType } from './ast.js';
+import { limitSize, type ParamSink } from './params.js';
+
+export function typeSql(type: SqlType): string {
+  if (type.max) return `${type.name}(MAX)`;
+  return type.args.length > 0 ? `${type.name}(${type.args.join(',')})` : type.name;
+}
+
+export class MssqlCompiler {
+  constructor(
+    private readonly dialect: SqlDialect,
+    private readonly sink: ParamSink,
+  ) {}
+
+  condition(node: Condition): string {
+    return limitSize(this.conditionSql(node));
+  }
+
+  private conditionSql(node: Condition): string {
+    const not = (negated: boolean) => (negated ? 'NOT ' : '');
+    switch (node.type) {
+      case 'compare':
+        return `(${this.expr(node.left)} ${node.op} ${this.expr(node.right)})`;
+      case 'like': {
+        const escape = node.escape ? ` ESCAPE ${this.expr(node.escape)}` : '';
+        return `(${this.expr(node.operand)} ${not(node.negated)}LIKE ${this.expr(node.pattern)}${escape})`;
+      }
+      case 'in':
+        return `(${this.expr(node.operand)} ${not(node.negated)}IN (${node.items.map((item) => this.expr(item)).join(', ')}))`;
+      case 'between':
+        return `(${this.expr(node.operand)} ${not(node.negated)}BETWEEN ${this.expr(node.low)} AND ${this.expr(node.high)})`;
+      case 'isnull':
+        return `(${this.expr(node.operand)} IS ${not(node.negated)}NULL)`;
+      case 'and':
+      case 'or':
+        return `(${node.items.map((item) => this.conditionSql(item)).join(node.type === 'and' ? ' AND ' : ' OR ')})`;
+      case 'not':
+        return `(NOT ${this.conditionSql(node.operand)})`;
+    }
+  }
+
+  private expr(node: Expr): string {
+    return limitSize(this.exprSql(node));
+  }
+
+  private exprSql(node: Expr): string {
+    switch (node.type) {
+      case 'column':
+        return this.dialect.quoteIdent(node.name);
+      case 'string':
+        return this.sink.add(node.value);
+      case 'number':
+        return node.isInt
+          ? this.sink.add(Number(node.text))
+          : `CAST(${this.sink.add(node.text)} AS DECIMAL(${node.precision},${node.scale}))`;
+      case 'null':
+        return 'NULL';
+      case 'unary':
+        return `(-${this.expr(node.operand)})`;
+      case 'binary':
+        return `(${this.expr(node.left)} ${node.op} ${this.expr(node.right)})`;
+      case 'call':
+        return `${node.name}(${node.args.map((arg) => this.expr(arg)).join(', ')})`;
+      case 'dateadd':
+        return `DATEADD(${node.part}, ${this.expr(node.amount)}, ${this.expr(node.date)})`;
+      case 'datediff':
+        return `DATEDIFF(${node.part}, ${this.expr(node.start)}, ${this.expr(node.end)})`;
+      case 'cast':
+        if (node.syntax === 'CAST') return `CAST(${this.expr(node.operand)} AS ${typeSql(node.target)})`;
+        return `CONVERT(${typeSql(node.target)}, ${this.expr(node.operand)}${node.style === undefined ? '' : `, ${node.style}`})`;
+    }
+  }
+}

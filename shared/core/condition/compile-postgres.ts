@@ -1,0 +1,359 @@
+/**
+ * PostgreSQL output with SQL Server semantics:
+ * - operands of comparisons, IN and BETWEEN are converted to their common kind as T-SQL would
+ *   (text literal vs datetime column: the literal becomes a timestamp, ...); text comparisons
+ *   are case-insensitive (`lower(a) = lower(b)`), LIKE becomes ILIKE (or `~*` for patterns with
+ *   `[...]` classes);
+ * - T-SQL functions become their PostgreSQL equivalents (ISNULL → COALESCE, LEN → length(rtrim),
+ *   DATEDIFF counts boundaries like T-SQL, ...);
+ * - every parameter carries an explicit CAST, because PGlite sends untyped text parameters.
+ * The output never contains a quote: formats and patterns are parameters too.
+ */
+import type { SqlDialect } from '../database.js';
+import type { Call, Cast, Condition, DateAdd, DateDiff, DatePart, Expr, Kind, SqlType } from './ast.js';
+import { ConditionError } from './errors.js';
+import { translateLikePattern } from './like-pattern.js';
+import { limitSize, type ParamSink } from './params.js';
+import { commonKind } from './typing.js';
+import { CONVERT_STYLES } from './vocabulary.js';
+
+/** PostgreSQL type a value of `kind` is cast to. */
+function pgType(kind: Kind): string {
+  switch (kind) {
+    case 'string':
+      return 'text';
+    case 'number':
+      return 'numeric';
+    case 'datetime':
+      return 'timestamp';
+    case 'date':
+      return 'date';
+    case 'time':
+      return 'time';
+    case 'guid':
+      return 'uuid';
+    case 'bool':
+      return 'boolean';
+    default:
+      return 'text';
+  }
+}
+
+/** PostgreSQL spelling of a CAST / CONVERT target type. */
+export function pgTargetType(type: SqlType): string {
+  const [first, second] = type.args;
+  switch (type.name) {
+    case 'INT':
+    case 'BIT':
+      return 'integer';
+    case 'BIGINT':
+      return 'bigint';
+    case 'SMALLINT':
+    case 'TINYINT':
+      return 'smallint';
+    case 'DECIMAL':
+    case 'NUMERIC':
+      return `numeric(${first ?? 18},${second ?? 0})`;
+    case 'FLOAT':
+      return first !== undefined && first <= 24 ? 'real' : 'double precision';
+    case 'REAL':
+      return 'real';
+    case 'MONEY':
+      return 'numeric(19,4)';
+    case 'VARCHAR':
+    case 'NVARCHAR':
+      return type.max ? 'text' : `varchar(${first ?? 30})`;
+    case 'CHAR':
+    case 'NCHAR':
+      return `char(${first ?? 30})`;
+    case 'DATE':
+      return 'date';
+    case 'DATETIME':
+      return 'timestamp(0)';
+    case 'DATETIME2':
+      return `timestamp(${Math.min(first ?? 0, 6)})`;
+    case 'TIME':
+      return first === undefined ? 'time' : `time(${Math.min(first, 6)})`;
+    case 'UNIQUEIDENTIFIER':
+      return 'uuid';
+  }
+}
+
+const INTERVAL_FIELDS: Readonly<Record<DatePart, string>> = {
+  year: 'years',
+  quarter: 'months',
+  month: 'months',
+  dayofyear: 'days',
+  day: 'days',
+  week: 'weeks',
+  weekday: 'days',
+  hour: 'hours',
+  minute: 'mins',
+  second: 'secs',
+};
+
+const INTEGER_TYPES: ReadonlySet<string> = new Set(['INT', 'BIGINT', 'SMALLINT', 'TINYINT']);
+
+function internal(message: string): never {
+  throw new ConditionError(`Internal error while translating the condition: ${message}`, 1);
+}
+
+export class PostgresCompiler {
+  constructor(
+    private readonly dialect: SqlDialect,
+    private readonly sink: ParamSink,
+  ) {}
+
+  condition(node: Condition): string {
+    return limitSize(this.conditionSql(node));
+  }
+
+  // --- conditions ------------------------------------------------------------------------------------
+
+  private conditionSql(node: Condition): string {
+    const not = (negated: boolean) => (negated ? 'NOT ' : '');
+    switch (node.type) {
+      case 'compare': {
+        const kind = commonKind([node.left.kind, node.right.kind], internal);
+        return `(${this.side(node.left, kind)} ${node.op} ${this.side(node.right, kind)})`;
+      }
+      case 'like':
+        return this.like(node.operand, node.pattern, node.escape?.value, node.negated);
+      case 'in': {
+        const kind = commonKind([node.operand.kind, ...node.items.map((item) => item.kind)], internal);
+        const items = node.items.map((item) => this.side(item, kind)).join(', ');
+        return `(${this.side(node.operand, kind)} ${not(node.negated)}IN (${items}))`;
+      }
+      case 'between': {
+        const kind = commonKind([node.operand.kind, node.low.kind, node.high.kind], internal);
+        return `(${this.side(node.operand, kind)} ${not(node.negated)}BETWEEN ${this.side(node.low, kind)} AND ${this.side(node.high, kind)})`;
+      }
+      case 'isnull':
+        return `(${this.expr(node.operand)} IS ${not(node.negated)}NULL)`;
+      case 'and':
+      case 'or':
+        return `(${node.items.map((item) => this.conditionSql(item)).join(node.type === 'and' ? ' AND ' : ' OR ')})`;
+      case 'not':
+        return `(NOT ${this.conditionSql(node.operand)})`;
+    }
+  }
+
+  /** An operand of a comparison converted to `kind`; text is compared case-insensitively. */
+  private side(node: Expr, kind: Kind): string {
+    return kind === 'string' ? `lower(${this.as(node, 'string')})` : this.as(node, kind);
+  }
+
+  private like(operand: Expr, pattern: Expr, escape: string | undefined, negated: boolean): string {
+    const value = this.as(operand, 'string');
+    if (pattern.type === 'string') {
+      const translated = translateLikePattern(pattern.value, escape);
+      const param = this.text(translated.pattern);
+      if (translated.operator === 'regex') return `(${value} ${negated ? '!~*' : '~*'} ${param})`;
+      return `(${value} ${negated ? 'NOT ' : ''}ILIKE ${param})`;
+    }
+    // A computed pattern: T-SQL has no default escape character, PostgreSQL has `\`.
+    return `(${value} ${negated ? 'NOT ' : ''}ILIKE ${this.as(pattern, 'string')} ESCAPE ${this.text(escape ?? '')})`;
+  }
+
+  // --- values ------------------------------------------------------------------------------------------
+
+  private text(value: string): string {
+    return `CAST(${this.sink.add(value)} AS text)`;
+  }
+
+  private expr(node: Expr): string {
+    return limitSize(this.exprSql(node));
+  }
+
+  private exprSql(node: Expr): string {
+    switch (node.type) {
+      case 'column':
+        return this.dialect.quoteIdent(node.name);
+      case 'string':
+        return this.text(node.value);
+      case 'number':
+        return node.isInt
+          ? `CAST(${this.sink.add(Number(node.text))} AS integer)`
+          : `CAST(${this.sink.add(node.text)} AS numeric)`;
+      case 'null':
+        return 'NULL';
+      case 'unary':
+        return `(-${node.kind === 'unknown' ? this.expr(node.operand) : this.as(node.operand, 'number')})`;
+      case 'binary': {
+        if (node.kind === 'unknown') return `(${this.expr(node.left)} ${node.op} ${this.expr(node.right)})`;
+        const op = node.kind === 'string' ? '||' : node.op;
+        return `(${this.as(node.left, node.kind)} ${op} ${this.as(node.right, node.kind)})`;
+      }
+      case 'call':
+        return this.call(node);
+      case 'dateadd':
+        return this.dateAdd(node);
+      case 'datediff':
+        return this.dateDiff(node);
+      case 'cast':
+        return this.cast(node);
+    }
+  }
+
+  /** `node` converted to `kind` the way T-SQL converts implicitly. */
+  private as(node: Expr, kind: Kind): string {
+    if (kind === 'null' || kind === 'unknown' || node.kind === kind) return this.expr(node);
+    switch (node.type) {
+      case 'string':
+        return `CAST(${this.sink.add(node.value)} AS ${pgType(kind)})`;
+      case 'null':
+        return `CAST(NULL AS ${pgType(kind)})`;
+      case 'number':
+        if (kind === 'string')
+          return `CAST(${this.sink.add(node.isInt ? Number(node.text) : node.text)} AS text)`;
+        break;
+    }
+    const sql = this.expr(node);
+    const from = node.kind;
+    if (from === 'unknown') return kind === 'string' ? `CAST(${sql} AS text)` : sql;
+    if (kind === 'string')
+      return from === 'bool' ? `CAST(CAST(${sql} AS integer) AS text)` : `CAST(${sql} AS text)`;
+    if (from === 'string' || from === 'null') return `CAST(${sql} AS ${pgType(kind)})`;
+    if (from === 'bool' && kind === 'number') return `CAST(${sql} AS integer)`;
+    if (from === 'number' && kind === 'bool') return `(${sql} <> 0)`;
+    if (from === 'date' && kind === 'datetime') return `CAST(${sql} AS timestamp)`;
+    if (from === 'datetime' && kind === 'date') return `CAST(${sql} AS date)`;
+    return internal(`cannot convert ${from} to ${kind}`);
+  }
+
+  /** An integer argument (lengths, positions, DATEADD amounts); T-SQL truncates decimals. */
+  private integer(node: Expr): string {
+    if (node.type === 'number' && node.isInt) return this.expr(node);
+    return `CAST(trunc(CAST(${this.as(node, 'number')} AS numeric)) AS integer)`;
+  }
+
+  /** A date argument as a date or timestamp (text is read as a timestamp, like T-SQL does). */
+  private temporal(node: Expr): string {
+    return node.kind === 'date' || node.kind === 'datetime' || node.kind === 'time' || node.kind === 'unknown'
+      ? this.expr(node)
+      : this.as(node, 'datetime');
+  }
+
+  private call(node: Call): string {
+    const arg = (i: number) => node.args[i]!;
+    const str = (i: number) => this.as(arg(i), 'string');
+    switch (node.name) {
+      case 'ISNULL':
+      case 'COALESCE':
+        return `COALESCE(${node.args.map((a) => this.as(a, node.kind)).join(', ')})`;
+      case 'UPPER':
+      case 'LOWER':
+      case 'LTRIM':
+      case 'RTRIM':
+      case 'TRIM':
+        return `${node.name.toLowerCase()}(${str(0)})`;
+      case 'LEN':
+        return `length(rtrim(${str(0)}))`;
+      case 'SUBSTRING':
+        return `substr(${str(0)}, ${this.integer(arg(1))}, ${this.integer(arg(2))})`;
+      case 'LEFT':
+      case 'RIGHT':
+        return `${node.name.toLowerCase()}(${str(0)}, ${this.integer(arg(1))})`;
+      case 'YEAR':
+      case 'MONTH':
+      case 'DAY':
+        return `CAST(EXTRACT(${node.name} FROM ${this.temporal(arg(0))}) AS integer)`;
+      case 'GETDATE':
+        return 'LOCALTIMESTAMP';
+      case 'ABS':
+        return `abs(${this.as(arg(0), 'number')})`;
+      case 'ROUND':
+        return `round(CAST(${this.as(arg(0), 'number')} AS numeric), ${this.integer(arg(1))})`;
+    }
+  }
+
+  private dateAdd(node: DateAdd): string {
+    const amount = this.integer(node.amount);
+    const interval = `make_interval(${INTERVAL_FIELDS[node.part]} => ${node.part === 'quarter' ? `(${amount} * 3)` : amount})`;
+    const sum = `(${this.temporal(node.date)} + ${interval})`;
+    return node.kind === 'date' ? `CAST(${sum} AS date)` : sum;
+  }
+
+  /** DATEDIFF counts the boundaries crossed between the two dates, as T-SQL does. */
+  private dateDiff(node: DateDiff): string {
+    // Each use emits the operand again (with fresh parameters), so placeholders and params match.
+    const start = () => this.as(node.start, 'datetime');
+    const end = () => this.as(node.end, 'datetime');
+    const field = (name: string, of: () => string) => `EXTRACT(${name} FROM ${of()})`;
+    const diff = (name: string) => `(${field(name, end)} - ${field(name, start)})`;
+    const days = () => `(CAST(${end()} AS date) - CAST(${start()} AS date))`;
+    const intField = (name: string, of: () => string) => `CAST(${field(name, of)} AS integer)`;
+    const hours = () => `(${days()} * 24 + ${intField('HOUR', end)} - ${intField('HOUR', start)})`;
+    const minutes = () => `(${hours()} * 60 + ${intField('MINUTE', end)} - ${intField('MINUTE', start)})`;
+    switch (node.part) {
+      case 'year':
+        return `CAST(${diff('YEAR')} AS integer)`;
+      case 'quarter':
+        return `CAST(${diff('YEAR')} * 4 + ${diff('QUARTER')} AS integer)`;
+      case 'month':
+        return `CAST(${diff('YEAR')} * 12 + ${diff('MONTH')} AS integer)`;
+      case 'dayofyear':
+      case 'day':
+      case 'weekday':
+        return days();
+      case 'week':
+        // Weeks start on Sunday for DATEDIFF whatever DATEFIRST says; DOW is 0 on Sunday.
+        return `CAST(floor((${days()} + ${field('DOW', start)}) / 7) AS integer)`;
+      case 'hour':
+        return hours();
+      case 'minute':
+        return minutes();
+      case 'second':
+        return `(${minutes()} * 60 + CAST(floor(${field('SECOND', end)}) AS integer) - CAST(floor(${field('SECOND', start)}) AS integer))`;
+    }
+  }
+
+  private cast(node: Cast): string {
+    const target = pgTargetType(node.target);
+    const operand = node.operand;
+    const from = operand.kind;
+    if (from === 'null') return `CAST(NULL AS ${target})`;
+    /** The operand as it goes into the outer CAST; a text literal goes in as a bare parameter. */
+    const source = (via: Kind) =>
+      operand.type === 'string'
+        ? this.sink.add(operand.value)
+        : from === 'unknown'
+          ? this.expr(operand)
+          : this.as(operand, via);
+    const style = node.style === undefined ? undefined : CONVERT_STYLES.get(node.style);
+    switch (node.kind) {
+      case 'string': {
+        if (style !== undefined && (from === 'date' || from === 'datetime' || from === 'time')) {
+          return `CAST(to_char(${this.expr(operand)}, ${this.text(style)}) AS ${target})`;
+        }
+        return `CAST(${this.as(operand, 'string')} AS ${target})`;
+      }
+      case 'number': {
+        if (node.target.name === 'BIT') {
+          if (from === 'bool') return `CAST(${this.expr(operand)} AS integer)`;
+          if (from === 'string') return `CAST(CAST(${source('string')} AS boolean) AS integer)`;
+          return `CAST((${this.expr(operand)} <> 0) AS integer)`;
+        }
+        if (from === 'bool') return `CAST(CAST(${this.expr(operand)} AS integer) AS ${target})`;
+        if (from === 'string') return `CAST(${source('string')} AS ${target})`;
+        if (from === 'number' && INTEGER_TYPES.has(node.target.name)) {
+          // T-SQL truncates towards zero, PostgreSQL would round.
+          return `CAST(trunc(CAST(${this.expr(operand)} AS numeric)) AS ${target})`;
+        }
+        return `CAST(${this.expr(operand)} AS ${target})`;
+      }
+      case 'date':
+      case 'datetime':
+      case 'time': {
+        if (style !== undefined && from === 'string') {
+          return `CAST(to_timestamp(${this.as(operand, 'string')}, ${this.text(style)}) AS ${target})`;
+        }
+        return `CAST(${from === 'string' ? source('string') : this.expr(operand)} AS ${target})`;
+      }
+      case 'guid':
+        return `CAST(${from === 'string' ? source('string') : this.expr(operand)} AS ${target})`;
+      default:
+        return internal(`unexpected CAST target ${node.target.name}`);
+    }
+  }
+}
