@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
-export type SqsLambda = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+export type SqsLambda = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
 
 export interface SqsPollerOptions {
   readonly client: SQSClient;

@@ -9,8 +9,12 @@ function memoryStore() {
       objects.set(key, object);
       return {
         write: async (chunk) => void object.chunks.push(chunk),
-        complete: async () => void (object.done = true),
-        abort: async () => void (object.aborted = true),
+        complete: async () => {
+          object.done = true;
+        },
+        abort: async () => {
+          object.aborted = true;
+        },
       };
     },
     presignGet: async (key, seconds) => `https://bucket.example/${key}?X-Amz-Expires=${seconds}`,

@@ -4,7 +4,8 @@
 -- Same objects and column names as infra/sql/embedded/010-schema.sql (PGlite).
 -- IDEMPOTENT: every object is created only when missing, views and procedures
 -- use CREATE OR ALTER, so the script can be run any number of times
--- (sqlcmd -I -i 010-schema.sql, SSMS, Azure Data Studio; GO = batch separator).
+-- (sqlcmd -I -f 65001 -i 010-schema.sql, SSMS, Azure Data Studio; GO = batch
+-- separator). The file is UTF-8 without BOM: sqlcmd needs -f 65001.
 --
 -- Flags are smallint with values 1 (yes), 0 (no) and -1 (undefined / blocked).
 -- =============================================================================

@@ -10,6 +10,7 @@
 --   * DOKUMENT uses the same formulas over a cross-joined numbers CTE
 --     (no GENERATE_SERIES, works on SQL Server 2016+).
 -- FILEGUIDs are md5('svcdoc-<n>') formatted as a GUID (same value in both DBs).
+-- The file is UTF-8 without BOM: sqlcmd -I -f 65001 -i 020-demo-data.sql
 -- =============================================================================
 SET ANSI_NULLS ON;
 SET QUOTED_IDENTIFIER ON;
