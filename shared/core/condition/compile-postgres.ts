@@ -92,6 +92,15 @@ const INTERVAL_FIELDS: Readonly<Record<DatePart, string>> = {
   second: 'secs',
 };
 
+/**
+ * The to_timestamp format reading text in a CONVERT style. Like T-SQL, a time after the date and
+ * milliseconds after the seconds are optional (to_timestamp ignores format fields past the input).
+ */
+function parseFormat(style: string): string {
+  if (!style.includes('HH24')) return `${style} HH24:MI:SS.MS`;
+  return style.includes('.MS') ? style : `${style}.MS`;
+}
+
 const INTEGER_TYPES: ReadonlySet<string> = new Set(['INT', 'BIGINT', 'SMALLINT', 'TINYINT']);
 
 function internal(message: string): never {
@@ -346,7 +355,7 @@ export class PostgresCompiler {
       case 'datetime':
       case 'time': {
         if (style !== undefined && from === 'string') {
-          return `CAST(to_timestamp(${this.as(operand, 'string')}, ${this.text(style)}) AS ${target})`;
+          return `CAST(to_timestamp(${this.as(operand, 'string')}, ${this.text(parseFormat(style))}) AS ${target})`;
         }
         return `CAST(${from === 'string' ? source('string') : this.expr(operand)} AS ${target})`;
       }

@@ -1,0 +1,65 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+
+let child: ChildProcess | undefined;
+afterAll(() => {
+  if (child?.pid && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
+});
+
+describe('npm start', () => {
+  it('starts the local stack, prints URLs and demo credentials, serves, and stops cleanly on SIGTERM', async () => {
+    const started = Date.now();
+    child = spawn('npm', ['start', '--silent'], {
+      env: { ...process.env, PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group, as in a terminal, where Ctrl+C signals npm and the stack together.
+      detached: true,
+    });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const base = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`not ready in time:\n${output}`)), 60_000);
+      const check = () => {
+        const match = /Health\s+(http:\/\/127\.0\.0\.1:\d+)\/health/.exec(output);
+        if (match) {
+          clearTimeout(timer);
+          resolve(match[1]!);
+        }
+      };
+      child!.stdout!.on('data', check);
+      child!.once('exit', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
+    });
+    console.log(`npm start: ready after ${Date.now() - started} ms`);
+    expect(output).toContain('demo / demo-password');
+    expect(output).toContain('demo-api-key');
+    const health = await fetch(`${base}/health`);
+    expect(await health.json()).toEqual({ status: 'ok' });
+    const count = await fetch(`${base}/demo/JsonAPI/Data/getRowsCount/SUBJECT`, {
+      headers: { authorization: `Basic ${Buffer.from('demo:demo-password').toString('base64')}` },
+    });
+    expect(await count.json()).toEqual({ SUBJECT: [{ rowsCount: 60 }] });
+
+    const exited = new Promise<string>((resolve) =>
+      child!.once('exit', (code, signal) => resolve(`${code ?? signal}`)),
+    );
+    process.kill(-child.pid!, 'SIGTERM');
+    // npm itself may end by the signal; the stack must shut down cleanly.
+    expect(['0', 'SIGTERM']).toContain(await exited);
+    await expect
+      .poll(
+        async () =>
+          fetch(`${base}/health`).then(
+            () => 'up',
+            () => 'down',
+          ),
+        { timeout: 10_000 },
+      )
+      .toBe('down');
+    expect(output).toContain('SIGTERM received: stopping');
+  }, 90_000);
+});

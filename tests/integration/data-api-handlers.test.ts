@@ -1,0 +1,111 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler as getData } from '../../functions/data-api/getData.js';
+import { handler as getRowsCount } from '../../functions/data-api/getRowsCount.js';
+import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
+import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
+import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
+import { DEMO_AUTH, demoDatabase } from '../support/demo.js';
+
+const HASH = 'scrypt$16384$8$1$ZGVtby10ZW5hbnQtc2FsdA==$x2bp48ourmNi7AJz+st/kNLkTjPJ/XnX7NIpiDrZ8ig=';
+const user = [{ name: 'demo', passwordHash: HASH }];
+
+function event(
+  path: string,
+  params: Record<string, string>,
+  headers: Record<string, string> = {},
+): APIGatewayProxyEventV2 {
+  return {
+    version: '2.0',
+    routeKey: `GET ${path}`,
+    rawPath: path,
+    rawQueryString: '',
+    headers: { authorization: DEMO_AUTH, ...headers },
+    pathParameters: params,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: '1',
+      apiId: 'api',
+      domainName: 'x',
+      domainPrefix: 'x',
+      http: { method: 'GET', path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
+      requestId: 'req-1',
+      routeKey: `GET ${path}`,
+      stage: '$default',
+      time: '',
+      timeEpoch: 0,
+    },
+  };
+}
+const context = { awsRequestId: 'aws-req-1' } as Context;
+const invoke = (fn: typeof getData, e: APIGatewayProxyEventV2) =>
+  fn(e, context) as Promise<APIGatewayProxyStructuredResultV2>;
+
+let closePg: () => Promise<void>;
+
+beforeAll(async () => {
+  const { pg, db } = await demoDatabase();
+  closePg = () => pg.close();
+  registerEmbeddedDatabase('handlers-demo', db);
+  const { pg: gone } = await demoDatabase();
+  await gone.close();
+  registerEmbeddedDatabase('handlers-gone', createEmbeddedDatabase(gone));
+  setTenantRegistry(
+    parseTenantRegistry({
+      tenants: {
+        alpha: {
+          database: { kind: 'embedded', name: 'handlers-demo' },
+          dataApiUsers: user,
+          dataSources: ['SUBJECT'],
+        },
+        down: { database: { kind: 'embedded', name: 'handlers-gone' }, dataApiUsers: user, dataSources: '*' },
+      },
+    }),
+  );
+});
+afterAll(async () => {
+  setTenantRegistry(undefined);
+  await closePg?.();
+});
+
+describe('Data API Lambda handlers', () => {
+  it('answer an HTTP API event with the JSON body and the request id in errors', async () => {
+    const ok = await invoke(
+      getRowsCount,
+      event('/alpha/JsonAPI/Data/getRowsCount/SUBJECT', { tenant: 'alpha', dataSource: 'SUBJECT' }),
+    );
+    expect(ok.statusCode).toBe(200);
+    expect(JSON.parse(ok.body!)).toEqual({ SUBJECT: [{ rowsCount: 60 }] });
+    const denied = await invoke(
+      getData,
+      event('/alpha/JsonAPI/Data/getData/UCET', { tenant: 'alpha', dataSource: 'UCET' }),
+    );
+    expect(denied.statusCode).toBe(404);
+    expect(JSON.parse(denied.body!)).toEqual({
+      error: {
+        code: 'data_source_not_found',
+        message: expect.stringContaining('UCET'),
+        requestId: 'aws-req-1',
+      },
+    });
+  });
+
+  it('keep tenants apart: one tenant cannot read what another allows', async () => {
+    const response = await invoke(
+      getData,
+      event('/alpha/JsonAPI/Data/getData/DOKUMENT', { tenant: 'alpha', dataSource: 'DOKUMENT' }),
+    );
+    expect(response.statusCode).toBe(404);
+  });
+
+  it('answer 503 without internals when the database is unreachable', async () => {
+    const response = await invoke(
+      getData,
+      event('/down/JsonAPI/Data/getData/SUBJECT', { tenant: 'down', dataSource: 'SUBJECT' }),
+    );
+    expect(response.statusCode).toBe(503);
+    const body = JSON.parse(response.body!) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('database_unavailable');
+    expect(response.body).not.toMatch(/PGlite|closed|stack|at /);
+  });
+});

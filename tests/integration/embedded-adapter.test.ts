@@ -1,0 +1,70 @@
+import type { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
+import {
+  type Database,
+  DatabaseStatementError,
+  DatabaseUnavailableError,
+} from '../../shared/core/database.js';
+import { demoDatabase } from '../support/demo.js';
+
+let pg: PGlite;
+let db: Database;
+
+beforeAll(async () => {
+  ({ pg, db } = await demoDatabase());
+});
+afterAll(async () => {
+  await pg?.close();
+});
+
+describe('Class: embedded database adapter', () => {
+  it('finds tables and views case-insensitively with columns, kinds and primary key', async () => {
+    const subject = await db.findDataSource(undefined, 'subject');
+    expect(subject).toMatchObject({ schema: 'dbo', name: 'SUBJECT', kind: 'table', primaryKey: ['ID'] });
+    expect(subject!.columns[0]).toMatchObject({ name: 'ID', kind: 'int', ordinal: 1 });
+    expect(subject!.columns.find((c) => c.name === 'DATUM_ZALOZENI')?.kind).toBe('datetime');
+    const view = await db.findDataSource('DBO', 'v_dokument_soubor');
+    expect(view).toMatchObject({ name: 'V_DOKUMENT_SOUBOR', kind: 'view', primaryKey: [] });
+    expect(view!.columns.find((c) => c.name === 'DOKUMENTFILEGUID')?.kind).toBe('guid');
+    expect(await db.findDataSource(undefined, 'pg_class')).toBeUndefined();
+    expect(await db.findDataSource('pg_catalog', 'pg_class')).toBeUndefined();
+  });
+
+  it('streams a large result in batches of the requested size', async () => {
+    const sizes: number[] = [];
+    for await (const batch of db.streamBatches(
+      'SELECT "ID" FROM dbo."DOKUMENT" WHERE "ID" <= $1 ORDER BY "ID"',
+      [2500],
+      1000,
+    )) {
+      sizes.push(batch.length);
+    }
+    expect(sizes).toEqual([1000, 1000, 500]);
+  });
+
+  it('closes its cursor when the reader stops early', async () => {
+    for await (const batch of db.streamBatches('SELECT "ID" FROM dbo."DOKUMENT" ORDER BY "ID"', [], 10)) {
+      expect(batch).toHaveLength(10);
+      break;
+    }
+    const open = await db.query("SELECT count(*) AS n FROM pg_cursors WHERE name LIKE 'svc_cursor_%'");
+    expect(open[0]!.n).toBe(0);
+  });
+
+  it('returns exact numerics as numbers and date-times as wall-clock text', async () => {
+    const [row] = await db.query(
+      'SELECT "CASTKA_CELKEM", "DATUM_VYSTAVENI" FROM dbo."DOKUMENT" WHERE "ID" = $1',
+      [1],
+    );
+    expect(typeof row!.CASTKA_CELKEM).toBe('number');
+    expect(row!.DATUM_VYSTAVENI).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+  });
+
+  it('maps a refused statement and a closed database to the port errors', async () => {
+    await expect(db.query('SELECT * FROM dbo."NOPE"')).rejects.toBeInstanceOf(DatabaseStatementError);
+    const { pg: other, db: closed } = await demoDatabase();
+    await other.close();
+    await expect(closed.query('SELECT 1')).rejects.toBeInstanceOf(DatabaseUnavailableError);
+  });
+});

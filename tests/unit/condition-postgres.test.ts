@@ -1,0 +1,344 @@
+import { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileCondition } from '../../shared/core/condition/index.js';
+import { postgresDialect } from '../../shared/core/sql-dialects.js';
+import { COLUMNS, checkCompiled, createTable, GUID_1, GUID_2 } from './condition-fixture.js';
+
+let db: PGlite;
+
+beforeAll(async () => {
+  db = new PGlite();
+  await createTable(db);
+}, 30_000);
+
+afterAll(async () => {
+  await db.close();
+});
+
+/** IDs of the rows of dbo."T" that satisfy `condition`, in order. */
+async function ids(condition: string): Promise<number[]> {
+  const { sql, params } = compileCondition(condition, COLUMNS, postgresDialect);
+  checkCompiled(sql, params, postgresDialect);
+  const result = await db.query<{ ID: number }>(`SELECT * FROM dbo."T" WHERE ${sql}`, params);
+  return result.rows.map((row) => row.ID).sort((a, b) => a - b);
+}
+
+/** Whether a row-independent condition is true (evaluated on a one-row table). */
+async function truth(condition: string): Promise<boolean> {
+  const { sql, params } = compileCondition(condition, [], postgresDialect);
+  checkCompiled(sql, params, postgresDialect, []);
+  const result = await db.query(`SELECT 1 AS x WHERE ${sql}`, params);
+  return result.rows.length === 1;
+}
+
+describe('PostgreSQL translation runs with SQL Server semantics', () => {
+  const cases: [string, number[]][] = [
+    // case-insensitive text comparisons
+    ["NAZEV = 'alfa'", [1]],
+    ["[NAZEV] = 'ALFA'", [1]],
+    ['"nazev" = N\'Alfa\'', [1]],
+    ["N'alfa' = NAZEV", [1]],
+    ["NAZEV <> 'ALFA'", [2, 3, 4, 5]],
+    ["NAZEV != 'alfa'", [2, 3, 4, 5]],
+    ["NAZEV > 'c'", [3, 4]],
+    ["NAZEV < 'B'", [1, 5]],
+    ["NAZEV >= 'beta' AND NAZEV <= 'BETA'", [2]],
+    ["NAZEV IN ('alfa', 'BETA')", [1, 2]],
+    ["NAZEV NOT IN ('alfa', 'beta')", [3, 4, 5]],
+    ["NAZEV BETWEEN 'b' AND 'd'", [2]],
+    ["NAZEV NOT BETWEEN 'b' AND 'd'", [1, 3, 4, 5]],
+    ["[Mixed Case] = 'M1'", [1]],
+    // LIKE
+    ["NAZEV LIKE 'al%'", [1, 5]],
+    ["NAZEV NOT LIKE 'al%'", [2, 3, 4]],
+    ["NAZEV LIKE '_eta'", [2]],
+    ["NAZEV LIKE '%50[%]'", [3]],
+    ["NAZEV LIKE '%50%'", [3]],
+    ["NAZEV LIKE '[ab]%'", [1, 2, 5]],
+    ["NAZEV LIKE '[a-b]%'", [1, 2, 5]],
+    ["NAZEV LIKE '[^ab]%'", [3, 4]],
+    ["NAZEV NOT LIKE '[^ab]%'", [1, 2, 5]],
+    ["POZN LIKE 'a!_b' ESCAPE '!'", [3]],
+    ["POZN LIKE 'a_b'", [3]],
+    ["POZN LIKE '[[]x]'", [4]],
+    ["POZN LIKE '[[]%'", [4]],
+    ["POZN LIKE 'PRVN_'", [1]],
+    ['NAZEV LIKE NAZEV', [1, 2, 3, 4, 5]],
+    ["NAZEV LIKE LEFT(NAZEV, 2) + '%'", [1, 2, 3, 4, 5]],
+    ['NAZEV LIKE UPPER(POZN)', []],
+    ["ID LIKE '3'", [3]],
+    ["DEN LIKE '2024%'", [1, 2]],
+    // numbers, exact decimals, arithmetic
+    ['CENA = 1234.5', [1]],
+    ['CENA = 1234.50', [1]],
+    ['CENA > 100', [1]],
+    ['CENA BETWEEN 0 AND 100', [2, 3]],
+    ['CENA < 0', [5]],
+    ['-CENA > 10', [5]],
+    ['- -CENA < 0', [5]],
+    ['CENA * 2 = 2469', [1]],
+    ['CENA + 0.01 = 100', [2]],
+    ['CENA - 0.99 = 99', [2]],
+    ['ID % 2 = 0', [2, 4]],
+    ['ID / 2 = 1', [2, 3]],
+    ['(ID + 1) * 2 = 8', [3]],
+    ['ID + 1 * 2 = 5', [3]],
+    ["ID = '3'", [3]],
+    ["'3' = ID", [3]],
+    ['ID IN (1, 3, 5)', [1, 3, 5]],
+    ['ID NOT IN (1, 3, 5)', [2, 4]],
+    ["ID IN ('2', 4)", [2, 4]],
+    ['ID BETWEEN 2 AND 4', [2, 3, 4]],
+    ['ID NOT BETWEEN 2 AND 4', [1, 5]],
+    ['MNOZSTVI > 1', [1, 5]],
+    ['MNOZSTVI = 2.25', [5]],
+    ['CENA = 99999999999999999999.5', []],
+    ['ID < 3000000000', [1, 2, 3, 4, 5]],
+    // NULL
+    ['CENA IS NULL', [4]],
+    ['CENA IS NOT NULL', [1, 2, 3, 5]],
+    ['CENA = NULL', []],
+    ['NULL IS NULL', [1, 2, 3, 4, 5]],
+    ["POZN IS NULL OR POZN = 'A_B'", [2, 3, 5]],
+    // boolean logic and precedence
+    ['NOT (ID = 1 OR ID = 2)', [3, 4, 5]],
+    ['NOT ID = 1', [2, 3, 4, 5]],
+    ['NOT NOT ID = 1', [1]],
+    ["ID = 1 OR NAZEV = 'beta' AND ID = 3", [1]],
+    ["(ID = 1 OR NAZEV = 'beta') AND ID = 2", [2]],
+    ['ID = 1 OR ID = 2 OR ID = 3', [1, 2, 3]],
+    ['((ID = 1))', [1]],
+    // dates and times
+    ["DATUM >= '2024-01-01'", [1, 2, 5]],
+    ["DATUM < '2024-01-01'", [3]],
+    ["DATUM = '2024-01-15T10:30:00'", [1]],
+    ["DATUM = '20240115 10:30'", [1]],
+    ["DEN = '2024-02-29'", [2]],
+    ["DATUM BETWEEN '2024-01-01' AND '2024-12-31'", [1, 2]],
+    ["DATUM IN ('2024-01-15 10:30:00', '2025-06-01')", [1, 5]],
+    ['DATUM > DEN', [1, 2, 3]],
+    ["CAS >= '12:00'", [2, 5]],
+    ['YEAR(DATUM) = 2024', [1, 2]],
+    ['MONTH(DEN) = 12', [3]],
+    ['DAY(DATUM) = 29', [2]],
+    ["YEAR('2024-05-06') = ID + 2019", [5]],
+    ['DATUM < GETDATE()', [1, 2, 3, 5]],
+    ['DATUM < DATEADD(year, 50, GETDATE())', [1, 2, 3, 5]],
+    ['DATEDIFF(day, DATUM, GETDATE()) > 0', [1, 2, 3, 5]],
+    ["DATEADD(day, 1, DEN) = '2024-03-01'", [2]],
+    ["DATEADD(dd, 1, DATUM) = '2024-03-01 23:59:59'", [2]],
+    ["DATEADD(hour, 1, DATUM) = '2024-03-01 00:59:59'", [2]],
+    ["DATEADD(minute, -30, DATUM) = '2024-01-15 10:00'", [1]],
+    ["DATEADD(second, 1, DATUM) = '2024-03-01'", [2]],
+    ["DATEADD(year, -1, DATUM) < '2023-01-01'", [3]],
+    ["DATEADD(quarter, 1, DEN) = '2024-04-15'", [1]],
+    ["DATEADD(month, 1, DEN) = '2024-03-29'", [2]],
+    ["DATEADD(week, 2, DEN) = '2024-01-29'", [1]],
+    ["DATEADD(day, 1.9, DEN) = '2024-01-16'", [1]],
+    ["DATEADD(hour, 1, CAS) = '09:00'", [1]],
+    ["DATEADD(hour, 1, CAS) = '00:59:59'", [5]],
+    ["DATEDIFF(day, DEN, '2024-03-01') = 1", [2]],
+    ["DATEDIFF(day, '2024-01-14', DATUM) = 1", [1]],
+    ["DATEDIFF(month, DATUM, '2024-03-01') = 1", [2]],
+    ["DATEDIFF(year, '2023-12-31 23:59:59', DATUM) = 1", [1, 2]],
+    ["DATEDIFF(quarter, DATUM, '2024-04-01') = 1", [1, 2]],
+    ["DATEDIFF(hour, DATUM, '2024-01-15 11:00') = 1", [1]],
+    ["DATEDIFF(minute, '2024-02-29 23:58:59', DATUM) = 1", [2]],
+    ["DATEDIFF(second, '2024-02-29 23:59:58', DATUM) = 1", [2]],
+    ["DATEDIFF(week, '2024-01-13', DATUM) = 1", [1]],
+    ["CONVERT(date, DATUM) = '2024-01-15'", [1]],
+    ['CAST(DATUM AS DATE) = DEN', [1, 2, 3, 5]],
+    ["CONVERT(varchar(10), DATUM, 104) = '15.01.2024'", [1]],
+    ["CONVERT(VARCHAR(10), DATUM, 120) = '2024-01-15'", [1]],
+    ["CONVERT(NVARCHAR(8), DEN, 112) = '20240229'", [2]],
+    ["CONVERT(varchar(5), CAS, 108) = '08:00'", [1]],
+    ["CONVERT(DATE, '15.01.2024', 104) = DEN", [1]],
+    ["CAST('2024-01-15' AS DATETIME) <= DATUM", [1, 2, 5]],
+    ["CONVERT(DATETIME2, DEN) < '2024-01-16'", [1, 3]],
+    ["CAST(DATUM AS TIME) = '10:30'", [1]],
+    ["CAST(CAS AS TIME(0)) = '08:00'", [1]],
+    // conversions
+    ['CAST(CENA AS INT) = 99', [2]],
+    ['CAST(CENA AS INT) = -15', [5]],
+    ['CAST(CENA AS DECIMAL(10,1)) = 1234.5', [1]],
+    ['CAST(CENA AS DECIMAL) = 100', [2]],
+    ['CAST(CENA AS MONEY) = 99.99', [2]],
+    ['CAST(CENA AS FLOAT) > 1000', [1]],
+    ['CAST(CENA AS REAL) > 1000', [1]],
+    ['CAST(ID AS DECIMAL(5,2)) = 3.00', [3]],
+    ['CAST(ID AS BIGINT) = 4', [4]],
+    ['CAST(ID AS TINYINT) + CAST(ID AS SMALLINT) = 8', [4]],
+    ["CAST(ID AS VARCHAR(10)) = '3'", [3]],
+    ["CAST(ID AS NVARCHAR(MAX)) + 'x' = '3X'", [3]],
+    ["CAST(CENA AS VARCHAR(20)) = '1234.50'", [1]],
+    ["CAST(NAZEV AS CHAR(4)) = 'alfa'", [1, 5]],
+    ["CAST(NAZEV AS NCHAR(2)) = 'al'", [1, 5]],
+    ["CAST(NAZEV AS VARCHAR) = 'beta'", [2]],
+    [`CAST('${GUID_1.toUpperCase()}' AS UNIQUEIDENTIFIER) = GUID`, [1]],
+    ['CAST(AKTIVNI AS BIT) = 1', [1, 3, 5]],
+    ['CAST(CENA AS BIT) = 0', [3]],
+    ["CAST('true' AS BIT) = AKTIVNI", [1, 3, 5]],
+    ['CAST(HOTOVO AS INT) = 1', [1]],
+    ["CONVERT(INT, '42') = ID + 37", [5]],
+    ['CONVERT(NUMERIC(10,2), CENA) = 99.99', [2]],
+    // functions
+    ["ISNULL(POZN, 'none') = 'NONE'", [2, 5]],
+    ['ISNULL(CENA, 0) = 0', [3, 4]],
+    ['ISNULL(AKTIVNI, 0) = 0', [2, 4]],
+    ["ISNULL(NAZEV, 0) = 'beta'", [2]],
+    ['COALESCE(CENA, MNOZSTVI, 0) = 0', [3, 4]],
+    ["COALESCE(NULL, POZN, NAZEV) = 'beta'", [2]],
+    ["COALESCE(NULL, POZN, NAZEV) = '[X]'", [4]],
+    ['LEN(NAZEV) = 5', [4]],
+    ['LEN(CENA) = 5', [2]],
+    ["SUBSTRING(NAZEV, 2, 3) = 'LFA'", [1, 5]],
+    ["SUBSTRING(NAZEV, 0, 2) = 'a'", [1, 5]],
+    ["LEFT(NAZEV, 2) = 'al'", [1, 5]],
+    ["RIGHT(NAZEV, 1) = '%'", [3]],
+    ["UPPER(NAZEV) = 'ALFA'", [1]],
+    ["LOWER(NAZEV) = 'ALFA'", [1]],
+    ["RTRIM(NAZEV) = 'delta'", [4]],
+    ["TRIM(NAZEV) = 'DELTA'", [4]],
+    ["LTRIM('  x') = 'X'", [1, 2, 3, 4, 5]],
+    ['ROUND(CENA, 0) = 100', [2]],
+    ['ROUND(CENA, 0) = -16', [5]],
+    ['ROUND(CENA, 1) = 1234.5', [1]],
+    ['ROUND(CENA, -2) = 1200', [1]],
+    ['ABS(CENA) = 15.75', [5]],
+    ["NAZEV + '-x' = 'alfa-X'", [1]],
+    ['NAZEV + NULL IS NULL', [1, 2, 3, 4, 5]],
+    // GUID, flags, booleans
+    [`GUID = '${GUID_1.toUpperCase()}'`, [1]],
+    [`GUID = '${GUID_1}'`, [1]],
+    [`GUID <> '${GUID_1}'`, [2]],
+    [`GUID IN ('${GUID_1.toUpperCase()}', '${GUID_2}')`, [1, 2]],
+    ["GUID LIKE 'A0EE%'", [1]],
+    [`CAST(GUID AS VARCHAR(36)) = '${GUID_1.toUpperCase()}'`, [1]],
+    ['AKTIVNI = 1', [1, 3, 5]],
+    ['AKTIVNI <> 1', [2]],
+    ['HOTOVO = 1', [1]],
+    ['HOTOVO = 0', [2]],
+    ["HOTOVO = 'true'", [1]],
+    ['HOTOVO IN (0, 1)', [1, 2]],
+    ['ISNULL(HOTOVO, 0) = 0', [2, 3, 4, 5]],
+    // binary column (kind unknown): only NULL tests
+    ['DATA IS NOT NULL', [1]],
+    // the quote game: one comparison of two literals
+    ["'a' = 'a''; DROP TABLE x; --'", []],
+    ["NAZEV = 'x''; DROP TABLE T; --'", []],
+    ["'a''; DROP' = 'A''; drop'", [1, 2, 3, 4, 5]],
+  ];
+
+  it.each(cases)('%s', async (condition, expected) => {
+    expect(await ids(condition)).toEqual(expected);
+  });
+
+  const truths: [string, boolean][] = [
+    ["LEN('ab  ') = 2", true],
+    ["LEN('') = 0", true],
+    ["DATEDIFF(week, '2024-01-13', '2024-01-14') = 1", true],
+    ["DATEDIFF(week, '2024-01-14', '2024-01-20') = 0", true],
+    ["DATEDIFF(week, '2024-01-14', '2024-01-13') = -1", true],
+    ["DATEDIFF(day, '2024-01-01 23:59', '2024-01-02 00:01') = 1", true],
+    ["DATEDIFF(month, '2024-01-31', '2024-02-01') = 1", true],
+    ["DATEDIFF(year, '2024-12-31', '2025-01-01') = 1", true],
+    ["DATEDIFF(quarter, '2024-03-31', '2024-04-01') = 1", true],
+    ["DATEDIFF(hour, '2024-01-01 10:59', '2024-01-01 11:00') = 1", true],
+    ["DATEDIFF(hour, '2024-01-01 23:00', '2024-01-02 01:00') = 2", true],
+    ["DATEDIFF(minute, '2024-01-01 10:00:59', '2024-01-01 10:01:00') = 1", true],
+    ["DATEDIFF(second, '2024-01-01 10:00:00.9', '2024-01-01 10:00:01.1') = 1", true],
+    ["DATEDIFF(second, '2024-01-01', '2024-01-02') = 86400", true],
+    ["DATEADD(day, 1, '2024-02-28') = '2024-02-29'", true],
+    ["DATEADD(month, 1, '2024-01-31') = '2024-02-29'", true],
+    ["DATEADD(yy, -1, '2024-02-29') = '2023-02-28'", true],
+    ["YEAR('2024-05-06') = 2024", true],
+    ["MONTH('2024-05-06') = 5 AND DAY('2024-05-06') = 6", true],
+    ['ABS(-3) = 3', true],
+    ['ROUND(2.345, 2) = 2.35', true],
+    ['ROUND(2.5, 0) = 3', true],
+    ['1234.50 = 1234.5', true],
+    ['0.1 + 0.2 = 0.3', true],
+    ['5 / 2 = 2', true],
+    ['5.0 / 2 = 2.5', true],
+    ['5 % 3 = 2', true],
+    ['-5 % 3 = -2', true],
+    ['2 + 3 * 4 = 14', true],
+    ['10 - 2 - 3 = 5', true],
+    ['2147483648 - 1 = 2147483647', true],
+    ["'a' + 'b' = 'AB'", true],
+    ["'1' + 2 = 3", true],
+    ["SUBSTRING('abcdef', 2, 3) = 'BCD'", true],
+    ["LEFT('abc', 5) = 'abc'", true],
+    ["RIGHT('abc', 2) = 'bc'", true],
+    ['CAST(1.7 AS INT) = 1', true],
+    ['CAST(-1.7 AS INT) = -1', true],
+    ['CAST(1.25 AS DECIMAL(3,1)) = 1.3', true],
+    ['CAST(5 AS BIT) = 1', true],
+    ['CAST(0 AS BIT) = 0', true],
+    ["CAST('false' AS BIT) = 0", true],
+    ["CAST(12 AS VARCHAR(10)) + 'x' = '12X'", true],
+    ["CONVERT(varchar(10), CAST('2024-03-05' AS DATE), 104) = '05.03.2024'", true],
+    ["CONVERT(varchar(10), CAST('2024-03-05' AS DATE), 103) = '05/03/2024'", true],
+    ["CONVERT(varchar(10), CAST('2024-03-05' AS DATE), 101) = '03/05/2024'", true],
+    ["CONVERT(varchar(19), CAST('2024-03-05 14:07:09' AS DATETIME), 120) = '2024-03-05 14:07:09'", true],
+    ["CONVERT(varchar(8), CAST('2024-03-05 14:07:09' AS DATETIME), 108) = '14:07:09'", true],
+    ["CONVERT(date, '05.03.2024', 104) = '2024-03-05'", true],
+    ["CONVERT(datetime, '05/03/2024 10:11:12', 103) = '2024-03-05 10:11:12'", true],
+    ["ISNULL(NULL, 'x') = 'X'", true],
+    ['COALESCE(NULL, NULL, 3) = 3', true],
+    ["'abc' LIKE 'a[a-c]c'", true],
+    ["'abc' LIKE 'A[^b]c'", false],
+    ["'a%c' LIKE 'a[%]c'", true],
+    ["'abc' NOT LIKE 'a[%]c'", true],
+    ["'a_c' LIKE 'a!_c' ESCAPE '!'", true],
+    ["'abc' LIKE 'a!_c' ESCAPE '!'", false],
+    ["'a\\c' LIKE 'a\\c'", true],
+    ["'a\\c' LIKE 'a\\_'", true],
+    ["'abc' LIKE 'a\\_'", false],
+    ["'a.c' LIKE 'a.c'", true],
+    ["'abc' LIKE 'a.c'", false],
+    ["'a.c' LIKE '[a].[c]'", true],
+    ["'abc' LIKE '[a].[c]'", false],
+    ["'a(b' LIKE '[a-a](%'", true],
+    ["CONVERT(datetime, '05/03/2024', 103) = '2024-03-05'", true],
+    ["CONVERT(datetime, '2024-03-05 10:11:12', 121) = '2024-03-05 10:11:12'", true],
+    // DATETIME maps to timestamp(0): fractions of a second are rounded away
+    ["CONVERT(datetime, '2024-03-05 10:11:12.4', 121) = '2024-03-05 10:11:12'", true],
+  ];
+
+  it.each(truths)('%s is %s', async (condition, expected) => {
+    expect(await truth(condition)).toBe(expected);
+  });
+
+  it('leaves the table in place after the quote game', async () => {
+    await ids("NAZEV = 'x''; DROP TABLE T; --'");
+    expect(await ids('ID > 0')).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('compiles parameters from firstParamIndex', async () => {
+    const { sql, params } = compileCondition("NAZEV = 'beta' AND ID < 10", COLUMNS, postgresDialect, 3);
+    checkCompiled(sql, params, postgresDialect, COLUMNS, 3);
+    const result = await db.query(`SELECT "ID" FROM dbo."T" WHERE ${sql} LIMIT $1 OFFSET $2`, [
+      10,
+      0,
+      ...params,
+    ]);
+    expect(result.rows).toEqual([{ ID: 2 }]);
+  });
+
+  it('runs through a cursor, where parameter types must be explicit', async () => {
+    const { sql, params } = compileCondition(
+      "DATUM >= '2024-01-01' AND NAZEV LIKE '%a'",
+      COLUMNS,
+      postgresDialect,
+    );
+    await db.transaction(async (tx) => {
+      await tx.query(
+        `DECLARE c NO SCROLL CURSOR FOR SELECT "ID" FROM dbo."T" WHERE ${sql} ORDER BY "ID"`,
+        params,
+      );
+      const rows = await tx.query('FETCH FORWARD 10 FROM c');
+      expect(rows.rows).toEqual([{ ID: 1 }, { ID: 2 }]);
+    });
+  });
+});

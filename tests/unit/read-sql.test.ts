@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import type { LargeObjectStore } from '../../shared/core/answers.js';
+import {
+  getData,
+  getDataPaginate,
+  getDataWithCondition,
+  getRowsCount,
+} from '../../shared/core/data-api/read.js';
+import type { Database, DataSourceInfo, Row, SqlDialect } from '../../shared/core/database.js';
+import { mssqlDialect, postgresDialect } from '../../shared/core/sql-dialects.js';
+
+const SUBJECT: DataSourceInfo = {
+  schema: 'dbo',
+  name: 'SUBJECT',
+  kind: 'table',
+  columns: [
+    { name: 'ID', kind: 'int', dataType: 'int', ordinal: 1 },
+    { name: 'NAZEV', kind: 'string', dataType: 'nvarchar', ordinal: 2 },
+  ],
+  primaryKey: ['ID'],
+};
+const VIEW: DataSourceInfo = {
+  ...SUBJECT,
+  name: 'V_X',
+  kind: 'view',
+  primaryKey: [],
+  columns: [...SUBJECT.columns, { name: 'OBSAH', kind: 'binary', dataType: 'varbinary', ordinal: 3 }],
+};
+
+/** A database port that records the SQL it is given and yields `batches`. */
+function recordingDatabase(dialect: SqlDialect, batches: Row[][] = []) {
+  const statements: { sql: string; params: readonly unknown[] }[] = [];
+  let batchesRead = 0;
+  const db: Database = {
+    dialect,
+    async query(sql, params = []) {
+      statements.push({ sql, params });
+      return [{ n: 7 }];
+    },
+    async *streamBatches(sql, params) {
+      statements.push({ sql, params });
+      for (const batch of batches) {
+        batchesRead++;
+        yield batch;
+      }
+    },
+    findDataSource: async (_schema, name) =>
+      [SUBJECT, VIEW].find((s) => s.name.toLowerCase() === name.toLowerCase()),
+    transaction: async () => {
+      throw new Error('unused');
+    },
+    close: async () => undefined,
+  };
+  return { db, statements, batchesRead: () => batchesRead };
+}
+
+const limits = { inlineLimitBytes: 5 * 1024 * 1024, presignSeconds: 900, store: undefined, keyPrefix: 't' };
+const ctx = (db: Database, inlineLimitBytes = limits.inlineLimitBytes, store?: LargeObjectStore) => ({
+  db,
+  allowed: '*' as const,
+  limits: { ...limits, inlineLimitBytes, store },
+  batchRows: 1000,
+});
+
+describe('Data API SQL for SQL Server', () => {
+  it('pages with OFFSET/FETCH in primary-key order and parameters only', async () => {
+    const { db, statements } = recordingDatabase(mssqlDialect);
+    await getDataPaginate(ctx(db), 'subject', '11', '5');
+    expect(statements[0]).toEqual({
+      sql: 'SELECT [ID], [NAZEV] FROM [dbo].[SUBJECT] ORDER BY [ID] OFFSET @p1 ROWS FETCH NEXT @p2 ROWS ONLY',
+      params: [10, 5],
+    });
+  });
+
+  it('orders a view without a key by every sortable column', async () => {
+    const { db, statements } = recordingDatabase(mssqlDialect);
+    await getData(ctx(db), 'V_X');
+    expect(statements[0]!.sql).toBe('SELECT [ID], [NAZEV], [OBSAH] FROM [dbo].[V_X] ORDER BY [ID], [NAZEV]');
+  });
+
+  it('counts with COUNT_BIG', async () => {
+    const { db, statements } = recordingDatabase(mssqlDialect);
+    const answer = await getRowsCount(ctx(db), 'SUBJECT');
+    expect(statements[0]!.sql).toBe('SELECT COUNT_BIG(*) AS [n] FROM [dbo].[SUBJECT]');
+    expect(answer.kind === 'inline' && JSON.parse(answer.body.toString())).toEqual({
+      SUBJECT: [{ rowsCount: 7 }],
+    });
+  });
+
+  it('puts the compiled condition in WHERE with its literals as parameters', async () => {
+    const { db, statements } = recordingDatabase(mssqlDialect);
+    await getDataWithCondition(ctx(db), 'SUBJECT', "NAZEV = 'x''; DROP TABLE y; --'");
+    expect(statements[0]!.sql).toMatch(
+      /^SELECT \[ID\], \[NAZEV\] FROM \[dbo\]\.\[SUBJECT\] WHERE .*@p1.* ORDER BY \[ID\]$/,
+    );
+    expect(statements[0]!.sql).not.toContain('DROP');
+    expect(statements[0]!.params).toEqual(["x'; DROP TABLE y; --"]);
+  });
+});
+
+describe('Data API reads in batches', () => {
+  it('pages on PostgreSQL with $1/$2', async () => {
+    const { db, statements } = recordingDatabase(postgresDialect);
+    await getDataPaginate(ctx(db), 'SUBJECT', '1', '10');
+    expect(statements[0]!.sql).toBe(
+      'SELECT "ID", "NAZEV" FROM "dbo"."SUBJECT" ORDER BY "ID" OFFSET $1 ROWS FETCH NEXT $2 ROWS ONLY',
+    );
+    expect(statements[0]!.params).toEqual([0, 10]);
+  });
+
+  it('starts uploading before the last batch is read, so memory stays bounded', async () => {
+    const batch = (from: number) =>
+      Array.from({ length: 100 }, (_, i) => ({ ID: from + i, NAZEV: 'x'.repeat(100) }));
+    const batches = Array.from({ length: 20 }, (_, i) => batch(i * 100));
+    const { db, batchesRead } = recordingDatabase(postgresDialect, batches);
+    const uploadedAt: number[] = [];
+    const chunks: Buffer[] = [];
+    const store: LargeObjectStore = {
+      startUpload: () => ({
+        write: async (chunk) => {
+          uploadedAt.push(batchesRead());
+          chunks.push(chunk);
+        },
+        complete: async () => undefined,
+        abort: async () => undefined,
+      }),
+      presignGet: async () => 'https://bucket.example/answer',
+    };
+    const answer = await getData(ctx(db, 20_000, store), 'SUBJECT');
+    expect(answer).toEqual({ kind: 'redirect', location: 'https://bucket.example/answer' });
+    expect(uploadedAt[0]).toBeLessThan(3);
+    const body = JSON.parse(Buffer.concat(chunks).toString()) as { SUBJECT: { ID: number }[] };
+    expect(body.SUBJECT).toHaveLength(2000);
+    expect(body.SUBJECT[1999]!.ID).toBe(1999);
+  });
+});
