@@ -298,7 +298,7 @@ describe('limits', () => {
     for (let i = 0; i < 6; i++) date = `DATEADD(day, DATEDIFF(second, ${date}, DATUM), DATUM)`;
     expect(compileCondition(`${date} > DATUM`, COLUMNS, mssqlDialect).params).toHaveLength(1);
     expect(() => compileCondition(`${date} > DATUM`, COLUMNS, postgresDialect)).toThrow(
-      new ConditionError('The condition is too complex (it needs more than 2000 parameters)', 1),
+      new ConditionError('The condition is too complex: it needs more than 2000 parameters (position 1)', 1),
     );
   });
 
@@ -309,7 +309,7 @@ describe('limits', () => {
     expect(input.length).toBeLessThan(4000);
     expect(compileCondition(input, COLUMNS, mssqlDialect).sql.length).toBeLessThan(2000);
     expect(() => compileCondition(input, COLUMNS, postgresDialect)).toThrow(
-      'The condition is too complex (its translation is too long)',
+      'The condition is too complex: its translation is too long (position 1)',
     );
   });
 

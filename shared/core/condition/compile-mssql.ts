@@ -28,8 +28,10 @@ export class MssqlCompiler {
       case 'compare':
         return `(${this.expr(node.left)} ${node.op} ${this.expr(node.right)})`;
       case 'like': {
+        const operand = this.expr(node.operand);
+        const pattern = this.expr(node.pattern);
         const escape = node.escape ? ` ESCAPE ${this.expr(node.escape)}` : '';
-        return `(${this.expr(node.operand)} ${not(node.negated)}LIKE ${this.expr(node.pattern)}${escape})`;
+        return `(${operand} ${not(node.negated)}LIKE ${pattern}${escape})`;
       }
       case 'in':
         return `(${this.expr(node.operand)} ${not(node.negated)}IN (${node.items.map((item) => this.expr(item)).join(', ')}))`;

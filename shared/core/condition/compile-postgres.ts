@@ -104,7 +104,7 @@ function parseFormat(style: string): string {
 const INTEGER_TYPES: ReadonlySet<string> = new Set(['INT', 'BIGINT', 'SMALLINT', 'TINYINT']);
 
 function internal(message: string): never {
-  throw new ConditionError(`Internal error while translating the condition: ${message}`, 1);
+  throw new ConditionError(`The condition cannot be translated: ${message} (position 1)`, 1);
 }
 
 export class PostgresCompiler {
@@ -161,7 +161,8 @@ export class PostgresCompiler {
       return `(${value} ${negated ? 'NOT ' : ''}ILIKE ${param})`;
     }
     // A computed pattern: T-SQL has no default escape character, PostgreSQL has `\`.
-    return `(${value} ${negated ? 'NOT ' : ''}ILIKE ${this.as(pattern, 'string')} ESCAPE ${this.text(escape ?? '')})`;
+    const computed = this.as(pattern, 'string');
+    return `(${value} ${negated ? 'NOT ' : ''}ILIKE ${computed} ESCAPE ${this.text(escape ?? '')})`;
   }
 
   // --- values ------------------------------------------------------------------------------------------
@@ -190,6 +191,10 @@ export class PostgresCompiler {
         return `(-${node.kind === 'unknown' ? this.expr(node.operand) : this.as(node.operand, 'number')})`;
       case 'binary': {
         if (node.kind === 'unknown') return `(${this.expr(node.left)} ${node.op} ${this.expr(node.right)})`;
+        if (node.op === '%') {
+          // PostgreSQL has no % for double precision; numeric gives the T-SQL result for the rest.
+          return `(${this.modulo(node.left)} % ${this.modulo(node.right)})`;
+        }
         const op = node.kind === 'string' ? '||' : node.op;
         return `(${this.as(node.left, node.kind)} ${op} ${this.as(node.right, node.kind)})`;
       }
@@ -228,6 +233,10 @@ export class PostgresCompiler {
     if (from === 'date' && kind === 'datetime') return `CAST(${sql} AS timestamp)`;
     if (from === 'datetime' && kind === 'date') return `CAST(${sql} AS date)`;
     return internal(`cannot convert ${from} to ${kind}`);
+  }
+
+  private modulo(node: Expr): string {
+    return node.type === 'number' ? this.expr(node) : `CAST(${this.as(node, 'number')} AS numeric)`;
   }
 
   /** An integer argument (lengths, positions, DATEADD amounts); T-SQL truncates decimals. */

@@ -45,7 +45,7 @@ export function compileCondition(
   } catch (error) {
     if (error instanceof RangeError && /call stack/i.test(error.message)) {
       // The limits should prevent it; if a pathological input still overflows, it is a 400, not a 500.
-      throw new ConditionError('The condition is too complex', 1);
+      throw new ConditionError('The condition is too complex (position 1)', 1);
     }
     throw error;
   }

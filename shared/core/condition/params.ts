@@ -18,7 +18,7 @@ export class ParamSink {
   add(value: unknown): string {
     if (this.params.length >= MAX_PARAMS) {
       throw new ConditionError(
-        `The condition is too complex (it needs more than ${MAX_PARAMS} parameters)`,
+        `The condition is too complex: it needs more than ${MAX_PARAMS} parameters (position 1)`,
         1,
       );
     }
@@ -30,7 +30,7 @@ export class ParamSink {
 /** Refuses compiled SQL that grew beyond {@link MAX_SQL_LENGTH}. */
 export function limitSize(sql: string): string {
   if (sql.length > MAX_SQL_LENGTH) {
-    throw new ConditionError('The condition is too complex (its translation is too long)', 1);
+    throw new ConditionError('The condition is too complex: its translation is too long (position 1)', 1);
   }
   return sql;
 }
