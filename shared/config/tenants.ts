@@ -1,62 +1,66 @@
 import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
+import { en } from 'zod/locales';
+import * as z from 'zod/mini';
 import { ConfigurationError } from './settings.js';
 
+// zod/mini: the same checks as zod at a fraction of its bundle size (this runs in every function).
+z.config(en());
+const nonEmpty = () => z.string().check(z.minLength(1));
+const int = (min: number, max: number) => z.number().check(z.int(), z.minimum(min), z.maximum(max));
+
 const connection = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('mssql'), connectionString: z.string().min(1) }).strict(),
+  z.strictObject({ kind: z.literal('mssql'), connectionString: nonEmpty() }),
   /** An embedded database registered by name in this process (local stack and tests). */
-  z.object({ kind: z.literal('embedded'), name: z.string().min(1) }).strict(),
+  z.strictObject({ kind: z.literal('embedded'), name: nonEmpty() }),
 ]);
 
-const identifierList = z.array(z.string().regex(/^(?:[A-Za-z_][A-Za-z0-9_]*\.)?[A-Za-z_][A-Za-z0-9_]*$/));
+const identifierList = z.array(
+  z.string().check(z.regex(/^(?:[A-Za-z_][A-Za-z0-9_]*\.)?[A-Za-z_][A-Za-z0-9_]*$/)),
+);
 
-const webApiSettings = z
-  .object({
-    CommandTimeoutAsync: z.number().int().min(1).max(28).default(20),
-    RequestMaxSecValidity: z.number().int().min(1).max(86400).default(300),
-    CheckReplayRequest: z.boolean().default(true),
-    ReplayRequestTime: z
-      .number()
-      .int()
-      .min(1)
-      .max(7 * 86400)
-      .default(300),
-    DefContentType: z.enum(['application/json', 'application/xml']).default('application/json'),
-  })
-  .strict();
+const WEB_API_DEFAULTS = {
+  CommandTimeoutAsync: 20,
+  RequestMaxSecValidity: 300,
+  CheckReplayRequest: true,
+  ReplayRequestTime: 300,
+  DefContentType: 'application/json' as const,
+};
 
-const tenant = z
-  .object({
-    database: connection,
-    /** The document database (SVCDOC); the application database when absent. */
-    documentDatabase: connection.optional(),
-    dataApiUsers: z
-      .array(
-        z
-          .object({
-            name: z.string().min(1),
-            passwordHash: z.string().regex(/^scrypt\$\d+\$\d+\$\d+\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/, {
-              message: 'must be an scrypt hash made by `npm run hash-password`',
-            }),
-          })
-          .strict(),
-      )
-      .min(1),
-    dataSources: z.union([z.literal('*'), identifierList]),
-    procedures: identifierList.default([]),
-    webApi: webApiSettings.default({
-      CommandTimeoutAsync: 20,
-      RequestMaxSecValidity: 300,
-      CheckReplayRequest: true,
-      ReplayRequestTime: 300,
-      DefContentType: 'application/json',
-    }),
-  })
-  .strict();
+const webApiSettings = z.strictObject({
+  CommandTimeoutAsync: z._default(int(1, 28), WEB_API_DEFAULTS.CommandTimeoutAsync),
+  RequestMaxSecValidity: z._default(int(1, 86400), WEB_API_DEFAULTS.RequestMaxSecValidity),
+  CheckReplayRequest: z._default(z.boolean(), WEB_API_DEFAULTS.CheckReplayRequest),
+  ReplayRequestTime: z._default(int(1, 7 * 86400), WEB_API_DEFAULTS.ReplayRequestTime),
+  DefContentType: z._default(
+    z.enum(['application/json', 'application/xml']),
+    WEB_API_DEFAULTS.DefContentType,
+  ),
+});
 
-const registrySchema = z
-  .object({ tenants: z.record(z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/), tenant) })
-  .strict();
+const tenant = z.strictObject({
+  database: connection,
+  /** The document database (SVCDOC); the application database when absent. */
+  documentDatabase: z.optional(connection),
+  dataApiUsers: z
+    .array(
+      z.strictObject({
+        name: nonEmpty(),
+        passwordHash: z.string().check(
+          z.regex(/^scrypt\$\d+\$\d+\$\d+\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/, {
+            error: 'must be an scrypt hash made by `npm run hash-password`',
+          }),
+        ),
+      }),
+    )
+    .check(z.minLength(1)),
+  dataSources: z.union([z.literal('*'), identifierList]),
+  procedures: z._default(identifierList, []),
+  webApi: z._default(webApiSettings, WEB_API_DEFAULTS),
+});
+
+const registrySchema = z.strictObject({
+  tenants: z.record(z.string().check(z.regex(/^[a-z0-9][a-z0-9-]{0,62}$/)), tenant),
+});
 
 export type DatabaseConnection = z.infer<typeof connection>;
 export type TenantConfig = z.infer<typeof tenant> & { readonly id: string };
@@ -71,7 +75,10 @@ export interface TenantRegistry {
 export function parseTenantRegistry(document: unknown): TenantRegistry {
   const parsed = registrySchema.safeParse(document);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+    const problems = parsed.error.issues.map((issue) => {
+      const keys = 'keys' in issue && Array.isArray(issue.keys) ? ` (${issue.keys.join(', ')})` : '';
+      return `${issue.path.join('.') || '(root)'}: ${issue.message}${keys}`;
+    });
     throw new ConfigurationError(`Invalid tenant registry: ${problems.join('; ')}`);
   }
   const tenants = new Map<string, TenantConfig>(
