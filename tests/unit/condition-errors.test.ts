@@ -69,6 +69,7 @@ describe('classic injections are refused with a position', () => {
     ["NAZEV = 'a' '", 'Unterminated string literal starting at position 13'],
     ['dbo.T.ID = 1', 'Qualified names (schema.table.column) are not allowed: found "." at position 4'],
     ['[dbo].[T] = 1', 'Qualified names (schema.table.column) are not allowed: found "." at position 6'],
+    ['ID.5 = 1', 'Unexpected ".5" (expected AND, OR or the end of the condition) at position 3'],
     ['ID . x = 1', 'Qualified names (schema.table.column) are not allowed: found "." at position 4'],
     ['* = 1', '"*" is not allowed here (it is not a column) at position 1'],
     ['COUNT(*) > 0', 'Function COUNT is not allowed at position 1'],
@@ -116,6 +117,11 @@ describe('the grammar is strict', () => {
     ['ID + (ID = 1) = 1', 'Expected a value but found a boolean expression at position 7'],
     ['UPPER(ID = 1) = 1', 'Expected a value but found a boolean expression at position 7'],
     ['ID = 1 = 1', 'Unexpected "=" (expected AND, OR or the end of the condition) at position 8'],
+    [
+      'ID = 1 UPPER(NAZEV)',
+      'Unexpected "UPPER" (expected AND, OR or the end of the condition) at position 8',
+    ],
+    ['ID = 1 SLEEP(1)', 'Function SLEEP is not allowed at position 8'],
     ['ID = 1 ID = 2', 'Unexpected "ID" (expected AND, OR or the end of the condition) at position 8'],
     ['ID = 1 AND', 'Unexpected end of the condition (expected a value) at position 11'],
     ['ID =', 'Unexpected end of the condition (expected a value) at position 5'],
@@ -237,6 +243,13 @@ describe('the grammar is strict', () => {
     ["NAZEV * 'x' = 1", 'Operator * cannot be used with two text values at position 7'],
     ['-NAZEV = 1', 'The operand of unary - cannot be text at position 1'],
     ['-DATUM = 1', 'The operand of unary - cannot be datetime at position 1'],
+    // columns of unsupported types (binary, other) only meet NULL, each other and text
+    ['DATA + 1 = 1', 'Operator + cannot be used with a value of unsupported type at position 6'],
+    ['DATA = 1', 'Cannot compare a value of unsupported type with number at position 6'],
+    ["ISNULL(DATA, 'x') = 'x'", 'Cannot combine a value of unsupported type with other values at position 1'],
+    ['YEAR(DATA) = 1', 'The argument of YEAR cannot be a value of unsupported type at position 6'],
+    ['CAST(DATA AS INT) = 1', 'Cannot convert a value of unsupported type to INT at position 1'],
+    ['-DATA = 1', 'The operand of unary - cannot be a value of unsupported type at position 1'],
   ];
 
   it.each(cases)('%s', (input, message) => {

@@ -90,25 +90,38 @@ export function checkCompiled(
   const ident = dialect.name === 'mssql' ? /^\[(?:[^\]]|\]\])*\]/ : /^"(?:[^"]|"")*"/;
   const placeholder = dialect.name === 'mssql' ? /^@p(\d+)/ : /^\$(\d+)/;
   const seen: number[] = [];
+  /** Each token class of the output, with a check of the matched text. */
+  const rules: [RegExp, (match: RegExpExecArray) => void][] = [
+    [/^\s+/, () => {}],
+    [
+      ident,
+      (m) => {
+        if (!identifiers.has(m[0])) throw new Error(`Identifier ${m[0]} is not a column in: ${sql}`);
+      },
+    ],
+    [placeholder, (m) => void seen.push(Number(m[1]))],
+    // integers: type lengths and constants of the translations
+    [/^\d+\b/, () => {}],
+    [
+      /^[A-Za-z_][A-Za-z0-9_]*/,
+      (m) => {
+        if (!WORDS.has(m[0].toUpperCase())) throw new Error(`Word ${m[0]} is not allowed in: ${sql}`);
+      },
+    ],
+    [OPERATORS, () => {}],
+  ];
   let rest = sql;
   while (rest.length > 0) {
-    let match: RegExpExecArray | null;
-    if ((match = /^\s+/.exec(rest))) {
-      // whitespace
-    } else if ((match = ident.exec(rest))) {
-      if (!identifiers.has(match[0])) throw new Error(`Identifier ${match[0]} is not a column in: ${sql}`);
-    } else if ((match = placeholder.exec(rest))) {
-      seen.push(Number(match[1]));
-    } else if ((match = /^\d+\b/.exec(rest))) {
-      // integer (type length, constant of a translation)
-    } else if ((match = /^[A-Za-z_][A-Za-z0-9_]*/.exec(rest))) {
-      if (!WORDS.has(match[0].toUpperCase())) throw new Error(`Word ${match[0]} is not allowed in: ${sql}`);
-    } else if ((match = OPERATORS.exec(rest))) {
-      // operator
-    } else {
-      throw new Error(`Unexpected output at "${rest.slice(0, 20)}" in: ${sql}`);
+    let length = 0;
+    for (const [pattern, check] of rules) {
+      const match = pattern.exec(rest);
+      if (!match) continue;
+      check(match);
+      length = match[0].length;
+      break;
     }
-    rest = rest.slice(match[0].length);
+    if (length === 0) throw new Error(`Unexpected output at "${rest.slice(0, 20)}" in: ${sql}`);
+    rest = rest.slice(length);
   }
   expect(seen.length).toBe(params.length);
   expect([...seen].sort((a, b) => a - b)).toEqual(params.map((_, i) => first + i));

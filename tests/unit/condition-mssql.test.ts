@@ -25,6 +25,7 @@ describe('SQL Server output', () => {
     ['CENA = 1234.50', '([CENA] = CAST(@p1 AS DECIMAL(6,2)))', ['1234.50']],
     ['CENA = .5', '([CENA] = CAST(@p1 AS DECIMAL(1,1)))', ['0.5']],
     ['CENA = 007.10', '([CENA] = CAST(@p1 AS DECIMAL(3,2)))', ['7.10']],
+    ['ID = 1 AND .5 < CENA', '(([ID] = @p1) AND (CAST(@p2 AS DECIMAL(1,1)) < [CENA]))', [1, '0.5']],
     ['CENA = 12.', '([CENA] = CAST(@p1 AS DECIMAL(2,0)))', ['12']],
     ['ID = 007', '([ID] = @p1)', [7]],
     ['ID = 2147483647', '([ID] = @p1)', [2147483647]],

@@ -223,6 +223,11 @@ describe('PostgreSQL translation runs with SQL Server semantics', () => {
     ['ISNULL(HOTOVO, 0) = 0', [2, 3, 4, 5]],
     // binary column (kind unknown): only NULL tests
     ['DATA IS NOT NULL', [1]],
+    ['DATA = DATA', [1]],
+    ['DATA IN (DATA, NULL)', [1]],
+    ['CAST(DATA AS VARCHAR(10)) IS NOT NULL', [1]],
+    ['UPPER(DATA) IS NULL', [2, 3, 4, 5]],
+    ['COALESCE(DATA, NULL, DATA) IS NULL', [2, 3, 4, 5]],
     // the quote game: one comparison of two literals
     ["'a' = 'a''; DROP TABLE x; --'", []],
     ["NAZEV = 'x''; DROP TABLE T; --'", []],
@@ -340,5 +345,121 @@ describe('PostgreSQL translation runs with SQL Server semantics', () => {
       const rows = await tx.query('FETCH FORWARD 10 FROM c');
       expect(rows.rows).toEqual([{ ID: 1 }, { ID: 2 }]);
     });
+  });
+});
+
+describe('PostgreSQL SQL text', () => {
+  const cases: [string, string, unknown[]][] = [
+    ["NAZEV = 'alfa'", '(lower("NAZEV") = lower(CAST($1 AS text)))', ['alfa']],
+    ["NAZEV LIKE 'al%' ESCAPE '!'", '("NAZEV" ILIKE CAST($1 AS text))', ['al%']],
+    ["NAZEV LIKE '[a-c]%'", '("NAZEV" ~* CAST($1 AS text))', ['^[a-c].*$']],
+    ['NAZEV NOT LIKE POZN', '("NAZEV" NOT ILIKE "POZN" ESCAPE CAST($1 AS text))', ['']],
+    ["NAZEV + 'x' = 'y'", '(lower(("NAZEV" || CAST($1 AS text))) = lower(CAST($2 AS text)))', ['x', 'y']],
+    [
+      "ISNULL(NAZEV, 'x') = 'y'",
+      '(lower(COALESCE("NAZEV", CAST($1 AS text))) = lower(CAST($2 AS text)))',
+      ['x', 'y'],
+    ],
+    ['LEN(NAZEV) = 1', '(length(rtrim("NAZEV")) = CAST($1 AS integer))', [1]],
+    [
+      "SUBSTRING(NAZEV, 1, 2) = 'x'",
+      '(lower(substr("NAZEV", CAST($1 AS integer), CAST($2 AS integer))) = lower(CAST($3 AS text)))',
+      [1, 2, 'x'],
+    ],
+    [
+      'LEFT(NAZEV, 1) = RIGHT(NAZEV, 1)',
+      '(lower(left("NAZEV", CAST($1 AS integer))) = lower(right("NAZEV", CAST($2 AS integer))))',
+      [1, 1],
+    ],
+    ['YEAR(DATUM) = 2024', '(CAST(EXTRACT(YEAR FROM "DATUM") AS integer) = CAST($1 AS integer))', [2024]],
+    ['DATUM < GETDATE()', '("DATUM" < LOCALTIMESTAMP)', []],
+    [
+      'DATEADD(day, -1, DEN) = DEN',
+      '(CAST(("DEN" + make_interval(days => (-CAST($1 AS integer)))) AS date) = "DEN")',
+      [1],
+    ],
+    [
+      'DATEADD(quarter, 1, DATUM) > DATUM',
+      '(("DATUM" + make_interval(months => (CAST($1 AS integer) * 3))) > "DATUM")',
+      [1],
+    ],
+    [
+      'DATEDIFF(day, DATUM, DEN) = 0',
+      '((CAST(CAST("DEN" AS timestamp) AS date) - CAST("DATUM" AS date)) = CAST($1 AS integer))',
+      [0],
+    ],
+    [
+      'DATEDIFF(month, DATUM, DEN) = 0',
+      '(CAST((EXTRACT(YEAR FROM CAST("DEN" AS timestamp)) - EXTRACT(YEAR FROM "DATUM")) * 12 + (EXTRACT(MONTH FROM CAST("DEN" AS timestamp)) - EXTRACT(MONTH FROM "DATUM")) AS integer) = CAST($1 AS integer))',
+      [0],
+    ],
+    [
+      'DATEDIFF(year, DATUM, DEN) = 0',
+      '(CAST((EXTRACT(YEAR FROM CAST("DEN" AS timestamp)) - EXTRACT(YEAR FROM "DATUM")) AS integer) = CAST($1 AS integer))',
+      [0],
+    ],
+    [
+      'DATEDIFF(hour, DATUM, DEN) = 0',
+      '(((CAST(CAST("DEN" AS timestamp) AS date) - CAST("DATUM" AS date)) * 24 + CAST(EXTRACT(HOUR FROM CAST("DEN" AS timestamp)) AS integer) - CAST(EXTRACT(HOUR FROM "DATUM") AS integer)) = CAST($1 AS integer))',
+      [0],
+    ],
+    [
+      'DATEDIFF(week, DATUM, DEN) = 0',
+      '(CAST(floor(((CAST(CAST("DEN" AS timestamp) AS date) - CAST("DATUM" AS date)) + EXTRACT(DOW FROM "DATUM")) / 7) AS integer) = CAST($1 AS integer))',
+      [0],
+    ],
+    [
+      "CAST(NAZEV AS NVARCHAR(10)) = 'x'",
+      '(lower(CAST("NAZEV" AS varchar(10))) = lower(CAST($1 AS text)))',
+      ['x'],
+    ],
+    ['CAST(DEN AS DATETIME) = DATUM', '(CAST("DEN" AS timestamp(0)) = "DATUM")', []],
+    ['CAST(DEN AS DATETIME2) = DATUM', '(CAST("DEN" AS timestamp(0)) = "DATUM")', []],
+    ['CAST(NAZEV AS UNIQUEIDENTIFIER) = GUID', '(CAST("NAZEV" AS uuid) = "GUID")', []],
+    ['CAST(ID AS BIT) = 1', '(CAST(("ID" <> 0) AS integer) = CAST($1 AS integer))', [1]],
+    ['CAST(ID AS MONEY) = 1', '(CAST("ID" AS numeric(19,4)) = CAST($1 AS integer))', [1]],
+    ['CAST(ID AS FLOAT) = 1', '(CAST("ID" AS double precision) = CAST($1 AS integer))', [1]],
+    [
+      'CAST(ID AS TINYINT) = 1',
+      '(CAST(trunc(CAST("ID" AS numeric)) AS smallint) = CAST($1 AS integer))',
+      [1],
+    ],
+    [
+      'ROUND(CENA, 2) = 1',
+      '(round(CAST("CENA" AS numeric), CAST($1 AS integer)) = CAST($2 AS integer))',
+      [2, 1],
+    ],
+    ['ABS(CENA) = 1', '(abs("CENA") = CAST($1 AS integer))', [1]],
+    ['ID % 2 = 0', '((CAST("ID" AS numeric) % CAST($1 AS integer)) = CAST($2 AS integer))', [2, 0]],
+    ["GUID = 'abc'", '("GUID" = CAST($1 AS uuid))', ['abc']],
+    ["DATUM >= '2024-01-01'", '("DATUM" >= CAST($1 AS timestamp))', ['2024-01-01']],
+    ['HOTOVO = 1', '(CAST("HOTOVO" AS integer) = CAST($1 AS integer))', [1]],
+    ["ID IN (1, '2')", '("ID" IN (CAST($1 AS integer), CAST($2 AS numeric)))', [1, '2']],
+    [
+      "CONVERT(VARCHAR(10), DATUM, 104) = 'x'",
+      '(lower(CAST(to_char("DATUM", CAST($1 AS text)) AS varchar(10))) = lower(CAST($2 AS text)))',
+      ['DD.MM.YYYY', 'x'],
+    ],
+    [
+      "CONVERT(DATE, 'x', 104) = DEN",
+      '(CAST(to_timestamp(CAST($1 AS text), CAST($2 AS text)) AS date) = "DEN")',
+      ['x', 'DD.MM.YYYY HH24:MI:SS.MS'],
+    ],
+    [
+      "'a' = 'a''; DROP TABLE x; --'",
+      '(lower(CAST($1 AS text)) = lower(CAST($2 AS text)))',
+      ['a', "a'; DROP TABLE x; --"],
+    ],
+    [
+      'NULL IS NULL AND NAZEV = NULL',
+      '((NULL IS NULL) AND (lower("NAZEV") = lower(CAST(NULL AS text))))',
+      [],
+    ],
+  ];
+
+  it.each(cases)('%s', (condition, sql, params) => {
+    const compiled = compileCondition(condition, COLUMNS, postgresDialect);
+    expect(compiled).toEqual({ sql, params });
+    checkCompiled(compiled.sql, compiled.params, postgresDialect);
   });
 });

@@ -30,8 +30,8 @@ export class MssqlCompiler {
       case 'like': {
         const operand = this.expr(node.operand);
         const pattern = this.expr(node.pattern);
-        const escape = node.escape ? ` ESCAPE ${this.expr(node.escape)}` : '';
-        return `(${operand} ${not(node.negated)}LIKE ${pattern}${escape})`;
+        const escapeClause = node.escape ? ` ESCAPE ${this.expr(node.escape)}` : '';
+        return `(${operand} ${not(node.negated)}LIKE ${pattern}${escapeClause})`;
       }
       case 'in':
         return `(${this.expr(node.operand)} ${not(node.negated)}IN (${node.items.map((item) => this.expr(item)).join(', ')}))`;

@@ -130,8 +130,9 @@ export class PostgresCompiler {
         return this.like(node.operand, node.pattern, node.escape?.value, node.negated);
       case 'in': {
         const kind = commonKind([node.operand.kind, ...node.items.map((item) => item.kind)], internal);
+        const operand = this.side(node.operand, kind);
         const items = node.items.map((item) => this.side(item, kind)).join(', ');
-        return `(${this.side(node.operand, kind)} ${not(node.negated)}IN (${items}))`;
+        return `(${operand} ${not(node.negated)}IN (${items}))`;
       }
       case 'between': {
         const kind = commonKind([node.operand.kind, node.low.kind, node.high.kind], internal);
@@ -152,17 +153,17 @@ export class PostgresCompiler {
     return kind === 'string' ? `lower(${this.as(node, 'string')})` : this.as(node, kind);
   }
 
-  private like(operand: Expr, pattern: Expr, escape: string | undefined, negated: boolean): string {
+  private like(operand: Expr, pattern: Expr, escapeChar: string | undefined, negated: boolean): string {
     const value = this.as(operand, 'string');
     if (pattern.type === 'string') {
-      const translated = translateLikePattern(pattern.value, escape);
+      const translated = translateLikePattern(pattern.value, escapeChar);
       const param = this.text(translated.pattern);
       if (translated.operator === 'regex') return `(${value} ${negated ? '!~*' : '~*'} ${param})`;
       return `(${value} ${negated ? 'NOT ' : ''}ILIKE ${param})`;
     }
     // A computed pattern: T-SQL has no default escape character, PostgreSQL has `\`.
     const computed = this.as(pattern, 'string');
-    return `(${value} ${negated ? 'NOT ' : ''}ILIKE ${computed} ESCAPE ${this.text(escape ?? '')})`;
+    return `(${value} ${negated ? 'NOT ' : ''}ILIKE ${computed} ESCAPE ${this.text(escapeChar ?? '')})`;
   }
 
   // --- values ------------------------------------------------------------------------------------------
@@ -188,9 +189,8 @@ export class PostgresCompiler {
       case 'null':
         return 'NULL';
       case 'unary':
-        return `(-${node.kind === 'unknown' ? this.expr(node.operand) : this.as(node.operand, 'number')})`;
+        return `(-${this.as(node.operand, 'number')})`;
       case 'binary': {
-        if (node.kind === 'unknown') return `(${this.expr(node.left)} ${node.op} ${this.expr(node.right)})`;
         if (node.op === '%') {
           // PostgreSQL has no % for double precision; numeric gives the T-SQL result for the rest.
           return `(${this.modulo(node.left)} % ${this.modulo(node.right)})`;
@@ -242,6 +242,7 @@ export class PostgresCompiler {
   /** An integer argument (lengths, positions, DATEADD amounts); T-SQL truncates decimals. */
   private integer(node: Expr): string {
     if (node.type === 'number' && node.isInt) return this.expr(node);
+    if (node.type === 'unary' && node.operand.type === 'number' && node.operand.isInt) return this.expr(node);
     return `CAST(trunc(CAST(${this.as(node, 'number')} AS numeric)) AS integer)`;
   }
 

@@ -17,6 +17,13 @@
  * - The top level, the operands of AND/OR/NOT and nothing else must be boolean predicates
  *   (comparison, LIKE, IN, BETWEEN, IS NULL); a bare value such as `NAZEV` or `1+1` is refused,
  *   and a predicate cannot be used as a value, as in T-SQL.
+ * - Types: every value gets a kind (text, number, datetime, date, time, uniqueidentifier, bit);
+ *   operands are converted following T-SQL data type precedence, and combinations T-SQL would
+ *   only accept with surprising results (numbers as dates, `datetime + 1`, ...) are refused.
+ *
+ * Known differences of the PostgreSQL translation: trailing spaces are significant in text
+ * comparisons; DATETIME/DATETIME2 map to timestamp(0) (fractions of a second are rounded);
+ * a date converted to text without a CONVERT style uses the ISO format.
  */
 import type { ColumnInfo, SqlDialect } from '../database.js';
 import { type CompiledCondition, compileAst } from './compile.js';

@@ -71,7 +71,7 @@ export function tokenize(source: string): Token[] {
   const rejectQualifier = () => {
     let j = i;
     while (j < source.length && WHITESPACE.has(source[j]!)) j++;
-    if (source[j] === '.') {
+    if (source[j] === '.' && !/\d/.test(source[j + 1] ?? '')) {
       throw error(j, 'Qualified names (schema.table.column) are not allowed: found "."');
     }
   };

@@ -25,13 +25,13 @@ export interface PgLikePattern {
 /** Thrown (and turned into a ConditionError by the caller) for a malformed pattern. */
 export class LikePatternError extends Error {}
 
-function parse(pattern: string, escape: string | undefined): Segment[] {
+function parse(pattern: string, escapeChar: string | undefined): Segment[] {
   const chars = [...pattern];
   const segments: Segment[] = [];
   let i = 0;
   while (i < chars.length) {
     const ch = chars[i]!;
-    if (escape !== undefined && ch === escape) {
+    if (escapeChar !== undefined && ch === escapeChar) {
       const escaped = chars[i + 1];
       if (escaped === undefined)
         throw new LikePatternError('The LIKE pattern ends with its ESCAPE character');
@@ -82,14 +82,31 @@ function parse(pattern: string, escape: string | undefined): Segment[] {
 const REGEX_SPECIAL = /[\\^$.|?*+()[\]{}]/;
 const CLASS_SPECIAL = /[\\^\-[\]]/;
 
+function regexOf(segment: Segment, inClass: (char: string) => string): string {
+  switch (segment.type) {
+    case 'any':
+      return '.*';
+    case 'one':
+      return '.';
+    case 'literal':
+      return REGEX_SPECIAL.test(segment.char) ? `\\${segment.char}` : segment.char;
+    case 'class': {
+      const items = segment.items
+        .map((item) => (typeof item === 'string' ? inClass(item) : `${inClass(item[0])}-${inClass(item[1])}`))
+        .join('');
+      return `[${segment.negated ? '^' : ''}${items}]`;
+    }
+  }
+}
+
 /** Validates a T-SQL LIKE pattern; throws LikePatternError. */
-export function checkLikePattern(pattern: string, escape: string | undefined): void {
-  parse(pattern, escape);
+export function checkLikePattern(pattern: string, escapeChar: string | undefined): void {
+  parse(pattern, escapeChar);
 }
 
 /** Translates a T-SQL LIKE pattern (with its optional ESCAPE character) for PostgreSQL. */
-export function translateLikePattern(pattern: string, escape: string | undefined): PgLikePattern {
-  const segments = parse(pattern, escape);
+export function translateLikePattern(pattern: string, escapeChar: string | undefined): PgLikePattern {
+  const segments = parse(pattern, escapeChar);
   if (!segments.some((segment) => segment.type === 'class')) {
     const text = segments
       .map((segment) => {
@@ -103,25 +120,6 @@ export function translateLikePattern(pattern: string, escape: string | undefined
     return { operator: 'ilike', pattern: text };
   }
   const inClass = (char: string) => (CLASS_SPECIAL.test(char) ? `\\${char}` : char);
-  const body = segments
-    .map((segment) => {
-      switch (segment.type) {
-        case 'any':
-          return '.*';
-        case 'one':
-          return '.';
-        case 'literal':
-          return REGEX_SPECIAL.test(segment.char) ? `\\${segment.char}` : segment.char;
-        case 'class': {
-          const items = segment.items
-            .map((item) =>
-              typeof item === 'string' ? inClass(item) : `${inClass(item[0])}-${inClass(item[1])}`,
-            )
-            .join('');
-          return `[${segment.negated ? '^' : ''}${items}]`;
-        }
-      }
-    })
-    .join('');
+  const body = segments.map((segment) => regexOf(segment, inClass)).join('');
   return { operator: 'regex', pattern: `^${body}$` };
 }

@@ -128,7 +128,8 @@ class Parser {
     if (token.type === 'eof')
       throw this.error(token.pos, `Unexpected end of the condition (expected ${expected})`);
     if (token.type === 'word' && !GRAMMAR_KEYWORDS.has(token.value)) {
-      if (this.tokens[this.tokens.indexOf(token) + 1]?.type === '(') {
+      const known = isPlainFunction(token.value) || SPECIAL_FUNCTIONS.has(token.value);
+      if (!known && this.tokens[this.tokens.indexOf(token) + 1]?.type === '(') {
         throw this.error(token.pos, `Function ${token.value} is not allowed`);
       }
       if (RESERVED_WORDS.has(token.value))
@@ -240,7 +241,7 @@ class Parser {
       this.next();
       const operand = this.asExpr(leftNode);
       const pattern = this.asExpr(this.parseAdditive());
-      let escape: StringLiteral | undefined;
+      let escapeChar: StringLiteral | undefined;
       if (this.isWord(this.peek(), 'ESCAPE')) {
         this.next();
         const literal = this.peek();
@@ -248,17 +249,17 @@ class Parser {
           throw this.error(literal.pos, 'ESCAPE needs a string literal of exactly one character');
         }
         this.next();
-        escape = { type: 'string', value: literal.value, kind: 'string', pos: literal.pos };
+        escapeChar = { type: 'string', value: literal.value, kind: 'string', pos: literal.pos };
       }
       if (pattern.type === 'string') {
         try {
-          checkLikePattern(pattern.value, escape?.value);
+          checkLikePattern(pattern.value, escapeChar?.value);
         } catch (error) {
           if (error instanceof LikePatternError) throw this.error(pattern.pos, error.message);
           throw error;
         }
       }
-      return this.built({ type: 'like', negated, operand, pattern, escape, pos: operand.pos }, [
+      return this.built({ type: 'like', negated, operand, pattern, escape: escapeChar, pos: operand.pos }, [
         operand,
         pattern,
       ]);
@@ -354,8 +355,7 @@ class Parser {
     this.leave();
     expectKind(operand.kind, ['number', 'bool'], `The operand of unary ${token.value}`, this.fail(token.pos));
     if (token.value === '+') return operand;
-    const kind: Kind = operand.kind === 'unknown' ? 'unknown' : 'number';
-    return this.built({ type: 'unary', op: '-', operand, kind, pos: token.pos }, [operand]);
+    return this.built({ type: 'unary', op: '-', operand, kind: 'number', pos: token.pos }, [operand]);
   }
 
   private parsePrimary(): Node {
@@ -427,7 +427,9 @@ class Parser {
   private call(name: PlainFunction, token: Token): Expr {
     this.next();
     this.enter(token);
-    const args = this.peek().type === ')' ? (this.next(), []) : this.parseList();
+    let args: Expr[] = [];
+    if (this.peek().type === ')') this.next();
+    else args = this.parseList();
     this.leave();
     const [min, max] = FUNCTION_ARITY[name];
     if (args.length < min || args.length > max) {
@@ -448,10 +450,12 @@ class Parser {
       expectKind(arg(i).kind, ['number', 'string', 'bool'], `${what} of ${name}`, this.fail(arg(i).pos));
     switch (name) {
       case 'ISNULL': {
+        this.noMixedUnknown(args, fail);
         commonKind([arg(0).kind, arg(1).kind], fail);
         return arg(0).kind === 'null' ? arg(1).kind : arg(0).kind;
       }
       case 'COALESCE':
+        this.noMixedUnknown(args, fail);
         return commonKind(
           args.map((a) => a.kind),
           fail,
@@ -491,6 +495,14 @@ class Parser {
         numeric(0, 'The value');
         numeric(1, 'The length');
         return 'number';
+    }
+  }
+
+  /** ISNULL / COALESCE cannot convert between a value of unsupported type and anything else. */
+  private noMixedUnknown(args: readonly Expr[], fail: (message: string) => never): void {
+    const kinds = args.map((a) => a.kind).filter((k) => k !== 'null');
+    if (kinds.includes('unknown') && kinds.some((k) => k !== 'unknown')) {
+      fail(`Cannot combine ${describeKind('unknown')} with other values`);
     }
   }
 
@@ -606,11 +618,8 @@ class Parser {
       guid: ['guid', 'string'],
     };
     const fail = this.fail(token.pos);
-    if (
-      !(sources[kind] ?? []).includes(operand.kind) &&
-      operand.kind !== 'null' &&
-      operand.kind !== 'unknown'
-    ) {
+    const fromUnknown = operand.kind === 'unknown' && kind === 'string';
+    if (!(sources[kind] ?? []).includes(operand.kind) && operand.kind !== 'null' && !fromUnknown) {
       fail(`Cannot convert ${describeKind(operand.kind)} to ${target.name}`);
     }
     if (style !== undefined) {

@@ -60,14 +60,11 @@ export function describeKind(kind: Kind): string {
   }
 }
 
-/** A kind that takes part in conversions (not NULL, not unknown). */
-export function isConcrete(kind: Kind): boolean {
-  return kind !== 'null' && kind !== 'unknown';
-}
-
 /** Whether a value of `from` converts implicitly to `to` (the higher-ranked kind). */
 function convertible(from: Kind, to: Kind): boolean {
-  if (from === to || !isConcrete(from) || !isConcrete(to)) return true;
+  if (from === to || from === 'null' || to === 'null') return true;
+  // Values of unsupported types (binary, ...) only meet NULL, each other and text.
+  if (from === 'unknown' || to === 'unknown') return from === 'string' || to === 'string';
   if (from === 'string' || to === 'string') return true;
   if ((from === 'bool' && to === 'number') || (from === 'number' && to === 'bool')) return true;
   if ((from === 'date' && to === 'datetime') || (from === 'datetime' && to === 'date')) return true;
@@ -101,7 +98,9 @@ export function arithmeticKind(
     }
     if (kind === 'guid') fail(`Operator ${op} cannot be used with uniqueidentifier values`);
   }
-  if (left === 'unknown' || right === 'unknown') return 'unknown';
+  if (left === 'unknown' || right === 'unknown') {
+    fail(`Operator ${op} cannot be used with ${describeKind('unknown')}`);
+  }
   const texts = (left === 'string' || left === 'null') && (right === 'string' || right === 'null');
   if (op === '+') {
     if (texts && (left === 'string' || right === 'string')) return 'string';
@@ -113,13 +112,13 @@ export function arithmeticKind(
   return 'number';
 }
 
-/** Checks that `kind` is one of `allowed` (NULL and unknown always pass). */
+/** Checks that `kind` is one of `allowed` (NULL always passes). */
 export function expectKind(
   kind: Kind,
   allowed: readonly Kind[],
   what: string,
   fail: (message: string) => never,
 ): void {
-  if (!isConcrete(kind) || allowed.includes(kind)) return;
+  if (kind === 'null' || allowed.includes(kind)) return;
   fail(`${what} cannot be ${describeKind(kind)}`);
 }
