@@ -11,6 +11,8 @@ ERP integration gateway: local stack ready in ${((Date.now() - started) / 1000).
   Health       ${base}/health
   Data API     ${base}/demo/JsonAPI/Data/getData/SUBJECT
                (HTTP Basic: demo / demo-password)
+  Files        ${base}/demo/JsonAPI/File/setFile   (POST multipart, part "file")
+               ${base}/demo/JsonAPI/File/getFile/{fileGUID}
   Web API      ${base}/demo/WebAPI/test
                (applications: demo-api-key / demo-api-hash, other-api-key / other-api-hash)
   SQS/S3       ${stack.emulator.address ?? `http://127.0.0.1:${stack.emulator.port}`} (emulator)

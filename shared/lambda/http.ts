@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { DatabaseStatementError, DatabaseUnavailableError } from '../core/database.js';
@@ -49,12 +50,15 @@ export function toHttpRequest(event: APIGatewayProxyEventV2, context?: Context):
 
 const TEXTUAL = /^(application\/(json|xml|problem\+json)|text\/)/i;
 
-/** Encodes a response; binary bodies go base64 as HTTP API requires. */
+/**
+ * Encodes a response; binary bodies go base64 as HTTP API requires. A textual body that is not
+ * valid UTF-8 (a stored text/plain file in windows-1250, say) goes base64 too, or its bytes would change.
+ */
 export function toLambdaResult(response: HttpResponse): APIGatewayProxyStructuredResultV2 {
   const headers = { ...response.headers };
   const body = response.body ?? '';
   if (typeof body === 'string') return { statusCode: response.status, headers, body, isBase64Encoded: false };
-  if (TEXTUAL.test(headers['content-type'] ?? '')) {
+  if (TEXTUAL.test(headers['content-type'] ?? '') && isUtf8(body)) {
     return { statusCode: response.status, headers, body: body.toString('utf8'), isBase64Encoded: false };
   }
   return { statusCode: response.status, headers, body: body.toString('base64'), isBase64Encoded: true };

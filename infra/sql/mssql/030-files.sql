@@ -1,0 +1,24 @@
+-- =============================================================================
+-- Document store (setFile / getFile) – SQL Server. IDEMPOTENT (CREATE OR ALTER).
+-- SVCDOC, DEMO_FILE_EVENT and DEMO_FILE_RECEIVED are in 010-schema.sql.
+-- sqlcmd -I -f 65001 -i 030-files.sql
+-- =============================================================================
+SET ANSI_NULLS ON;
+SET QUOTED_IDENTIFIER ON;
+SET NOCOUNT ON;
+GO
+
+-- -----------------------------------------------------------------------------
+-- DEMO_FILE_FAIL – always fails, to try a failing userDBProcedure (setFile answers
+-- 502 with the fileGUID and keeps the file). Not allowed in the demo tenant.
+--    EXEC dbo.DEMO_FILE_FAIL @FileGuid = '...';
+-- -----------------------------------------------------------------------------
+CREATE OR ALTER PROCEDURE dbo.DEMO_FILE_FAIL
+    @FileGuid uniqueidentifier
+AS
+BEGIN
+    SET NOCOUNT ON;
+    DECLARE @message nvarchar(200) = CONCAT(N'DEMO_FILE_FAIL rejects file ', @FileGuid);
+    THROW 50001, @message, 1;
+END;
+GO

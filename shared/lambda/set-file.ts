@@ -1,0 +1,32 @@
+import { badRequest } from '../core/errors.js';
+import { DEFAULT_CONTENT_TYPE } from '../core/files/media-type.js';
+import { setFile } from '../core/files/set-file.js';
+import { authenticate } from './data-api.js';
+import { tenantDocumentStore } from './document-store.js';
+import type { HttpRequest, HttpResponse } from './http.js';
+import { readFilePart } from './multipart-form.js';
+
+/** `POST /{tenant}/JsonAPI/File/setFile[?userDBProcedure=NAME]` */
+export async function setFileRoute(request: HttpRequest): Promise<HttpResponse> {
+  const tenant = await authenticate(request);
+  const procedures = request.query.getAll('userDBProcedure');
+  if (procedures.length > 1)
+    throw badRequest('invalid_procedure_name', 'userDBProcedure may be given only once');
+  const upload = await readFilePart(request);
+  const file = await setFile(
+    { store: await tenantDocumentStore(tenant), allowedProcedures: tenant.procedures },
+    upload,
+    procedures[0],
+  );
+  return {
+    status: 200,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+    body: JSON.stringify({
+      fileGUID: file.fileGuid,
+      fileName: file.fileName,
+      size: file.size,
+      contentType: file.contentType ?? DEFAULT_CONTENT_TYPE,
+      sha256: file.sha256,
+    }),
+  };
+}

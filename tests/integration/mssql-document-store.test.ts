@@ -1,0 +1,78 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
+import { type Database, DatabaseStatementError } from '../../shared/core/database.js';
+import type { DocumentStore } from '../../shared/core/files/document-store.js';
+import { createSqlDocumentStore } from '../../shared/core/files/sql-document-store.js';
+
+const url = process.env.MSSQL_URL;
+const scriptsDir = join(import.meta.dirname, '../../infra/sql/mssql');
+
+describe.skipIf(!url)('Function: createSqlDocumentStore (SQL Server, integration)', () => {
+  let db: Database;
+  let store: DocumentStore;
+  const guids: string[] = [];
+
+  beforeAll(async () => {
+    db = createMssqlDatabase({ connectionString: url! });
+    // The scripts are idempotent: they create SVCDOC and the demo procedures where missing.
+    for (const file of readdirSync(scriptsDir)
+      .filter((f) => f.endsWith('.sql'))
+      .sort()) {
+      const batches = readFileSync(join(scriptsDir, file), 'utf8')
+        .split(/^[ \t]*GO[ \t]*;?[ \t]*\r?$/im)
+        .map((batch) => batch.trim())
+        .filter((batch) => batch.length > 0);
+      for (const batch of batches) await db.query(batch);
+    }
+    store = createSqlDocumentStore(db);
+  });
+  afterAll(async () => {
+    for (const guid of guids) {
+      await db.query('DELETE FROM dbo.SVCDOC WHERE FILEGUID = @p1', [
+        { type: 'uniqueidentifier', value: guid },
+      ]);
+      await db.query('DELETE FROM dbo.DEMO_FILE_EVENT WHERE FILEGUID = @p1', [
+        { type: 'uniqueidentifier', value: guid },
+      ]);
+    }
+    await db?.close();
+  });
+
+  it('stores varbinary content and reads it back whole and in slices', async () => {
+    const content = Buffer.concat([Buffer.from([...Array(256).keys()]), randomBytes(100_000)]);
+    const fileGuid = randomUUID().toUpperCase();
+    guids.push(fileGuid);
+    const info = {
+      fileGuid,
+      fileName: 'Příloha č. 1.bin',
+      contentType: 'application/octet-stream',
+      size: content.length,
+      sha256: createHash('sha256').update(content).digest('hex'),
+    };
+    await store.save({ ...info, content });
+    expect(await store.find(fileGuid.toLowerCase())).toEqual(info);
+    expect((await store.readContent(fileGuid))?.equals(content)).toBe(true);
+    expect((await store.readContentSlice(fileGuid, 256, 1000)).equals(content.subarray(256, 1256))).toBe(
+      true,
+    );
+    expect(await store.find(randomUUID())).toBeUndefined();
+  });
+
+  it('finds and EXECs procedures with the GUID as uniqueidentifier', async () => {
+    const fileGuid = randomUUID().toUpperCase();
+    guids.push(fileGuid);
+    const found = await store.findProcedure({ schema: 'DBO', name: 'demo_file_received' });
+    expect(found).toEqual({ schema: 'dbo', name: 'DEMO_FILE_RECEIVED' });
+    await store.callProcedure(found!, fileGuid);
+    const rows = await db.query('SELECT FILEGUID FROM dbo.DEMO_FILE_EVENT WHERE FILEGUID = @p1', [
+      { type: 'uniqueidentifier', value: fileGuid },
+    ]);
+    expect(rows).toEqual([{ FILEGUID: fileGuid }]);
+    const failing = await store.findProcedure({ schema: 'dbo', name: 'DEMO_FILE_FAIL' });
+    await expect(store.callProcedure(failing!, fileGuid)).rejects.toBeInstanceOf(DatabaseStatementError);
+    expect(await store.findProcedure({ schema: 'dbo', name: 'SVCDOC' })).toBeUndefined();
+  });
+});

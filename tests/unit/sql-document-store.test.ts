@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { sqlTypeOf } from '../../shared/adapters/mssql/types.js';
+import type { Database, Row } from '../../shared/core/database.js';
+import { createSqlDocumentStore } from '../../shared/core/files/sql-document-store.js';
+import { mssqlDialect } from '../../shared/core/sql-dialects.js';
+
+/** A SQL Server database that records statements and answers with `rows`. */
+function recordingMssql(rows: Row[] = []) {
+  const statements: { sql: string; params: readonly unknown[] }[] = [];
+  const db: Database = {
+    dialect: mssqlDialect,
+    async query(sql, params = []) {
+      statements.push({ sql, params });
+      return rows;
+    },
+    streamBatches: () => {
+      throw new Error('not used');
+    },
+    findDataSource: async () => undefined,
+    transaction: () => Promise.reject(new Error('not used')),
+    close: async () => undefined,
+  };
+  return { db, statements };
+}
+
+/** The SQL Server type the adapter binds a parameter as (`UniqueIdentifier`, `VarBinary`, ...). */
+const boundType = (param: unknown) =>
+  (sqlTypeOf(param)[0] as unknown as { type: { declaration: string } }).type.declaration;
+
+const GUID = '0D4B5C5E-AAAA-4BBB-8CCC-123456789ABC';
+
+describe('Function: createSqlDocumentStore (SQL Server)', () => {
+  it('inserts into [dbo].[SVCDOC] with a uniqueidentifier and a varbinary(max) parameter', async () => {
+    const { db, statements } = recordingMssql();
+    const content = Buffer.from([0, 1, 255]);
+    await createSqlDocumentStore(db).save({
+      fileGuid: GUID,
+      fileName: 'a.bin',
+      contentType: undefined,
+      size: 3,
+      sha256: 'f'.repeat(64),
+      content,
+    });
+    const [{ sql, params }] = statements as [(typeof statements)[0]];
+    expect(sql.replace(/\s+/g, ' ')).toBe(
+      'INSERT INTO [dbo].[SVCDOC] ([FILEGUID], [FILENAME], [CONTENT_TYPE], [SIZE_BYTES], [SHA256], [CONTENT]) VALUES (@p1, @p2, @p3, @p4, @p5, @p6)',
+    );
+    expect(params.map(boundType)).toEqual([
+      'uniqueidentifier',
+      'nvarchar',
+      'nvarchar',
+      'int',
+      'nvarchar',
+      'varbinary',
+    ]);
+    expect(sqlTypeOf(params[0])[1]).toBe(GUID);
+    expect(sqlTypeOf(params[5])[1]).toBe(content);
+    expect(params[2]).toBeNull();
+  });
+
+  it('measures the size with DATALENGTH and looks the GUID up as uniqueidentifier', async () => {
+    const { db, statements } = recordingMssql([
+      { fileGuid: GUID, fileName: 'a.bin', contentType: 'text/plain ', size: 3, sha256: 'F'.repeat(64) },
+    ]);
+    expect(await createSqlDocumentStore(db).find(GUID)).toEqual({
+      fileGuid: GUID,
+      fileName: 'a.bin',
+      contentType: 'text/plain',
+      size: 3,
+      sha256: 'f'.repeat(64),
+    });
+    expect(statements[0]!.sql).toContain('DATALENGTH([CONTENT]) AS [size]');
+    expect(statements[0]!.sql).toContain('WHERE [FILEGUID] = @p1');
+    expect(boundType(statements[0]!.params[0])).toBe('uniqueidentifier');
+  });
+
+  it('reads a slice with SUBSTRING counting from 1', async () => {
+    const { db, statements } = recordingMssql([{ content: Buffer.from('bc') }]);
+    expect(await createSqlDocumentStore(db).readContentSlice(GUID, 1, 2)).toEqual(Buffer.from('bc'));
+    expect(statements[0]!.sql).toContain('SUBSTRING([CONTENT], @p2, @p3)');
+    expect(statements[0]!.params.slice(1)).toEqual([2, 2]);
+  });
+
+  it('finds a procedure in sys.procedures and EXECs it, bracket-quoted, with a uniqueidentifier', async () => {
+    const { db, statements } = recordingMssql([{ schema: 'dbo', name: 'DEMO_FILE_RECEIVED' }]);
+    const store = createSqlDocumentStore(db);
+    const found = await store.findProcedure({ schema: 'dbo', name: 'demo_file_received' });
+    expect(found).toEqual({ schema: 'dbo', name: 'DEMO_FILE_RECEIVED' });
+    expect(statements[0]!.sql).toContain('FROM sys.procedures');
+    expect(statements[0]!.params).toEqual(['dbo', 'demo_file_received']);
+    await store.callProcedure({ schema: 'dbo', name: 'odd]name' }, GUID);
+    expect(statements[1]!.sql).toBe('EXEC [dbo].[odd]]name] @p1');
+    expect(boundType(statements[1]!.params[0])).toBe('uniqueidentifier');
+  });
+});
