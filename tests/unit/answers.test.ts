@@ -1,26 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AnswerWriter, type LargeObjectStore } from '../../shared/core/answers.js';
-
-function memoryStore() {
-  const objects = new Map<string, { chunks: Buffer[]; done: boolean; aborted: boolean }>();
-  const store: LargeObjectStore = {
-    startUpload(key) {
-      const object = { chunks: [] as Buffer[], done: false, aborted: false };
-      objects.set(key, object);
-      return {
-        write: async (chunk) => void object.chunks.push(chunk),
-        complete: async () => {
-          object.done = true;
-        },
-        abort: async () => {
-          object.aborted = true;
-        },
-      };
-    },
-    presignGet: async (key, seconds) => `https://bucket.example/${key}?X-Amz-Expires=${seconds}`,
-  };
-  return { store, objects };
-}
+import { AnswerWriter } from '../../shared/core/answers.js';
+import { memoryObjectStore as memoryStore } from '../support/memory-stores.js';
 
 describe('Class: AnswerWriter', () => {
   it('keeps an answer within the limit in memory', async () => {
