@@ -1,4 +1,3 @@
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as getData } from '../../functions/data-api/getData.js';
 import { handler as getRowsCount } from '../../functions/data-api/getRowsCount.js';
@@ -6,40 +5,18 @@ import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
 import { DEMO_AUTH, demoDatabase } from '../support/demo.js';
+import { httpApiEvent, invokeHttp as invoke } from '../support/http-api-event.js';
 
 const HASH = 'scrypt$16384$8$1$ZGVtby10ZW5hbnQtc2FsdA==$x2bp48ourmNi7AJz+st/kNLkTjPJ/XnX7NIpiDrZ8ig=';
 const user = [{ name: 'demo', passwordHash: HASH }];
 
-function event(
-  path: string,
-  params: Record<string, string>,
-  headers: Record<string, string> = {},
-): APIGatewayProxyEventV2 {
-  return {
-    version: '2.0',
-    routeKey: `GET ${path}`,
-    rawPath: path,
-    rawQueryString: '',
-    headers: { authorization: DEMO_AUTH, ...headers },
-    pathParameters: params,
-    isBase64Encoded: false,
-    requestContext: {
-      accountId: '1',
-      apiId: 'api',
-      domainName: 'x',
-      domainPrefix: 'x',
-      http: { method: 'GET', path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
-      requestId: 'req-1',
-      routeKey: `GET ${path}`,
-      stage: '$default',
-      time: '',
-      timeEpoch: 0,
-    },
-  };
-}
-const context = { awsRequestId: 'aws-req-1' } as Context;
-const invoke = (fn: typeof getData, e: APIGatewayProxyEventV2) =>
-  fn(e, context) as Promise<APIGatewayProxyStructuredResultV2>;
+const event = (tenant: string, fn: string, dataSource: string) =>
+  httpApiEvent({
+    method: 'GET',
+    route: `/{tenant}/JsonAPI/Data/${fn}/{dataSource}`,
+    pathParameters: { tenant, dataSource },
+    headers: { authorization: DEMO_AUTH },
+  });
 
 let closePg: () => Promise<void>;
 
@@ -85,7 +62,7 @@ describe('Data API Lambda handlers', () => {
       error: {
         code: 'data_source_not_found',
         message: expect.stringContaining('UCET'),
-        requestId: 'aws-req-1',
+        requestId: 'aws-test-request',
       },
     });
   });
