@@ -47,16 +47,10 @@ afterAll(async () => {
 
 describe('Data API Lambda handlers', () => {
   it('answer an HTTP API event with the JSON body and the request id in errors', async () => {
-    const ok = await invoke(
-      getRowsCount,
-      event('/alpha/JsonAPI/Data/getRowsCount/SUBJECT', { tenant: 'alpha', dataSource: 'SUBJECT' }),
-    );
+    const ok = await invoke(getRowsCount, event('alpha', 'getRowsCount', 'SUBJECT'));
     expect(ok.statusCode).toBe(200);
     expect(JSON.parse(ok.body!)).toEqual({ SUBJECT: [{ rowsCount: 60 }] });
-    const denied = await invoke(
-      getData,
-      event('/alpha/JsonAPI/Data/getData/UCET', { tenant: 'alpha', dataSource: 'UCET' }),
-    );
+    const denied = await invoke(getData, event('alpha', 'getData', 'UCET'));
     expect(denied.statusCode).toBe(404);
     expect(JSON.parse(denied.body!)).toEqual({
       error: {
@@ -68,18 +62,12 @@ describe('Data API Lambda handlers', () => {
   });
 
   it('keep tenants apart: one tenant cannot read what another allows', async () => {
-    const response = await invoke(
-      getData,
-      event('/alpha/JsonAPI/Data/getData/DOKUMENT', { tenant: 'alpha', dataSource: 'DOKUMENT' }),
-    );
+    const response = await invoke(getData, event('alpha', 'getData', 'DOKUMENT'));
     expect(response.statusCode).toBe(404);
   });
 
   it('answer 503 without internals when the database is unreachable', async () => {
-    const response = await invoke(
-      getData,
-      event('/down/JsonAPI/Data/getData/SUBJECT', { tenant: 'down', dataSource: 'SUBJECT' }),
-    );
+    const response = await invoke(getData, event('down', 'getData', 'SUBJECT'));
     expect(response.statusCode).toBe(503);
     const body = JSON.parse(response.body!) as { error: { code: string; message: string } };
     expect(body.error.code).toBe('database_unavailable');
