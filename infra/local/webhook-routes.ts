@@ -1,0 +1,82 @@
+import type { IncomingMessage } from 'node:http';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { documentReceivedMessage, isDocumentKey, webhookEventId } from '../../shared/core/webhook/event.js';
+import { type LocalRoute, type LocalRouteContext, sendJson } from './local-routes.js';
+import { DOCUMENT_RECEIVED_QUEUE } from './queues.js';
+
+/** A request the webhook sink received. */
+export interface SinkEntry {
+  readonly receivedAt: string;
+  /** Lower-case names, as received. */
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: string;
+}
+
+const MAX_BODY_BYTES = 64 * 1024;
+const MAX_SINK_ENTRIES = 1000;
+const DEMO_TENANT = 'demo';
+
+async function readBody(request: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * `POST /_local/documents/received` (what the access point does, for tenant `demo`) and the
+ * `/_local/webhook-sink` receiver that SUBJECT 1's WEBHOOK_URL points to (CONTRACT.md section 3).
+ */
+export function webhookLocalRoutes(context: LocalRouteContext): [string, LocalRoute][] {
+  const sink: SinkEntry[] = [];
+
+  const documentReceived: LocalRoute = async (request, response) => {
+    const text = await readBody(request);
+    let input: unknown;
+    try {
+      input = text ? JSON.parse(text) : undefined;
+    } catch {
+      input = undefined;
+    }
+    if (!input || typeof input !== 'object' || Array.isArray(input)) {
+      return sendJson(response, 400, {
+        message: 'The body must be a JSON object like {"subjectId":1,"documentId":123456}',
+      });
+    }
+    const { subjectId, documentId } = input as Record<string, unknown>;
+    for (const [name, value] of [
+      ['subjectId', subjectId],
+      ['documentId', documentId],
+    ] as const) {
+      if (!isDocumentKey(value))
+        return sendJson(response, 400, { message: `"${name}" must be a positive integer` });
+    }
+    const event = { tenant: DEMO_TENANT, subjectId: subjectId as number, documentId: documentId as number };
+    const sent = await context.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: context.queueUrls.get(DOCUMENT_RECEIVED_QUEUE),
+        MessageBody: documentReceivedMessage(event),
+      }),
+    );
+    sendJson(response, 202, { ...event, webhookId: webhookEventId(event), messageId: sent.MessageId });
+  };
+
+  const receive: LocalRoute = async (request, response) => {
+    const body = (await readBody(request)) ?? '';
+    sink.push({ receivedAt: new Date().toISOString(), headers: { ...request.headers }, body });
+    if (sink.length > MAX_SINK_ENTRIES) sink.splice(0, sink.length - MAX_SINK_ENTRIES);
+    sendJson(response, 200, { status: 'success' });
+  };
+
+  const list: LocalRoute = async (_request, response) => sendJson(response, 200, sink);
+
+  return [
+    ['POST /_local/documents/received', documentReceived],
+    ['POST /_local/webhook-sink', receive],
+    ['GET /_local/webhook-sink', list],
+  ];
+}

@@ -1,0 +1,28 @@
+-- =============================================================================
+-- Receipt webhook: one row per delivery attempt (and per decision not to send).
+-- Same table, columns and outcomes as infra/sql/mssql/040-webhook.sql.
+-- =============================================================================
+
+CREATE TABLE dbo."WEBHOOK_DELIVERY" (
+    "ID"               bigint GENERATED ALWAYS AS IDENTITY,
+    "EVENT_ID"         varchar(64)  NOT NULL,
+    "SUBJECT_ID"       int          NOT NULL,
+    "DOCUMENT_ID"      bigint       NOT NULL,
+    "ATTEMPT"          int          NOT NULL,
+    "ATTEMPTED_AT"     timestamp(3) without time zone NOT NULL,
+    "OUTCOME"          varchar(20)  NOT NULL,
+    "HTTP_STATUS"      int          NULL,
+    "ERROR"            varchar(400) NULL,
+    "DURATION_MS"      int          NULL,
+    "RETRY_IN_SECONDS" int          NULL,
+    CONSTRAINT "PK_WEBHOOK_DELIVERY" PRIMARY KEY ("ID"),
+    CONSTRAINT "CK_WEBHOOK_DELIVERY_OUTCOME" CHECK ("OUTCOME" IN (
+        'delivered', 'retrying', 'failed', 'gone', 'refused', 'skipped', 'duplicate', 'unknown_subject'))
+);
+COMMENT ON TABLE dbo."WEBHOOK_DELIVERY" IS 'Pokusy o doručení webhooku o přijetí dokumentu (EVENT_ID = hlavička webhook-id, ATTEMPTED_AT v UTC).';
+COMMENT ON COLUMN dbo."WEBHOOK_DELIVERY"."OUTCOME" IS 'delivered, retrying, failed (poslední pokus, zpráva jde do DLQ), gone (410), refused, skipped (bez WEBHOOK_URL), duplicate, unknown_subject.';
+
+-- An event is delivered at most once: a second copy finds this row and is not sent again.
+CREATE UNIQUE INDEX "UX_WEBHOOK_DELIVERY_DELIVERED" ON dbo."WEBHOOK_DELIVERY" ("EVENT_ID")
+    WHERE "OUTCOME" = 'delivered';
+CREATE INDEX "IX_WEBHOOK_DELIVERY_DOCUMENT" ON dbo."WEBHOOK_DELIVERY" ("SUBJECT_ID", "DOCUMENT_ID");

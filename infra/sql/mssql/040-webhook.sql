@@ -1,0 +1,43 @@
+-- =============================================================================
+-- Receipt webhook – SQL Server. IDEMPOTENT: safe to run any number of times.
+-- One row per delivery attempt (and per decision not to send).
+-- sqlcmd -I -f 65001 -i 040-webhook.sql
+-- =============================================================================
+SET ANSI_NULLS ON;
+SET QUOTED_IDENTIFIER ON;
+SET NOCOUNT ON;
+GO
+
+IF OBJECT_ID(N'dbo.WEBHOOK_DELIVERY', N'U') IS NULL
+BEGIN
+    CREATE TABLE dbo.WEBHOOK_DELIVERY (
+        ID               bigint IDENTITY(1, 1) NOT NULL,
+        EVENT_ID         nvarchar(64)  NOT NULL,  -- the webhook-id header
+        SUBJECT_ID       int           NOT NULL,
+        DOCUMENT_ID      bigint        NOT NULL,
+        ATTEMPT          int           NOT NULL,  -- 1-based (SQS receive count)
+        ATTEMPTED_AT     datetime2(3)  NOT NULL,  -- UTC
+        OUTCOME          nvarchar(20)  NOT NULL,
+        HTTP_STATUS      int           NULL,
+        ERROR            nvarchar(400) NULL,
+        DURATION_MS      int           NULL,
+        RETRY_IN_SECONDS int           NULL,
+        CONSTRAINT PK_WEBHOOK_DELIVERY PRIMARY KEY (ID),
+        CONSTRAINT CK_WEBHOOK_DELIVERY_OUTCOME CHECK (OUTCOME IN (
+            N'delivered', N'retrying', N'failed', N'gone', N'refused', N'skipped', N'duplicate', N'unknown_subject'))
+    );
+END;
+GO
+
+-- An event is delivered at most once: a second copy finds this row and is not sent again.
+-- Filtered index: sessions that INSERT need QUOTED_IDENTIFIER ON (the service's driver sets it;
+-- only the service writes this table).
+IF NOT EXISTS (SELECT 1 FROM sys.indexes
+               WHERE object_id = OBJECT_ID(N'dbo.WEBHOOK_DELIVERY') AND name = N'UX_WEBHOOK_DELIVERY_DELIVERED')
+    CREATE UNIQUE NONCLUSTERED INDEX UX_WEBHOOK_DELIVERY_DELIVERED ON dbo.WEBHOOK_DELIVERY (EVENT_ID)
+        WHERE OUTCOME = N'delivered';
+GO
+IF NOT EXISTS (SELECT 1 FROM sys.indexes
+               WHERE object_id = OBJECT_ID(N'dbo.WEBHOOK_DELIVERY') AND name = N'IX_WEBHOOK_DELIVERY_DOCUMENT')
+    CREATE NONCLUSTERED INDEX IX_WEBHOOK_DELIVERY_DOCUMENT ON dbo.WEBHOOK_DELIVERY (SUBJECT_ID, DOCUMENT_ID);
+GO

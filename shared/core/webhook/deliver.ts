@@ -1,0 +1,196 @@
+import type { DeliveryOutcome, DeliveryRecord, DeliveryTarget, WebhookDeliveryLog } from './delivery-log.js';
+import { type DocumentReceivedEvent, webhookEventId } from './event.js';
+import { parseRetryAfter, retryDelaySeconds } from './retry-policy.js';
+import { signWebhook } from './signature.js';
+import { checkWebhookUrl } from './target.js';
+
+/** One POST to a receiver. */
+export interface WebhookRequest {
+  readonly url: URL;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** How one POST ended, as far as the service can tell. */
+export type WebhookSendResult =
+  /** The receiver answered (any status; redirects are not followed). */
+  | {
+      readonly kind: 'response';
+      readonly status: number;
+      readonly retryAfter?: string;
+      readonly durationMs: number;
+    }
+  /** The target resolved to an address the service must not connect to: nothing was sent. */
+  | { readonly kind: 'refused'; readonly reason: string; readonly durationMs: number }
+  /** DNS, connection or TLS failure, or no answer within the time-out. */
+  | { readonly kind: 'error'; readonly error: string; readonly durationMs: number };
+
+/** The port through which the core POSTs a webhook. */
+export interface WebhookSender {
+  send(request: WebhookRequest): Promise<WebhookSendResult>;
+}
+
+/** What the queue should do with this copy of the event. */
+export type WebhookDecision =
+  /** Finished (delivered, or nothing more to do): remove the message. */
+  | { readonly action: 'done'; readonly outcome: DeliveryOutcome; readonly detail?: string }
+  /** Keep the message and let it come back after `delaySeconds` for the next attempt. */
+  | {
+      readonly action: 'retry';
+      readonly outcome: DeliveryOutcome | 'not_recorded';
+      readonly delaySeconds: number;
+      readonly detail?: string;
+    }
+  /** The attempts are used up: let the queue move the message to its dead-letter queue now. */
+  | {
+      readonly action: 'dead-letter';
+      readonly outcome: DeliveryOutcome | 'not_recorded';
+      readonly detail?: string;
+    };
+
+export interface DeliveryContext {
+  readonly log: WebhookDeliveryLog;
+  readonly sender: WebhookSender;
+  /** Seconds between attempts; the last attempt is number `retrySchedule.length + 1`. */
+  readonly retrySchedule: readonly number[];
+  readonly allowPrivateTargets: boolean;
+  readonly now?: () => number;
+  readonly random?: () => number;
+  /** Told when an attempt could not be recorded (the decision stands). */
+  readonly onRecordFailure?: (error: unknown, entry: DeliveryRecord) => void;
+}
+
+const USER_AGENT = 'erp-integration-gateway-webhook/1';
+
+/** The headers and body of a delivery: the bare document id, the secret header and Standard Webhooks headers. */
+export function webhookRequest(
+  url: URL,
+  eventId: string,
+  documentId: number,
+  secret: string | null,
+  timestamp: number,
+): WebhookRequest {
+  const body = String(documentId);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'webhook-id': eventId,
+    'webhook-timestamp': String(timestamp),
+  };
+  // A subject without a secret still gets its webhook, without the secret-based headers.
+  if (secret !== null) {
+    headers['x-peppol-webhook-secret'] = secret;
+    headers['webhook-signature'] = signWebhook(secret, eventId, timestamp, body);
+  }
+  return { url, headers, body };
+}
+
+/**
+ * Makes attempt `attempt` (the queue's receive count) to deliver a document-received event and
+ * records it in WEBHOOK_DELIVERY. A database failure before sending counts as a failed attempt,
+ * retried on the schedule; one while recording goes to `onRecordFailure` and the decision stands.
+ */
+export async function deliverWebhook(
+  event: DocumentReceivedEvent,
+  attempt: number,
+  ctx: DeliveryContext,
+): Promise<WebhookDecision> {
+  const now = ctx.now ?? Date.now;
+  const maxAttempts = ctx.retrySchedule.length + 1;
+  if (attempt > maxAttempts) {
+    // The queue lets the message come back more often than the schedule has attempts.
+    return { action: 'dead-letter', outcome: 'not_recorded', detail: `attempt ${attempt} of ${maxAttempts}` };
+  }
+  const eventId = webhookEventId(event);
+  const startedAt = now();
+  const base = {
+    eventId,
+    subjectId: event.subjectId,
+    documentId: event.documentId,
+    attempt,
+    attemptedAt: startedAt,
+  };
+
+  async function finish(
+    decision: WebhookDecision,
+    entry: Omit<DeliveryRecord, keyof typeof base | 'outcome'> = {},
+  ): Promise<WebhookDecision> {
+    const record: DeliveryRecord = { ...base, ...entry, outcome: decision.outcome as DeliveryOutcome };
+    try {
+      await ctx.log.record(record);
+    } catch (error) {
+      ctx.onRecordFailure?.(error, record);
+    }
+    return decision;
+  }
+
+  function failedAttempt(detail: string, retryAfterSeconds?: number) {
+    if (attempt >= maxAttempts) return { action: 'dead-letter', outcome: 'failed', detail } as const;
+    const delaySeconds = retryDelaySeconds(ctx.retrySchedule, attempt, retryAfterSeconds, ctx.random);
+    return { action: 'retry', outcome: 'retrying', delaySeconds, detail } as const;
+  }
+
+  let target: DeliveryTarget;
+  try {
+    target = await ctx.log.findTarget(eventId, event.subjectId);
+  } catch (error) {
+    // Nothing was sent and nothing can be recorded: try again later, on the same schedule.
+    const detail = `database: ${(error as Error).message}`;
+    const decision = failedAttempt(detail);
+    return { ...decision, outcome: 'not_recorded' };
+  }
+  if (target.alreadyDelivered) {
+    return finish({ action: 'done', outcome: 'duplicate' }, { error: 'already delivered' });
+  }
+  const { subject } = target;
+  if (!subject) {
+    return finish({ action: 'done', outcome: 'unknown_subject' }, { error: 'the subject does not exist' });
+  }
+  if (subject.webhookUrl === null) {
+    return finish({ action: 'done', outcome: 'skipped' }, { error: 'the subject has no WEBHOOK_URL' });
+  }
+  const url = checkWebhookUrl(subject.webhookUrl, ctx.allowPrivateTargets);
+  if (!url.ok) {
+    return finish({ action: 'done', outcome: 'refused', detail: url.reason }, { error: url.reason });
+  }
+
+  const request = webhookRequest(
+    url.url,
+    eventId,
+    event.documentId,
+    subject.secret,
+    Math.floor(startedAt / 1000),
+  );
+  const result = await ctx.sender.send(request);
+  const durationMs = result.durationMs;
+  if (result.kind === 'refused') {
+    return finish(
+      { action: 'done', outcome: 'refused', detail: result.reason },
+      { error: result.reason, durationMs },
+    );
+  }
+  if (result.kind === 'error') {
+    const decision = failedAttempt(result.error);
+    return finish(decision, {
+      error: result.error,
+      durationMs,
+      retryInSeconds: decision.action === 'retry' ? decision.delaySeconds : undefined,
+    });
+  }
+  const httpStatus = result.status;
+  if (httpStatus >= 200 && httpStatus < 300) {
+    return finish({ action: 'done', outcome: 'delivered' }, { httpStatus, durationMs });
+  }
+  if (httpStatus === 410) {
+    return finish({ action: 'done', outcome: 'gone', detail: 'HTTP 410' }, { httpStatus, durationMs });
+  }
+  // Redirects are not followed: a receiver that moved must have its WEBHOOK_URL updated.
+  const error = httpStatus >= 300 && httpStatus < 400 ? 'redirect not followed' : undefined;
+  const decision = failedAttempt(`HTTP ${httpStatus}`, parseRetryAfter(result.retryAfter, now()));
+  return finish(decision, {
+    httpStatus,
+    error,
+    durationMs,
+    retryInSeconds: decision.action === 'retry' ? decision.delaySeconds : undefined,
+  });
+}

@@ -1,0 +1,208 @@
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { createSqsMessageVisibility, type MessageVisibility } from '../adapters/sqs/message-visibility.js';
+import { openDatabase } from '../config/databases.js';
+import { ConfigurationError } from '../config/settings.js';
+import { type DatabaseConnection, loadTenantRegistry, type TenantRegistry } from '../config/tenants.js';
+import { getWebhookSettings, type WebhookSettings } from '../config/webhook.js';
+import type { Database } from '../core/database.js';
+import { deliverWebhook, type WebhookDecision, type WebhookSender } from '../core/webhook/deliver.js';
+import { createWebhookDeliveryLog, type WebhookDeliveryLog } from '../core/webhook/delivery-log.js';
+import {
+  type DocumentReceivedEvent,
+  InvalidDocumentEventError,
+  parseDocumentReceivedEvent,
+  webhookEventId,
+} from '../core/webhook/event.js';
+
+/** What the document-received consumer needs; tests replace any of it. */
+export interface DocumentReceivedDependencies {
+  readonly registry: () => Promise<TenantRegistry>;
+  readonly database: (connection: DatabaseConnection) => Promise<Database>;
+  readonly settings: () => WebhookSettings;
+  readonly sender: (settings: WebhookSettings) => Promise<WebhookSender>;
+  readonly visibility: () => MessageVisibility;
+  readonly now?: () => number;
+  readonly random?: () => number;
+}
+
+type LogLevel = 'info' | 'warn' | 'error';
+
+function log(level: LogLevel, message: string, fields: Record<string, unknown>): void {
+  const line = JSON.stringify({ level, message, ...fields });
+  if (level === 'error') console.error(line);
+  else if (level === 'warn') console.warn(line);
+  else console.log(line);
+}
+
+let senderCache: { key: string; sender: Promise<WebhookSender> } | undefined;
+
+/** One sender per setting, created on first need (its keep-alive connections outlive an invocation). */
+function defaultSender(settings: WebhookSettings): Promise<WebhookSender> {
+  const key = `${settings.allowPrivateTargets}/${settings.timeoutMs}`;
+  if (senderCache?.key !== key) {
+    const previous = senderCache?.sender;
+    senderCache = {
+      key,
+      sender: import('../adapters/http/webhook-sender.js').then(({ createHttpWebhookSender }) =>
+        createHttpWebhookSender({
+          allowPrivateTargets: settings.allowPrivateTargets,
+          timeoutMs: settings.timeoutMs,
+        }),
+      ),
+    };
+    void previous?.then((sender) => (sender as { close?: () => void }).close?.());
+  }
+  return senderCache.sender;
+}
+
+function defaultVisibility(): MessageVisibility {
+  const queueUrl = process.env.DOCUMENT_RECEIVED_QUEUE_URL;
+  if (!queueUrl) throw new ConfigurationError('DOCUMENT_RECEIVED_QUEUE_URL must be set');
+  return createSqsMessageVisibility(queueUrl);
+}
+
+const defaults: DocumentReceivedDependencies = {
+  registry: loadTenantRegistry,
+  database: openDatabase,
+  settings: getWebhookSettings,
+  sender: defaultSender,
+  visibility: defaultVisibility,
+};
+
+/** The delivery log of a tenant database opened on first use, so that opening failures count as database failures. */
+function lazyDeliveryLog(open: () => Promise<Database>): WebhookDeliveryLog {
+  let log: Promise<WebhookDeliveryLog> | undefined;
+  const get = () => {
+    log ??= open().then(createWebhookDeliveryLog);
+    return log;
+  };
+  return {
+    findTarget: async (eventId, subjectId) => (await get()).findTarget(eventId, subjectId),
+    record: async (entry) => (await get()).record(entry),
+  };
+}
+
+const LEVELS: Record<string, LogLevel> = {
+  delivered: 'info',
+  skipped: 'info',
+  duplicate: 'info',
+  retrying: 'warn',
+  gone: 'warn',
+  refused: 'warn',
+  unknown_subject: 'warn',
+  failed: 'error',
+  not_recorded: 'error',
+};
+
+/**
+ * The SQS consumer of document-received events. Each record is delivered (or not) by the core;
+ * a record to retry stays on the queue with its visibility set to the next delay, so SQS itself
+ * brings it back and counts the attempts; after the last attempt its visibility drops to 0 and the
+ * queue's redrive policy moves it to the dead-letter queue. Copies of one event in a batch are
+ * handled one after the other, so the second sees the first's delivery.
+ */
+export function documentReceivedHandler(overrides: Partial<DocumentReceivedDependencies> = {}) {
+  const deps: DocumentReceivedDependencies = { ...defaults, ...overrides };
+  // A bad WEBHOOK_RETRY_SCHEDULE or WEBHOOK_ALLOW_PRIVATE_TARGETS fails the cold start, by name.
+  deps.settings();
+
+  async function apply(record: SQSRecord, decision: WebhookDecision, fields: Record<string, unknown>) {
+    if (decision.action === 'done') {
+      log(LEVELS[decision.outcome] ?? 'info', 'webhook', {
+        ...fields,
+        outcome: decision.outcome,
+        detail: decision.detail,
+      });
+      return true;
+    }
+    const delaySeconds = decision.action === 'retry' ? decision.delaySeconds : 0;
+    log(decision.action === 'retry' ? (LEVELS[decision.outcome] ?? 'warn') : 'error', 'webhook', {
+      ...fields,
+      outcome: decision.outcome,
+      detail: decision.detail,
+      ...(decision.action === 'retry' ? { retryInSeconds: delaySeconds } : { deadLetter: true }),
+    });
+    try {
+      await deps.visibility().postpone(record.receiptHandle, delaySeconds);
+    } catch (error) {
+      // The message still comes back, after the queue's own visibility time-out.
+      log('error', 'could not set the message visibility', { ...fields, error: (error as Error).message });
+    }
+    return false;
+  }
+
+  /** True when the record is finished and may be deleted. */
+  async function handleRecord(record: SQSRecord, event: DocumentReceivedEvent | Error): Promise<boolean> {
+    const attempt = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
+    const fields: Record<string, unknown> = { messageId: record.messageId, attempt };
+    if (event instanceof Error) {
+      return apply(record, { action: 'dead-letter', outcome: 'not_recorded', detail: event.message }, fields);
+    }
+    Object.assign(fields, {
+      tenant: event.tenant,
+      subjectId: event.subjectId,
+      documentId: event.documentId,
+      eventId: webhookEventId(event),
+    });
+    const tenant = (await deps.registry()).get(event.tenant);
+    if (!tenant) {
+      // Nothing to record it in; the dead-letter queue keeps it for a redrive once the tenant exists.
+      return apply(
+        record,
+        { action: 'dead-letter', outcome: 'not_recorded', detail: 'unknown tenant' },
+        fields,
+      );
+    }
+    const settings = deps.settings();
+    const decision = await deliverWebhook(event, attempt, {
+      log: lazyDeliveryLog(() => deps.database(tenant.database)),
+      sender: await deps.sender(settings),
+      retrySchedule: settings.retrySchedule,
+      allowPrivateTargets: settings.allowPrivateTargets,
+      now: deps.now,
+      random: deps.random,
+      onRecordFailure: (error, entry) =>
+        log('error', 'could not record the webhook attempt', {
+          ...fields,
+          outcome: entry.outcome,
+          error: (error as Error).message,
+        }),
+    });
+    return apply(record, decision, fields);
+  }
+
+  return async function deliverDocumentWebhooks(event: SQSEvent): Promise<SQSBatchResponse> {
+    const groups = new Map<string, { record: SQSRecord; event: DocumentReceivedEvent | Error }[]>();
+    for (const record of event.Records) {
+      let parsed: DocumentReceivedEvent | Error;
+      try {
+        parsed = parseDocumentReceivedEvent(record.body);
+      } catch (error) {
+        parsed = error instanceof InvalidDocumentEventError ? error : new Error('unreadable event');
+      }
+      const key = parsed instanceof Error ? `message:${record.messageId}` : webhookEventId(parsed);
+      const group = groups.get(key) ?? [];
+      group.push({ record, event: parsed });
+      groups.set(key, group);
+    }
+    const failures: string[] = [];
+    await Promise.all(
+      [...groups.values()].map(async (group) => {
+        for (const { record, event: parsed } of group) {
+          let finished = false;
+          try {
+            finished = await handleRecord(record, parsed);
+          } catch (error) {
+            // Not deleted: the message comes back after the queue's visibility time-out.
+            log('error', 'webhook record failed', {
+              messageId: record.messageId,
+              error: (error as Error).message,
+            });
+          }
+          if (!finished) failures.push(record.messageId);
+        }
+      }),
+    );
+    return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
+  };
+}

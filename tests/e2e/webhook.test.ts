@@ -1,0 +1,463 @@
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import {
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DOCUMENT_RECEIVED_QUEUE } from '../../infra/local/queues.js';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
+import { createWebhookDeliveryLog } from '../../shared/core/webhook/delivery-log.js';
+import { webhookEventId } from '../../shared/core/webhook/event.js';
+import { DEMO_AUTH } from '../support/demo.js';
+import {
+  type ReceivedWebhook,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '../support/webhook-receiver.js';
+
+// A short schedule keeps the suite fast: attempt 1, then 1 s, attempt 2, then 2 s, attempt 3, then
+// the dead-letter queue (maxReceiveCount 3). Only loopback addresses are ever contacted.
+const SCHEDULE = '1,2';
+
+let stack: LocalStack;
+let receiver: WebhookReceiver;
+let sqs: SQSClient;
+
+type Delivery = Record<string, unknown> & { ATTEMPT: number; OUTCOME: string };
+
+beforeAll(async () => {
+  receiver = await startWebhookReceiver();
+  stack = await startLocalStack({ port: 0, env: { WEBHOOK_RETRY_SCHEDULE: SCHEDULE } });
+  sqs = new SQSClient({ endpoint: `http://127.0.0.1:${stack.emulator.port}` });
+});
+afterAll(async () => {
+  sqs?.destroy();
+  await stack?.stop();
+  await receiver?.close();
+});
+
+/** Points a demo subject's webhook at `path` on the test receiver (or at any URL, or none). */
+async function subjectWebhook(
+  subjectId: number,
+  url: string | null,
+  secret: string | null = `secret-${subjectId}`,
+) {
+  await stack.db.query('UPDATE dbo."SUBJECT" SET "WEBHOOK_URL" = $1, "SECRET_WEBHOOK" = $2 WHERE "ID" = $3', [
+    url,
+    secret,
+    subjectId,
+  ]);
+}
+
+/** What the access point does: one document-received event through the local route. */
+async function documentReceived(subjectId: number, documentId: number) {
+  const response = await fetch(`${stack.url}/_local/documents/received`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ subjectId, documentId }),
+  });
+  expect(response.status).toBe(202);
+  return (await response.json()) as { webhookId: string; messageId: string };
+}
+
+/** The WEBHOOK_DELIVERY rows of a document, read through the Data API as a user would. */
+async function deliveries(documentId: number): Promise<Delivery[]> {
+  const condition = encodeURIComponent(`DOCUMENT_ID = ${documentId}`);
+  const response = await fetch(
+    `${stack.url}/demo/JsonAPI/Data/getDataWithCondition/WEBHOOK_DELIVERY?condition=${condition}`,
+    { headers: { authorization: DEMO_AUTH } },
+  );
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { WEBHOOK_DELIVERY: Delivery[] }).WEBHOOK_DELIVERY;
+}
+
+async function until<T>(
+  what: string,
+  probe: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 10_000,
+) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const outcomes = (rows: Delivery[]) => rows.map((row) => row.OUTCOME);
+const finished = (count: number) => (rows: Delivery[]) => rows.length >= count;
+const gaps = (requests: ReceivedWebhook[]) =>
+  requests.slice(1).map((r, i) => (r.at - requests[i]!.at) / 1000);
+
+/**
+ * The receiver check exactly as the README shows it (its ```js block, run as a module): the secret
+ * header, the time stamp's age and the Standard Webhooks signature.
+ */
+async function readmeVerifier(secret: string): Promise<(headers: object, body: string) => boolean> {
+  const readme = await readFile('README.md', 'utf8');
+  const code = /\*\*Verifying a webhook[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)?.[1];
+  if (!code) throw new Error('README.md has no verification example');
+  const file = join(await mkdtemp(join(tmpdir(), 'readme-verifier-')), 'verify.mjs');
+  await writeFile(file, code);
+  vi.stubEnv('PEPPOL_WEBHOOK_SECRET', secret);
+  try {
+    const module = (await import(/* @vite-ignore */ pathToFileURL(file).href)) as {
+      isGenuineWebhook: (headers: object, body: string) => boolean;
+    };
+    return module.isGenuineWebhook;
+  } finally {
+    vi.unstubAllEnvs();
+  }
+}
+
+async function dlqBodies(): Promise<string[]> {
+  const answer = await sqs.send(
+    new ReceiveMessageCommand({
+      QueueUrl: stack.queueUrls.get(`${DOCUMENT_RECEIVED_QUEUE}-dlq`),
+      MaxNumberOfMessages: 10,
+      WaitTimeSeconds: 1,
+      VisibilityTimeout: 0,
+    }),
+  );
+  return (answer.Messages ?? []).map((m) => m.Body ?? '');
+}
+
+describe('Receipt webhook over HTTP (local stack)', () => {
+  it('delivers the demo event to the local sink with every header right and a verifiable signature', async () => {
+    const subject = await stack.db.query<{ WEBHOOK_URL: string }>(
+      'SELECT "WEBHOOK_URL" FROM dbo."SUBJECT" WHERE "ID" = 1',
+    );
+    expect(subject.rows[0]!.WEBHOOK_URL).toBe(`${stack.url}/_local/webhook-sink`);
+
+    const started = Math.floor(Date.now() / 1000);
+    const queued = await documentReceived(1, 123456);
+    const sink = await until(
+      'the sink',
+      async () =>
+        (await (await fetch(`${stack.url}/_local/webhook-sink`)).json()) as {
+          headers: Record<string, string>;
+          body: string;
+        }[],
+      (entries) => entries.length > 0,
+    );
+    const [entry] = sink;
+    expect(entry!.body).toBe('123456');
+    expect(entry!.headers['content-type']).toBe('application/json');
+    expect(entry!.headers['x-peppol-webhook-secret']).toBe('demo-webhook-secret');
+    expect(entry!.headers['webhook-id']).toBe(queued.webhookId);
+    expect(entry!.headers['webhook-id']).toBe(
+      webhookEventId({ tenant: 'demo', subjectId: 1, documentId: 123456 }),
+    );
+    const timestamp = Number(entry!.headers['webhook-timestamp']);
+    expect(timestamp).toBeGreaterThanOrEqual(started);
+    expect(timestamp).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000));
+    expect(entry!.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    const verify = await readmeVerifier('demo-webhook-secret');
+    expect(verify(entry!.headers, entry!.body)).toBe(true);
+    expect(verify(entry!.headers, '123457')).toBe(false);
+    expect(verify({ ...entry!.headers, 'webhook-timestamp': String(timestamp - 1) }, entry!.body)).toBe(
+      false,
+    );
+    expect(verify({ ...entry!.headers, 'webhook-id': 'msg_other' }, entry!.body)).toBe(false);
+    expect((await readmeVerifier('another-secret'))(entry!.headers, entry!.body)).toBe(false);
+
+    const rows = await until('the record', () => deliveries(123456), finished(1));
+    expect(rows).toEqual([
+      expect.objectContaining({
+        EVENT_ID: queued.webhookId,
+        SUBJECT_ID: 1,
+        DOCUMENT_ID: 123456,
+        ATTEMPT: 1,
+        OUTCOME: 'delivered',
+        HTTP_STATUS: 200,
+        ATTEMPTED_AT: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/),
+        DURATION_MS: expect.any(Number),
+      }),
+    ]);
+  });
+
+  it('lists WEBHOOK_DELIVERY through getData', async () => {
+    const response = await fetch(`${stack.url}/demo/JsonAPI/Data/getData/WEBHOOK_DELIVERY`, {
+      headers: { authorization: DEMO_AUTH },
+    });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { WEBHOOK_DELIVERY: Delivery[] };
+    expect(
+      body.WEBHOOK_DELIVERY.some((row) => row.DOCUMENT_ID === 123456 && row.OUTCOME === 'delivered'),
+    ).toBe(true);
+  });
+
+  it('delivers to a real receiver on the first try', async () => {
+    await subjectWebhook(2, `${receiver.url}/first-try`, 'whsec_first-try-secret');
+    const queued = await documentReceived(2, 2001);
+    const [got] = await receiver.waitFor('/first-try', 1);
+    expect(got!.method).toBe('POST');
+    expect(got!.body).toBe('2001');
+    expect(got!.headers['webhook-id']).toBe(queued.webhookId);
+    expect((await readmeVerifier('whsec_first-try-secret'))(got!.headers, got!.body)).toBe(true);
+    expect(outcomes(await until('the record', () => deliveries(2001), finished(1)))).toEqual(['delivered']);
+  });
+
+  it('succeeds after two 500s, on the schedule, with the same webhook-id every time', async () => {
+    receiver.on('/two-500s', [{ status: 500 }, { status: 500 }, { status: 200 }]);
+    await subjectWebhook(3, `${receiver.url}/two-500s`);
+    await documentReceived(3, 3001);
+    const requests = await receiver.waitFor('/two-500s', 3);
+    expect(new Set(requests.map((r) => r.headers['webhook-id'])).size).toBe(1);
+    const verify = await readmeVerifier('secret-3');
+    for (const request of requests) expect(verify(request.headers, request.body)).toBe(true);
+    // 1 s then 2 s (±10 %, whole seconds for SQS) between attempts, plus the poller's pick-up.
+    const [first, second] = gaps(requests) as [number, number];
+    console.log(`attempt gaps with schedule ${SCHEDULE}: ${first.toFixed(3)} s, ${second.toFixed(3)} s`);
+    expect(first).toBeGreaterThanOrEqual(0.9);
+    expect(first).toBeLessThan(1.1 + 1.5);
+    expect(second).toBeGreaterThanOrEqual(1.8);
+    expect(second).toBeLessThan(2.2 + 1.5);
+    const rows = await until('the records', () => deliveries(3001), finished(3));
+    expect(rows.map((r) => [r.ATTEMPT, r.OUTCOME, r.HTTP_STATUS, r.RETRY_IN_SECONDS])).toEqual([
+      [1, 'retrying', 500, 1],
+      [2, 'retrying', 500, 2],
+      [3, 'delivered', 200, undefined],
+    ]);
+  });
+
+  it('moves the event to the dead-letter queue after the last attempt', async () => {
+    receiver.on('/always-500', { status: 500 });
+    await subjectWebhook(4, `${receiver.url}/always-500`);
+    await documentReceived(4, 4001);
+    await receiver.waitFor('/always-500', 3);
+    const body = JSON.stringify({ tenant: 'demo', subjectId: 4, documentId: 4001 });
+    const dead = await until('the DLQ', dlqBodies, (bodies) => bodies.includes(body), 8000);
+    expect(dead).toContain(body);
+    expect(outcomes(await deliveries(4001))).toEqual(['retrying', 'retrying', 'failed']);
+    // No fourth attempt.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(receiver.receivedOn('/always-500')).toHaveLength(3);
+  });
+
+  it('stops at once after 410 Gone: no retry, no dead-letter queue', async () => {
+    receiver.on('/gone', { status: 410 });
+    await subjectWebhook(5, `${receiver.url}/gone`);
+    await documentReceived(5, 5001);
+    await receiver.waitFor('/gone', 1);
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(receiver.receivedOn('/gone')).toHaveLength(1);
+    expect(await deliveries(5001)).toEqual([
+      expect.objectContaining({ ATTEMPT: 1, OUTCOME: 'gone', HTTP_STATUS: 410 }),
+    ]);
+    expect(await dlqBodies()).not.toContain(
+      JSON.stringify({ tenant: 'demo', subjectId: 5, documentId: 5001 }),
+    );
+  });
+
+  it('does not deliver an event again when a second copy arrives later or at the same time', async () => {
+    await subjectWebhook(6, `${receiver.url}/dedupe`);
+    await documentReceived(6, 6001);
+    await until('the delivery', () => deliveries(6001), finished(1));
+    await documentReceived(6, 6001);
+    expect(outcomes(await until('the duplicate', () => deliveries(6001), finished(2)))).toEqual([
+      'delivered',
+      'duplicate',
+    ]);
+
+    // Two copies put on the queue together (as an at-least-once producer may).
+    const queueUrl = stack.queueUrls.get(DOCUMENT_RECEIVED_QUEUE);
+    const copy = JSON.stringify({ tenant: 'demo', subjectId: 6, documentId: 6002 });
+    await Promise.all(
+      [1, 2].map(() => sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: copy }))),
+    );
+    expect(outcomes(await until('both copies', () => deliveries(6002), finished(2))).sort()).toEqual([
+      'delivered',
+      'duplicate',
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.receivedOn('/dedupe').map((r) => r.body)).toEqual(['6001', '6002']);
+  });
+
+  it('refuses a private target when private targets are not allowed, and does not retry it', async () => {
+    // Production setting for this test only; the handler reads it per event. Every URL here is
+    // loopback, so nothing else could be reached even if the guard failed.
+    vi.stubEnv('WEBHOOK_ALLOW_PRIVATE_TARGETS', 'false');
+    try {
+      const before = receiver.connections();
+      const targets = [
+        `${receiver.url}/private`,
+        `http://localhost:${receiver.port}/private`,
+        `http://[::1]:${receiver.port}/private`,
+        `ftp://127.0.0.1:${receiver.port}/private`,
+      ];
+      for (const [index, url] of targets.entries()) {
+        await subjectWebhook(7, url);
+        await documentReceived(7, 7001 + index);
+        const rows = await until('the refusal', () => deliveries(7001 + index), finished(1));
+        expect(rows, url).toEqual([expect.objectContaining({ ATTEMPT: 1, OUTCOME: 'refused' })]);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(receiver.receivedOn('/private')).toHaveLength(0);
+      expect(receiver.connections()).toBe(before);
+      for (const [index] of targets.entries()) expect(await deliveries(7001 + index)).toHaveLength(1);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it('does not follow a redirect: it counts as a failed attempt', async () => {
+    receiver.on('/redirect', [{ status: 302, headers: { location: '/redirect-target' } }, { status: 200 }]);
+    await subjectWebhook(8, `${receiver.url}/redirect`);
+    await documentReceived(8, 8001);
+    await receiver.waitFor('/redirect', 2);
+    expect(receiver.receivedOn('/redirect-target')).toHaveLength(0);
+    const rows = await until('the records', () => deliveries(8001), finished(2));
+    expect(rows.map((r) => [r.OUTCOME, r.HTTP_STATUS, r.ERROR])).toEqual([
+      ['retrying', 302, 'redirect not followed'],
+      ['delivered', 200, undefined],
+    ]);
+  });
+
+  it('honours Retry-After when it asks for longer than the schedule', async () => {
+    receiver.on('/retry-after', [{ status: 503, headers: { 'retry-after': '3' } }, { status: 200 }]);
+    await subjectWebhook(9, `${receiver.url}/retry-after`);
+    await documentReceived(9, 9001);
+    const requests = await receiver.waitFor('/retry-after', 2);
+    const [gap] = gaps(requests);
+    console.log(`attempt gap after Retry-After: 3: ${gap!.toFixed(3)} s`);
+    expect(gap).toBeGreaterThanOrEqual(2.9);
+    expect(gap).toBeLessThan(4.6);
+    const rows = await until('the records', () => deliveries(9001), finished(2));
+    expect(rows.map((r) => [r.OUTCOME, r.RETRY_IN_SECONDS])).toEqual([
+      ['retrying', 3],
+      ['delivered', undefined],
+    ]);
+  });
+
+  it('records a subject without WEBHOOK_URL as skipped and an unknown subject once; sends nothing', async () => {
+    await subjectWebhook(10, null);
+    const before = receiver.received.length;
+    await documentReceived(10, 10001);
+    await documentReceived(999999, 10002);
+    expect(await until('the skip', () => deliveries(10001), finished(1))).toEqual([
+      expect.objectContaining({ OUTCOME: 'skipped', ERROR: 'the subject has no WEBHOOK_URL' }),
+    ]);
+    expect(outcomes(await until('the unknown subject', () => deliveries(10002), finished(1)))).toEqual([
+      'unknown_subject',
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    expect(outcomes(await deliveries(10002))).toEqual(['unknown_subject']);
+    expect(receiver.received.length).toBe(before);
+  });
+
+  it('loses nothing when the database fails: the event comes back and is delivered later', async () => {
+    await subjectWebhook(11, `${receiver.url}/db-outage`);
+    const errors = vi.spyOn(console, 'error');
+    await stack.db.exec('ALTER TABLE dbo."WEBHOOK_DELIVERY" RENAME TO "WEBHOOK_DELIVERY_AWAY"');
+    try {
+      await documentReceived(11, 11001);
+      await until(
+        'the failed attempt',
+        async () => errors.mock.calls.map((call) => String(call[0])),
+        (lines) => lines.some((line) => line.includes('"documentId":11001') && line.includes('not_recorded')),
+      );
+      expect(receiver.receivedOn('/db-outage')).toHaveLength(0);
+    } finally {
+      await stack.db.exec('ALTER TABLE dbo."WEBHOOK_DELIVERY_AWAY" RENAME TO "WEBHOOK_DELIVERY"');
+      errors.mockRestore();
+    }
+    await receiver.waitFor('/db-outage', 1);
+    expect(await until('the record', () => deliveries(11001), finished(1))).toEqual([
+      expect.objectContaining({ ATTEMPT: 2, OUTCOME: 'delivered' }),
+    ]);
+  });
+
+  it('sends an unreadable message to the dead-letter queue without delivering anything', async () => {
+    const before = receiver.received.length;
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: stack.queueUrls.get(DOCUMENT_RECEIVED_QUEUE),
+        MessageBody: '{"tenant":"demo"}',
+      }),
+    );
+    await until('the DLQ', dlqBodies, (bodies) => bodies.includes('{"tenant":"demo"}'), 8000);
+    expect(receiver.received.length).toBe(before);
+  });
+});
+
+describe('Local routes of the receipt webhook', () => {
+  it.each([
+    ['not json', /JSON object/],
+    ['[1]', /JSON object/],
+    ['{"documentId":1}', /"subjectId"/],
+    ['{"subjectId":1}', /"documentId"/],
+    ['{"subjectId":"1","documentId":1}', /"subjectId"/],
+    ['{"subjectId":1,"documentId":-5}', /"documentId"/],
+    ['{"subjectId":1,"documentId":1.5}', /"documentId"/],
+  ])('POST /_local/documents/received refuses %s with 400', async (body, message) => {
+    const response = await fetch(`${stack.url}/_local/documents/received`, { method: 'POST', body });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { message: string }).message).toMatch(message);
+  });
+
+  it('the sink answers {"status":"success"} and lists what it received', async () => {
+    const response = await fetch(`${stack.url}/_local/webhook-sink`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-test': 'yes' },
+      body: '42',
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: 'success' });
+    const list = (await (await fetch(`${stack.url}/_local/webhook-sink`)).json()) as {
+      headers: Record<string, string>;
+      body: string;
+      receivedAt: string;
+    }[];
+    expect(list.at(-1)).toMatchObject({ body: '42', headers: { 'x-test': 'yes' } });
+  });
+
+  it('the queue lets an event come back as often as the schedule has attempts', async () => {
+    const attributes = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: stack.queueUrls.get(DOCUMENT_RECEIVED_QUEUE),
+        AttributeNames: ['RedrivePolicy'],
+      }),
+    );
+    expect(JSON.parse(attributes.Attributes!.RedrivePolicy!).maxReceiveCount).toBe(3);
+  });
+});
+
+describe('Class: WebhookDeliveryLog (embedded database)', () => {
+  it('keeps at most one delivered row per event (the unique key behind "not delivered twice")', async () => {
+    const log = createWebhookDeliveryLog(createEmbeddedDatabase(stack.db));
+    const entry = {
+      eventId: 'msg_unique-key-test',
+      subjectId: 1,
+      documentId: 1,
+      attempt: 1,
+      attemptedAt: Date.now(),
+      outcome: 'delivered' as const,
+      httpStatus: 200,
+    };
+    expect(await log.findTarget(entry.eventId, 1)).toEqual({
+      alreadyDelivered: false,
+      subject: { webhookUrl: `${stack.url}/_local/webhook-sink`, secret: 'demo-webhook-secret' },
+    });
+    await log.record(entry);
+    expect((await log.findTarget(entry.eventId, 1)).alreadyDelivered).toBe(true);
+    await expect(log.record({ ...entry, attempt: 2 })).rejects.toThrow(/unique|duplicate/i);
+    await log.record({ ...entry, attempt: 2, outcome: 'duplicate' });
+    expect(await log.findTarget(entry.eventId, 999999)).toEqual({
+      alreadyDelivered: true,
+      subject: undefined,
+    });
+    expect(await log.findTarget('msg_other', 999999)).toEqual({
+      alreadyDelivered: false,
+      subject: undefined,
+    });
+  });
+});

@@ -1,0 +1,113 @@
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { parse } from 'yaml';
+import { DOCUMENT_RECEIVED_QUEUE, localQueues } from '../../infra/local/queues.js';
+import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '../../shared/config/webhook.js';
+import {
+  MAX_RETRY_DELAY_SECONDS,
+  parseRetrySchedule,
+  RETRY_JITTER,
+} from '../../shared/core/webhook/retry-policy.js';
+
+// CloudFormation short tags only need to parse, not resolve.
+const cfnTags = ['Ref', 'Sub', 'GetAtt', 'Split', 'Join'].flatMap((tag) =>
+  (['scalar', 'seq', 'map'] as const).map((collection) => ({
+    tag: `!${tag}`,
+    collection: collection === 'scalar' ? undefined : collection,
+    resolve: (value: unknown) => ({ [`Fn::${tag}`]: value }),
+  })),
+);
+const load = (file: string) =>
+  // biome-ignore lint/suspicious/noExplicitAny: a parsed YAML document
+  parse(readFileSync(file, 'utf8'), { customTags: cfnTags as never }) as any;
+
+/** A Serverless Framework variable reference as written in the YAML, e.g. `${param:x}`. */
+const variable = (reference: string) => `\${${reference}}`;
+
+const service = load('serverless.yml');
+const resources = load('infra/resources/webhook.yml').Resources;
+const params = service.params.default as Record<string, string | number>;
+const schedule = parseRetrySchedule(String(params.webhookRetrySchedule));
+const fn = service.functions.deliverWebhook;
+const queue = resources.DocumentReceivedQueue.Properties;
+
+describe('serverless.yml: receipt webhook', () => {
+  it('includes infra/resources/webhook.yml', () => {
+    expect(service.resources).toContain(variable('file(infra/resources/webhook.yml)'));
+  });
+
+  it('deploys the production schedule and refuses private targets', () => {
+    expect(params.webhookRetrySchedule).toBe(DEFAULT_WEBHOOK_RETRY_SCHEDULE);
+    expect(fn.environment.WEBHOOK_RETRY_SCHEDULE).toBe(variable('param:webhookRetrySchedule'));
+    expect(fn.environment.WEBHOOK_ALLOW_PRIVATE_TARGETS).toBe('false');
+    expect(fn.environment.DOCUMENT_RECEIVED_QUEUE_URL).toEqual({ 'Fn::Ref': 'DocumentReceivedQueue' });
+  });
+
+  it('sends an event to the dead-letter queue after exactly the attempts of the schedule', () => {
+    expect(Number(params.webhookMaxAttempts)).toBe(schedule.length + 1);
+    expect(queue.RedrivePolicy.maxReceiveCount).toBe(variable('param:webhookMaxAttempts'));
+    expect(queue.RedrivePolicy.deadLetterTargetArn).toEqual({
+      'Fn::GetAtt': 'DocumentReceivedDeadLetterQueue.Arn',
+    });
+  });
+
+  it('consumes the queue with partial batch failures', () => {
+    expect(fn.handler).toBe('functions/webhook/deliverWebhook.handler');
+    expect(fn.events).toEqual([
+      {
+        sqs: {
+          arn: { 'Fn::GetAtt': 'DocumentReceivedQueue.Arn' },
+          batchSize: 10,
+          functionResponseType: 'ReportBatchItemFailures',
+        },
+      },
+    ]);
+  });
+
+  it('has timings that fit: 10 s attempts, crash recovery, 12 h visibility, retention for every attempt', () => {
+    expect(fn.timeout).toBeGreaterThan(10);
+    // AWS: the queue's visibility at least 6 × the function timeout; SQS: at most 12 h.
+    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * fn.timeout);
+    expect(queue.VisibilityTimeout).toBeLessThanOrEqual(MAX_RETRY_DELAY_SECONDS);
+    // Every delay, stretched by the jitter, fits in one message visibility.
+    expect(Math.max(...schedule) * (1 + RETRY_JITTER)).toBeLessThanOrEqual(MAX_RETRY_DELAY_SECONDS - 60);
+    // Even if Retry-After stretches every delay to 12 h, the message outlives its attempts.
+    expect(queue.MessageRetentionPeriod).toBeGreaterThanOrEqual(schedule.length * MAX_RETRY_DELAY_SECONDS);
+    expect(resources.DocumentReceivedDeadLetterQueue.Properties.MessageRetentionPeriod).toBe(1209600);
+  });
+
+  it('gives the function only the tenant registry and its own queue', () => {
+    expect(fn.role).toBe('WebhookDeliveryRole');
+    const statements = resources.WebhookDeliveryRole.Properties.Policies.flatMap(
+      (policy: { PolicyDocument: { Statement: unknown[] } }) => policy.PolicyDocument.Statement,
+    ) as { Effect: string; Action: string | string[]; Resource: unknown }[];
+    const actions = statements.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action])).sort();
+    expect(actions).toEqual([
+      'secretsmanager:GetSecretValue',
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:ReceiveMessage',
+    ]);
+    const sqsStatement = statements.find((s) => JSON.stringify(s.Action).includes('sqs:'))!;
+    expect(sqsStatement.Resource).toEqual({ 'Fn::GetAtt': 'DocumentReceivedQueue.Arn' });
+    for (const statement of statements) expect(statement.Resource).not.toBe('*');
+  });
+});
+
+describe('Local queue: document-received', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it('lets a message come back once per attempt of the schedule in effect', () => {
+    const local = localQueues.find((q) => q.name === DOCUMENT_RECEIVED_QUEUE)!;
+    expect(local.consumer.handler).toBe(fn.handler);
+    vi.stubEnv('WEBHOOK_RETRY_SCHEDULE', '1,2,4');
+    expect(local.maxReceiveCount).toBe(4);
+    vi.stubEnv('WEBHOOK_RETRY_SCHEDULE', '1');
+    expect(local.maxReceiveCount).toBe(2);
+    vi.stubEnv('WEBHOOK_RETRY_SCHEDULE', '');
+    expect(local.maxReceiveCount).toBe(Number(params.webhookMaxAttempts));
+  });
+});
