@@ -1,6 +1,5 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import {
   type Database,
   DatabaseStatementError,
