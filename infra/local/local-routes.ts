@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { PGlite } from '@electric-sql/pglite';
+import { webhookLocalRoutes } from './webhook-routes.js';
 
 /** What local-only routes can reach. */
 export interface LocalRouteContext {
@@ -38,5 +39,6 @@ export function createLocalRoutes(context: LocalRouteContext): Map<string, Local
         sendJson(response, 200, { status: 'ok' });
       },
     ],
+    ...webhookLocalRoutes(context),
   ]);
 }

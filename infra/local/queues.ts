@@ -1,3 +1,6 @@
+import { getWebApiJobSettings } from '../../shared/config/web-api.js';
+import { getWebhookSettings } from '../../shared/config/webhook.js';
+
 /** A queue of serverless.yml with its dead-letter queue and the SQS-triggered function it feeds. */
 export interface LocalQueue {
   /** Queue name on the emulator. */
@@ -9,9 +12,50 @@ export interface LocalQueue {
   readonly maxReceiveCount: number;
   /** Environment variable for the dead-letter queue URL, where a handler needs it. */
   readonly dlqUrlEnv?: string;
-  /** The consuming function: `handler` of serverless.yml. */
-  readonly consumer: { readonly function: string; readonly handler: string; readonly batchSize: number };
+  /** The consuming function: `handler` of serverless.yml; `concurrency` batches at once (default 1). */
+  readonly consumer: {
+    readonly function: string;
+    readonly handler: string;
+    readonly batchSize: number;
+    readonly concurrency?: number;
+  };
 }
 
+/** Document-received events from the access point (CONTRACT.md section 6). */
+export const DOCUMENT_RECEIVED_QUEUE = 'document-received';
+
 /** Every queue of the service. Issues that add a queue add it here and in serverless.yml. */
-export const localQueues: readonly LocalQueue[] = [];
+export const localQueues: readonly LocalQueue[] = [
+  {
+    name: DOCUMENT_RECEIVED_QUEUE,
+    urlEnv: 'DOCUMENT_RECEIVED_QUEUE_URL',
+    visibilityTimeoutSeconds: 30,
+    // Every attempt of the schedule in effect when the stack starts, then the dead-letter queue.
+    get maxReceiveCount() {
+      return getWebhookSettings().maxAttempts;
+    },
+    consumer: {
+      function: 'deliverWebhook',
+      handler: 'functions/webhook/deliverWebhook.handler',
+      batchSize: 10,
+    },
+  },
+  {
+    // Web API jobs of getDataAsync (CONTRACT.md section 5); as in serverless.yml, the visibility is
+    // 6× the worker's time-out (its lease) and the worker knows the last delivery by maxReceiveCount.
+    name: 'web-api-jobs',
+    urlEnv: 'WEB_API_JOB_QUEUE_URL',
+    get visibilityTimeoutSeconds() {
+      return 6 * getWebApiJobSettings().jobLeaseSeconds;
+    },
+    get maxReceiveCount() {
+      return getWebApiJobSettings().jobMaxReceives;
+    },
+    consumer: {
+      function: 'webJobWorker',
+      handler: 'functions/web-api/jobWorker.handler',
+      batchSize: 5,
+      concurrency: 3,
+    },
+  },
+];

@@ -46,6 +46,36 @@ export const lambdaRoutes: readonly LambdaRoute[] = [
     path: '/{tenant}/JsonAPI/Data/getDataPaginate/{dataSource}',
     handler: 'functions/data-api/getDataPaginate.handler',
   },
+  {
+    function: 'fileGetFile',
+    method: 'GET',
+    path: '/{tenant}/JsonAPI/File/getFile/{fileGUID}',
+    handler: 'functions/files/getFile.handler',
+  },
+  {
+    function: 'fileSetFile',
+    method: 'POST',
+    path: '/{tenant}/JsonAPI/File/setFile',
+    handler: 'functions/files/setFile.handler',
+  },
+  {
+    function: 'webTest',
+    method: 'GET',
+    path: '/{tenant}/WebAPI/test',
+    handler: 'functions/web-api/test.handler',
+  },
+  {
+    function: 'webGetData',
+    method: 'POST',
+    path: '/{tenant}/WebAPI/getData',
+    handler: 'functions/web-api/getData.handler',
+  },
+  {
+    function: 'webGetDataAsync',
+    method: 'POST',
+    path: '/{tenant}/WebAPI/getDataAsync',
+    handler: 'functions/web-api/getDataAsync.handler',
+  },
 ];
 
 /** Imports the export named by a serverless.yml `handler` (`functions/x/y.handler`). */

@@ -57,6 +57,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     AWS_SECRET_ACCESS_KEY: 'local',
     S3_FORCE_PATH_STYLE: 'true',
     LARGE_RESULT_BUCKET: LARGE_ANSWER_BUCKET,
+    // Local defaults of CONTRACT.md section 3 (production: the long schedule, private targets refused).
+    WEBHOOK_RETRY_SCHEDULE: process.env.WEBHOOK_RETRY_SCHEDULE ?? '1,2,4',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? 'true',
     ...options.env,
   });
   resetSettings();
@@ -100,16 +103,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         new GetQueueAttributesCommand({ QueueUrl: queueUrls.get(queue.name), AttributeNames: ['QueueArn'] }),
       )
     ).Attributes!.QueueArn!;
-    pollers.push(
-      startSqsPoller({
-        client: sqs,
-        queueUrl: queueUrls.get(queue.name)!,
-        queueArn,
-        handler: await importHandler<SqsLambda>(queue.consumer.handler),
-        functionName: queue.consumer.function,
-        batchSize: queue.consumer.batchSize,
-      }),
-    );
+    const handler = await importHandler<SqsLambda>(queue.consumer.handler);
+    // One poller per concurrent invocation, as Lambda runs several batches of a queue at once.
+    for (let instance = 0; instance < (queue.consumer.concurrency ?? 1); instance++) {
+      pollers.push(
+        startSqsPoller({
+          client: sqs,
+          queueUrl: queueUrls.get(queue.name)!,
+          queueArn,
+          handler,
+          functionName: queue.consumer.function,
+          batchSize: queue.consumer.batchSize,
+        }),
+      );
+    }
   }
 
   const gateway = createHttpGateway(lambdaRoutes);
@@ -136,6 +143,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     server.listen(options.port ?? 3000, '127.0.0.1', () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  // SUBJECT 1's webhook goes to this stack's own sink unless DEMO_WEBHOOK_URL says otherwise.
+  await db.query(`UPDATE dbo."SUBJECT" SET "WEBHOOK_URL" = $1 WHERE "ID" = 1`, [
+    process.env.DEMO_WEBHOOK_URL || `http://127.0.0.1:${port}/_local/webhook-sink`,
+  ]);
 
   let stopping: Promise<void> | undefined;
   return {

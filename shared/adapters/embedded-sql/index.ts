@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import {
   type ColumnInfo,
@@ -30,14 +31,46 @@ const parsers = {
 
 const DEFAULT_SCHEMAS = ['dbo', 'public'];
 
+/** Notice raised by `dbo."SVC_DELAY"(seconds)` (infra/sql/embedded/030-web-api.sql). */
+const DELAY_NOTICE = 'svc_delay';
+
+/**
+ * Query options that collect the delays a statement asks for. PGlite runs in this process, so a
+ * `pg_sleep` would freeze every request; a statement asks for a wait instead, and it happens
+ * after the statement, without holding the database.
+ */
+function delayOptions() {
+  const requested = { ms: 0 };
+  return {
+    requested,
+    options: {
+      parsers,
+      onNotice(notice: { message?: string; detail?: string }) {
+        const seconds = Number(notice.detail);
+        if (notice.message === DELAY_NOTICE && seconds > 0) requested.ms += seconds * 1000;
+      },
+    },
+  };
+}
+
+async function runStatement(
+  target: Pick<PGlite, 'query'>,
+  sql: string,
+  params: readonly unknown[],
+): Promise<Row[]> {
+  const { requested, options } = delayOptions();
+  const result = await target.query<Row>(sql, params as unknown[], options);
+  if (requested.ms > 0) await sleep(requested.ms);
+  return result.rows;
+}
+
 let cursorSequence = 0;
 
 /** The database port over an embedded PostgreSQL (PGlite) instance owned by the caller. */
 export function createEmbeddedDatabase(pg: PGlite): Database {
   async function query(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
     try {
-      const result = await pg.query<Row>(sql, params as unknown[], { parsers });
-      return result.rows;
+      return await runStatement(pg, sql, params);
     } catch (error) {
       throw mapError(pg, error);
     }
@@ -123,9 +156,7 @@ export function createEmbeddedDatabase(pg: PGlite): Database {
         return await pg.transaction((tx) =>
           fn({
             dialect: postgresDialect,
-            async query(sql, params = []) {
-              return (await tx.query<Row>(sql, params as unknown[], { parsers })).rows;
-            },
+            query: (sql, params = []) => runStatement(tx, sql, params),
           }),
         );
       } catch (error) {

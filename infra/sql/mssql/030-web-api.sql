@@ -1,0 +1,174 @@
+-- =============================================================================
+-- Web API – operations, journal and replay guard for SQL Server (2016 SP1+,
+-- database compatibility level 130+ for OPENJSON).
+--
+-- Same objects and names as infra/sql/embedded/030-web-api.sql (PGlite).
+-- IDEMPOTENT: tables are created only when missing, procedures use CREATE OR
+-- ALTER, demo rows are inserted only when missing (sqlcmd -I -f 65001 -i ...).
+--
+-- An operation (WS_OPERATION.VLTYP) is a procedure with ONE parameter
+-- @params nvarchar(max): the request's params as a JSON array
+-- [{"name": value, ...}, ...] (XML values arrive as strings). Its first result
+-- set is the answer's data; its column names are the answer's names
+-- (lower-case). An error raised with THROW/RAISERROR and a number >= 50000
+-- reaches the caller with its message.
+-- =============================================================================
+SET ANSI_NULLS ON;
+SET QUOTED_IDENTIFIER ON;
+SET NOCOUNT ON;
+GO
+
+-- -----------------------------------------------------------------------------
+-- 1. WS_OPERATION – vltyp → procedure and row name (rows are <row<ROW_NAME>> in XML)
+-- -----------------------------------------------------------------------------
+IF OBJECT_ID(N'dbo.WS_OPERATION', N'U') IS NULL
+BEGIN
+    CREATE TABLE dbo.WS_OPERATION (
+        VLTYP          int            NOT NULL,
+        NAZEV          nvarchar(200)  NULL,
+        PROCEDURE_NAME nvarchar(261)  NOT NULL,
+        ROW_NAME       nvarchar(64)   NOT NULL,
+        AKTIVNI        smallint       NOT NULL CONSTRAINT DF_WS_OPERATION_AKTIVNI DEFAULT (1),
+        CONSTRAINT PK_WS_OPERATION PRIMARY KEY (VLTYP),
+        -- 997 is the service's own: the result of an earlier call.
+        CONSTRAINT CK_WS_OPERATION_VLTYP CHECK (VLTYP <> 997),
+        CONSTRAINT CK_WS_OPERATION_AKTIVNI CHECK (AKTIVNI IN (-1, 0, 1))
+    );
+END;
+GO
+
+-- -----------------------------------------------------------------------------
+-- 2. WS_JOURNAL – every accepted call; the answer's "id" is ID (times in UTC)
+-- -----------------------------------------------------------------------------
+IF OBJECT_ID(N'dbo.WS_JOURNAL', N'U') IS NULL
+BEGIN
+    CREATE TABLE dbo.WS_JOURNAL (
+        ID             int IDENTITY(1, 1) NOT NULL,
+        APPLICATION_ID int            NOT NULL,
+        VLTYP          int            NOT NULL,
+        CALL_MODE      varchar(5)     NOT NULL,
+        STATE          varchar(8)     NOT NULL CONSTRAINT DF_WS_JOURNAL_STATE DEFAULT ('running'),
+        REQUEST        nvarchar(max)  NOT NULL,
+        ANSWER         nvarchar(max)  NULL,
+        VL_RESULT      int            NULL,
+        ROW_NAME       nvarchar(64)   NULL,
+        ATTEMPTS       int            NOT NULL CONSTRAINT DF_WS_JOURNAL_ATTEMPTS DEFAULT (0),
+        LEASE_UNTIL    datetime2(3)   NULL,
+        REQUEST_ID     nvarchar(100)  NULL,
+        CREATED_AT     datetime2(3)   NOT NULL CONSTRAINT DF_WS_JOURNAL_CREATED_AT DEFAULT (SYSUTCDATETIME()),
+        FINISHED_AT    datetime2(3)   NULL,
+        CONSTRAINT PK_WS_JOURNAL PRIMARY KEY (ID),
+        CONSTRAINT FK_WS_JOURNAL_APPLICATION FOREIGN KEY (APPLICATION_ID) REFERENCES dbo.WS_APPLICATION (ID),
+        CONSTRAINT CK_WS_JOURNAL_STATE CHECK (STATE IN ('running', 'finished', 'failed')),
+        CONSTRAINT CK_WS_JOURNAL_CALL_MODE CHECK (CALL_MODE IN ('sync', 'async'))
+    );
+END;
+GO
+
+-- -----------------------------------------------------------------------------
+-- 3. WS_REPLAY_GUARD – signed requests already accepted (CheckReplayRequest)
+--    The primary key makes the check hold across concurrent Lambdas.
+-- -----------------------------------------------------------------------------
+IF OBJECT_ID(N'dbo.WS_REPLAY_GUARD', N'U') IS NULL
+BEGIN
+    CREATE TABLE dbo.WS_REPLAY_GUARD (
+        APPLICATION_ID int           NOT NULL,
+        REQUEST_DIGEST char(64)      NOT NULL,
+        EXPIRES_AT     datetime2(3)  NOT NULL,
+        CONSTRAINT PK_WS_REPLAY_GUARD PRIMARY KEY (APPLICATION_ID, REQUEST_DIGEST)
+    );
+END;
+GO
+IF NOT EXISTS (SELECT 1 FROM sys.indexes
+               WHERE name = N'IX_WS_REPLAY_GUARD_EXPIRES_AT' AND object_id = OBJECT_ID(N'dbo.WS_REPLAY_GUARD'))
+    CREATE INDEX IX_WS_REPLAY_GUARD_EXPIRES_AT ON dbo.WS_REPLAY_GUARD (EXPIRES_AT);
+GO
+
+-- -----------------------------------------------------------------------------
+-- 4. Demo operations
+-- -----------------------------------------------------------------------------
+-- 1001: subjects; each params object is one filter (nazev: substring, case-insensitive;
+--       ico: exact), the rows match any of them; no params: every subject.
+CREATE OR ALTER PROCEDURE dbo.WS_OP_SUBJECT_SEARCH
+    @params nvarchar(max)
+AS
+BEGIN
+    SET NOCOUNT ON;
+    IF ISJSON(@params) = 0 OR LEFT(LTRIM(@params), 1) <> N'['
+    BEGIN
+        THROW 50000, N'params must be a JSON array', 1;
+    END;
+    SELECT s.ID AS id, s.NAZEV AS nazev, s.ICO AS ico, s.MESTO AS mesto
+      FROM dbo.SUBJECT s
+     WHERE NOT EXISTS (SELECT 1 FROM OPENJSON(@params))
+        OR EXISTS (
+            SELECT 1
+              FROM OPENJSON(@params) WITH (nazev nvarchar(4000) N'$.nazev', ico nvarchar(4000) N'$.ico') f
+             WHERE (f.nazev IS NULL OR CHARINDEX(LOWER(f.nazev), LOWER(s.NAZEV)) > 0)
+               AND (f.ico IS NULL OR s.ICO = f.ico))
+     ORDER BY s.ID;
+END;
+GO
+
+-- 7: accounts whose code starts with kod_uctu (any of the params objects); no params: all.
+CREATE OR ALTER PROCEDURE dbo.WS_OP_UCET_SEARCH
+    @params nvarchar(max)
+AS
+BEGIN
+    SET NOCOUNT ON;
+    IF ISJSON(@params) = 0 OR LEFT(LTRIM(@params), 1) <> N'['
+    BEGIN
+        THROW 50000, N'params must be a JSON array', 1;
+    END;
+    SELECT u.KOD_UCTU AS kod_uctu, u.NAZEV AS nazev, u.ZUSTATEK AS zustatek
+      FROM dbo.UCET u
+     WHERE NOT EXISTS (SELECT 1 FROM OPENJSON(@params))
+        OR EXISTS (
+            SELECT 1
+              FROM OPENJSON(@params) WITH (kod_uctu nvarchar(4000) N'$.kod_uctu') f
+             WHERE f.kod_uctu IS NULL OR LEFT(u.KOD_UCTU, LEN(f.kod_uctu)) = f.kod_uctu)
+     ORDER BY u.KOD_UCTU;
+END;
+GO
+
+-- 9001: waits `seconds` (0..60, fractions allowed) and answers how long it slept.
+CREATE OR ALTER PROCEDURE dbo.WS_OP_SLEEP
+    @params nvarchar(max)
+AS
+BEGIN
+    SET NOCOUNT ON;
+    DECLARE @text nvarchar(4000) = ISNULL(JSON_VALUE(@params, N'$[0].seconds'), N'0');
+    DECLARE @seconds decimal(5, 3) = TRY_CONVERT(decimal(5, 3), @text);
+    IF @seconds IS NULL OR @seconds < 0 OR @seconds > 60
+    BEGIN
+        DECLARE @message nvarchar(200) = CONCAT(N'seconds must be a number from 0 to 60, got "', LEFT(@text, 40), N'"');
+        THROW 50001, @message, 1;
+    END;
+    DECLARE @delay datetime = DATEADD(millisecond, CAST(@seconds * 1000 AS int), CAST(0 AS datetime));
+    WAITFOR DELAY @delay;
+    SELECT @seconds AS slept;
+END;
+GO
+
+-- 9002: always fails inside the database.
+CREATE OR ALTER PROCEDURE dbo.WS_OP_FAIL
+    @params nvarchar(max)
+AS
+BEGIN
+    SET NOCOUNT ON;
+    THROW 50002, N'Operation 9002 always fails (demo of a failing procedure)', 1;
+END;
+GO
+
+MERGE dbo.WS_OPERATION AS target
+USING (VALUES
+    (1001, N'Vyhledání subjektů podle názvu a IČO',  N'dbo.WS_OP_SUBJECT_SEARCH', N'Subject'),
+    (7,    N'Účty podle začátku kódu',               N'dbo.WS_OP_UCET_SEARCH',    N'Ucet'),
+    (9001, N'Čekání (zkouška asynchronního volání)', N'dbo.WS_OP_SLEEP',          N'Sleep'),
+    (9002, N'Vždy selže v databázi',                 N'dbo.WS_OP_FAIL',           N'Fail')
+) AS source (VLTYP, NAZEV, PROCEDURE_NAME, ROW_NAME)
+ON target.VLTYP = source.VLTYP
+WHEN NOT MATCHED THEN
+    INSERT (VLTYP, NAZEV, PROCEDURE_NAME, ROW_NAME, AKTIVNI)
+    VALUES (source.VLTYP, source.NAZEV, source.PROCEDURE_NAME, source.ROW_NAME, 1);
+GO

@@ -1,0 +1,64 @@
+import type { WebApiPolicy } from '../core/web-api/calls.js';
+import { ConfigurationError, intFromEnv } from './settings.js';
+import type { TenantConfig } from './tenants.js';
+
+/** Process-wide settings of the Web API's asynchronous path, from the environment. */
+export interface WebApiJobSettings {
+  /** `COMMAND_TIMEOUT_ASYNC` (seconds): when set, it replaces every tenant's `CommandTimeoutAsync`. */
+  readonly commandTimeoutAsyncOverride: number | undefined;
+  /** `WEB_API_JOB_QUEUE_URL`: the job queue (needed by getDataAsync only). */
+  readonly jobQueueUrl: string | undefined;
+  /** `WEB_API_JOB_MAX_RECEIVES`: the job queue's maxReceiveCount; the last delivery ends a failing job. */
+  readonly jobMaxReceives: number;
+  /** `WEB_API_JOB_LEASE_SECONDS`: how long a worker holds a job; the worker's time-out. */
+  readonly jobLeaseSeconds: number;
+  /** `WEB_API_JOB_STALE_SECONDS`: a job running longer than this has lost its worker (997 ends it). */
+  readonly jobStaleSeconds: number;
+}
+
+const NAMES = [
+  'COMMAND_TIMEOUT_ASYNC',
+  'WEB_API_JOB_QUEUE_URL',
+  'WEB_API_JOB_MAX_RECEIVES',
+  'WEB_API_JOB_LEASE_SECONDS',
+  'WEB_API_JOB_STALE_SECONDS',
+];
+
+let cached: { key: string; settings: WebApiJobSettings } | undefined;
+
+/** The settings, parsed once per value of their variables (the local stack sets them before it starts). */
+export function getWebApiJobSettings(): WebApiJobSettings {
+  const key = NAMES.map((name) => process.env[name] ?? '').join('\n');
+  if (cached?.key === key) return cached.settings;
+  const override = process.env.COMMAND_TIMEOUT_ASYNC?.trim()
+    ? intFromEnv('COMMAND_TIMEOUT_ASYNC', 20, 1, 28)
+    : undefined;
+  const jobLeaseSeconds = intFromEnv('WEB_API_JOB_LEASE_SECONDS', 90, 1, 900);
+  const jobMaxReceives = intFromEnv('WEB_API_JOB_MAX_RECEIVES', 3, 1, 1000);
+  const jobStaleSeconds = intFromEnv('WEB_API_JOB_STALE_SECONDS', 1800, 1, 14 * 24 * 3600);
+  if (jobStaleSeconds <= jobLeaseSeconds) {
+    throw new ConfigurationError('WEB_API_JOB_STALE_SECONDS must be longer than WEB_API_JOB_LEASE_SECONDS');
+  }
+  const settings: WebApiJobSettings = Object.freeze({
+    commandTimeoutAsyncOverride: override,
+    jobQueueUrl: process.env.WEB_API_JOB_QUEUE_URL?.trim() || undefined,
+    jobMaxReceives,
+    jobLeaseSeconds,
+    jobStaleSeconds,
+  });
+  cached = { key, settings };
+  return settings;
+}
+
+/** The Web API policy of a tenant: its `webApi` settings (CONTRACT.md section 2) and the process's. */
+export function webApiPolicy(tenant: TenantConfig): WebApiPolicy {
+  const settings = tenant.webApi;
+  const jobs = getWebApiJobSettings();
+  return Object.freeze({
+    requestMaxSecValidity: settings.RequestMaxSecValidity,
+    checkReplayRequest: settings.CheckReplayRequest,
+    replayRequestTime: settings.ReplayRequestTime,
+    commandTimeoutAsyncSeconds: jobs.commandTimeoutAsyncOverride ?? settings.CommandTimeoutAsync,
+    jobStaleSeconds: jobs.jobStaleSeconds,
+  });
+}

@@ -1,0 +1,99 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  admitCall,
+  clock,
+  requireOperation,
+  resultForId,
+  type SignedCall,
+  type WebApiContext,
+} from './calls.js';
+import {
+  type CallResult,
+  errorAnswer,
+  RESULT_FOR_ID,
+  type WebApiAnswer,
+  WebApiErrorCode,
+} from './envelope.js';
+import { failedOutcome } from './operations.js';
+import type { JournalEntry } from './store.js';
+
+/** A job on the queue: the journal entry to run, in the tenant's database. */
+export interface WebApiJob {
+  readonly tenant: string;
+  readonly journalId: number;
+  /** The request that queued it, for the logs. */
+  readonly requestId: string;
+}
+
+/** Port: the queue of asynchronous jobs. */
+export interface JobQueue {
+  enqueue(job: WebApiJob): Promise<void>;
+}
+
+const FIRST_POLL_MS = 25;
+const MAX_POLL_MS = 500;
+
+/** Polls a journal entry until it has ended or `deadline` (ms since the epoch) passes, pausing longer each time. */
+async function waitForEnd(ctx: WebApiContext, journalId: number, deadline: number) {
+  let pause = FIRST_POLL_MS;
+  while (true) {
+    const entry = await ctx.store.readJournal(journalId);
+    if (entry && entry.state !== 'running' && entry.answer !== undefined) return entry;
+    const left = deadline - clock(ctx);
+    if (left <= 0) return undefined;
+    await sleep(Math.min(pause, left));
+    pause = Math.min(pause * 2, MAX_POLL_MS);
+  }
+}
+
+const ended = (entry: JournalEntry): CallResult => ({
+  answer: JSON.parse(entry.answer!) as WebApiAnswer,
+  rowName: entry.rowName,
+});
+
+/**
+ * `getDataAsync`: journals the call as running, queues it for the worker and waits up to
+ * `CommandTimeoutAsync` for it to end; past that, `vlResult` -2 with error 160 and the journal id,
+ * while the job goes on. 997 is answered at once, as on `getData`.
+ */
+export async function getDataAsync(
+  ctx: WebApiContext,
+  call: SignedCall,
+  queue: JobQueue,
+): Promise<CallResult> {
+  const application = await admitCall(ctx, call);
+  const request = call.decode();
+  if (request.vltyp === RESULT_FOR_ID) return resultForId(ctx, application, request, 'async');
+  await requireOperation(ctx, request.vltyp);
+  const deadline = clock(ctx) + ctx.policy.commandTimeoutAsyncSeconds * 1000;
+  const journalId = await ctx.store.openJournal({
+    applicationId: application.id,
+    vltyp: request.vltyp,
+    mode: 'async',
+    request: JSON.stringify(request),
+    requestId: ctx.requestId,
+  });
+  try {
+    await queue.enqueue({ tenant: ctx.tenant, journalId, requestId: ctx.requestId });
+  } catch (error) {
+    // Nobody will run it, so it must not stay running.
+    await ctx.store
+      .finishJournal(
+        journalId,
+        failedOutcome(journalId, WebApiErrorCode.internal, 'The job could not be queued; nothing was run'),
+      )
+      .catch(() => false);
+    throw error;
+  }
+  const entry = await waitForEnd(ctx, journalId, deadline);
+  if (entry) return ended(entry);
+  return {
+    answer: errorAnswer(
+      journalId,
+      WebApiErrorCode.timeLimit,
+      `The requested operation (vltyp ${request.vltyp}, journal ${journalId}) did not finish within the time limit`,
+      -2,
+    ),
+    rowName: undefined,
+  };
+}

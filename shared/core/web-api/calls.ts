@@ -1,0 +1,204 @@
+import {
+  type CallResult,
+  type ParamObject,
+  RESULT_FOR_ID,
+  type WebApiAnswer,
+  WebApiErrorCode,
+  type WebApiRequest,
+  webApiError,
+} from './envelope.js';
+import { executeOperation, failedOutcome } from './operations.js';
+import { verifySignature } from './signature.js';
+import type { Application, CallMode, JournalEntry, Operation, WebApiStore } from './store.js';
+
+/** The tenant's Web API settings (CONTRACT.md section 2) as the use cases need them. */
+export interface WebApiPolicy {
+  readonly requestMaxSecValidity: number;
+  readonly checkReplayRequest: boolean;
+  readonly replayRequestTime: number;
+  /** How long `getDataAsync` waits for its job before it answers -2/160. */
+  readonly commandTimeoutAsyncSeconds: number;
+  /** A job still running after this long has lost its worker: 997 ends it as failed. */
+  readonly jobStaleSeconds: number;
+}
+
+export interface WebApiContext {
+  readonly tenant: string;
+  readonly store: WebApiStore;
+  readonly policy: WebApiPolicy;
+  readonly requestId: string;
+  /** Milliseconds since the epoch (tests pass their own clock). */
+  readonly now?: () => number;
+}
+
+/** A signed call as it arrived: headers, the raw body, and how to decode it once it is admitted. */
+export interface SignedCall {
+  readonly apiKey: string | undefined;
+  readonly signature: string | undefined;
+  readonly body: Uint8Array;
+  /** Decodes the body into an envelope; throws 400/100. Called only for an admitted call. */
+  readonly decode: () => WebApiRequest;
+}
+
+/** Journal ids are SQL `int`s. */
+const MAX_JOURNAL_ID = 2 ** 31 - 1;
+
+/** Milliseconds since the epoch, by the context's clock. */
+export const clock = (ctx: WebApiContext) => (ctx.now ?? Date.now)();
+
+/** The application of an `x-api-key`: 400/101 when it is missing, 401/102 when unknown or inactive. */
+export async function authenticateApplication(
+  store: WebApiStore,
+  apiKey: string | undefined,
+): Promise<Application> {
+  if (!apiKey) throw webApiError(400, WebApiErrorCode.missingHeader, 'Header x-api-key is missing');
+  const application = await store.findApplication(apiKey);
+  if (!application?.active) {
+    throw webApiError(
+      401,
+      WebApiErrorCode.unknownApiKey,
+      'x-api-key is unknown or its application is inactive',
+    );
+  }
+  return application;
+}
+
+/**
+ * The gate of `getData` and `getDataAsync`, in order: headers present (101), key (102), signature
+ * (103, 104), replay (105). Nothing runs and nothing is journaled for a call refused here.
+ */
+export async function admitCall(ctx: WebApiContext, call: SignedCall): Promise<Application> {
+  const missing = [
+    call.apiKey ? undefined : 'x-api-key',
+    call.signature ? undefined : 'x-svc-signature',
+  ].filter(Boolean);
+  if (missing.length > 0) {
+    throw webApiError(400, WebApiErrorCode.missingHeader, `Missing header: ${missing.join(', ')}`);
+  }
+  const application = await authenticateApplication(ctx.store, call.apiKey);
+  const { requestDigest } = verifySignature(
+    call.signature!,
+    application.apiHash,
+    call.body,
+    Math.floor(clock(ctx) / 1000),
+    ctx.policy.requestMaxSecValidity,
+  );
+  if (ctx.policy.checkReplayRequest) {
+    const first = await ctx.store.claimRequest(application.id, requestDigest, ctx.policy.replayRequestTime);
+    if (!first) {
+      throw webApiError(
+        409,
+        WebApiErrorCode.replayedRequest,
+        `This request was already accepted within the last ${ctx.policy.replayRequestTime} s; sign it again with a new time stamp`,
+      );
+    }
+  }
+  return application;
+}
+
+/** The operation of a `vltyp`: 404/110 when there is none (or it is inactive). */
+export async function requireOperation(ctx: WebApiContext, vltyp: number): Promise<Operation> {
+  const operation = await ctx.store.findOperation(vltyp);
+  if (!operation) throw webApiError(404, WebApiErrorCode.unknownVltyp, `Unknown vltyp ${vltyp}`);
+  return operation;
+}
+
+function journalIdOf(params: readonly ParamObject[]): number {
+  const raw = params[0]?.idws_journal;
+  const id = typeof raw === 'string' && /^\s*\d{1,10}\s*$/.test(raw) ? Number(raw) : raw;
+  if (typeof id !== 'number' || !Number.isSafeInteger(id)) {
+    throw webApiError(
+      400,
+      WebApiErrorCode.invalidEnvelope,
+      'vltyp 997 needs params [{"idws_journal": <journal id>}] (XML: <params><idwsJournal>…</idwsJournal></params>)',
+    );
+  }
+  return id;
+}
+
+/** Ends a job whose worker stopped without finishing it, so that nothing stays running forever. */
+async function settleStaleJob(ctx: WebApiContext, entry: JournalEntry): Promise<JournalEntry> {
+  if (entry.state !== 'running' || entry.ageSeconds <= ctx.policy.jobStaleSeconds) return entry;
+  await ctx.store.finishJournal(
+    entry.id,
+    failedOutcome(
+      entry.id,
+      WebApiErrorCode.jobAbandoned,
+      `The operation did not complete: it was still running after ${Math.floor(entry.ageSeconds)} s, longer than any worker runs`,
+    ),
+  );
+  return (await ctx.store.readJournal(entry.id)) ?? entry;
+}
+
+/**
+ * Operation 997: the state of an earlier call of the same application (`resultForId` with error
+ * 160 while it runs) or its complete answer; 404/111 for a journal id that is not the caller's.
+ * The 997 call is journaled too.
+ */
+export async function resultForId(
+  ctx: WebApiContext,
+  application: Application,
+  request: WebApiRequest,
+  mode: CallMode,
+): Promise<CallResult> {
+  const id = journalIdOf(request.params);
+  const found = id >= 1 && id <= MAX_JOURNAL_ID ? await ctx.store.readJournal(id) : undefined;
+  if (!found || found.applicationId !== application.id) {
+    throw webApiError(
+      404,
+      WebApiErrorCode.unknownJournal,
+      `Journal entry ${id} does not exist for this application`,
+    );
+  }
+  const entry = await settleStaleJob(ctx, found);
+  const journalId = await ctx.store.openJournal({
+    applicationId: application.id,
+    vltyp: RESULT_FOR_ID,
+    mode,
+    request: JSON.stringify(request),
+    requestId: ctx.requestId,
+  });
+  const answer: WebApiAnswer =
+    entry.state === 'running' || entry.answer === undefined
+      ? {
+          id: journalId,
+          vlResult: 1,
+          data: [
+            {
+              resultForId: [
+                {
+                  errorCode: Number(WebApiErrorCode.timeLimit),
+                  errorMessage: `The requested operation (journal ${id}) has not finished yet; ask again later`,
+                },
+              ],
+              idws_journal: id,
+            },
+          ],
+        }
+      : { id: journalId, vlResult: 1, data: [{ resultForId: JSON.parse(entry.answer), id }] };
+  await ctx.store.finishJournal(journalId, {
+    state: 'finished',
+    answer: JSON.stringify(answer),
+    vlResult: 1,
+    rowName: entry.rowName,
+  });
+  return { answer, rowName: entry.rowName };
+}
+
+/** `getData`: runs the operation and answers its result; every accepted call is journaled. */
+export async function getData(ctx: WebApiContext, call: SignedCall): Promise<CallResult> {
+  const application = await admitCall(ctx, call);
+  const request = call.decode();
+  if (request.vltyp === RESULT_FOR_ID) return resultForId(ctx, application, request, 'sync');
+  const operation = await requireOperation(ctx, request.vltyp);
+  const journalId = await ctx.store.openJournal({
+    applicationId: application.id,
+    vltyp: request.vltyp,
+    mode: 'sync',
+    request: JSON.stringify(request),
+    requestId: ctx.requestId,
+  });
+  const outcome = await executeOperation(ctx.store, operation, request, journalId, ctx.requestId);
+  await ctx.store.finishJournal(journalId, outcome);
+  return { answer: JSON.parse(outcome.answer) as WebApiAnswer, rowName: outcome.rowName };
+}

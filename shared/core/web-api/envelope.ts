@@ -1,0 +1,92 @@
+import { ServiceError } from '../errors.js';
+
+/** `vltyp` that fetches the result of an earlier call (SERVICE-SPEC 4.2 rule 2). */
+export const RESULT_FOR_ID = 997;
+
+/** `errorCode` values of CONTRACT.md section 5, plus the project's own (documented in the README). */
+export const WebApiErrorCode = {
+  invalidEnvelope: '100',
+  missingHeader: '101',
+  unknownApiKey: '102',
+  badSignature: '103',
+  expiredSignature: '104',
+  replayedRequest: '105',
+  unsupportedContentType: '106',
+  unknownVltyp: '110',
+  unknownJournal: '111',
+  /** Project's own: the tenant in the path does not exist. */
+  unknownTenant: '112',
+  operationFailed: '120',
+  databaseUnavailable: '150',
+  timeLimit: '160',
+  /** Project's own: an asynchronous job failed permanently outside the database (retries used up, worker stopped). */
+  jobAbandoned: '170',
+  /** Project's own: anything unexpected (HTTP 500). */
+  internal: '190',
+} as const;
+
+/** A refusal of the Web API: HTTP status, `errorCode` and a message that says what is wrong. */
+export function webApiError(status: number, code: string, message: string): ServiceError {
+  return new ServiceError(status, code, message);
+}
+
+export type ParamValue = string | number | boolean | null;
+export type ParamObject = Readonly<Record<string, ParamValue>>;
+
+/** The request envelope (SERVICE-SPEC 2.3) in its canonical JSON form. */
+export interface WebApiRequest {
+  readonly vltyp: number;
+  readonly params: readonly ParamObject[];
+}
+
+/** The response envelope (SERVICE-SPEC 2.4) exactly as the JSON answer carries it. */
+export interface WebApiAnswer {
+  readonly id: number | null;
+  readonly vlResult: number;
+  readonly data: readonly unknown[];
+}
+
+/**
+ * An answer and the name of its result rows (`WS_OPERATION.ROW_NAME`), which only the XML form
+ * needs. An answer holds at most one set of rows, at the top or inside `resultForId`.
+ */
+export interface CallResult {
+  readonly answer: WebApiAnswer;
+  readonly rowName: string | undefined;
+}
+
+/** `{"id":…,"vlResult":-1,"data":[{"error":[{"errorCode":"…","errorMessage":"…"}]}]}` */
+export function errorAnswer(id: number | null, errorCode: string, errorMessage: string, vlResult = -1) {
+  return { id, vlResult, data: [{ error: [{ errorCode, errorMessage }] }] } satisfies WebApiAnswer;
+}
+
+const invalid = (message: string) => webApiError(400, WebApiErrorCode.invalidEnvelope, message);
+
+/**
+ * Checks a decoded body against the envelope: `vltyp` an integer, `params` absent or an array of
+ * flat objects whose values are strings, numbers, booleans or null. Throws 400/100 naming the problem.
+ */
+export function validateEnvelope(candidate: {
+  readonly vltyp?: unknown;
+  readonly params?: unknown;
+}): WebApiRequest {
+  const { vltyp, params } = candidate;
+  if (vltyp === undefined || vltyp === null) throw invalid('vltyp is missing');
+  if (typeof vltyp !== 'number' || !Number.isSafeInteger(vltyp)) {
+    throw invalid(`vltyp must be an integer, got ${JSON.stringify(vltyp)?.slice(0, 40)}`);
+  }
+  if (params === undefined || params === null) return { vltyp, params: [] };
+  if (!Array.isArray(params)) throw invalid('params must be an array of objects');
+  const checked = params.map((entry, index): ParamObject => {
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+      throw invalid(`params[${index}] must be an object`);
+    }
+    for (const [name, value] of Object.entries(entry)) {
+      const scalar = value === null || ['string', 'number', 'boolean'].includes(typeof value);
+      if (!scalar)
+        throw invalid(`params[${index}].${name.slice(0, 64)} must be a string, number, boolean or null`);
+    }
+    return entry as ParamObject;
+  });
+  return { vltyp, params: checked };
+}

@@ -1,0 +1,131 @@
+import { DatabaseUnavailableError } from '../database.js';
+import type { WebApiJob } from './async-calls.js';
+import { WebApiErrorCode, type WebApiRequest } from './envelope.js';
+import { executeOperation, failedOutcome } from './operations.js';
+import type { JournalOutcome, WebApiStore } from './store.js';
+
+/** One delivery of a job by the queue. */
+export interface JobDelivery {
+  /** 1 for the first delivery (SQS `ApproximateReceiveCount`). */
+  readonly attempt: number;
+  /** Deliveries before the queue moves the job to its dead-letter queue (`maxReceiveCount`). */
+  readonly maxAttempts: number;
+  /** How long the operation may run before the worker itself would be stopped, in ms. */
+  readonly timeLimitMs: number;
+}
+
+export interface JobContext {
+  readonly store: WebApiStore;
+  /** How long a worker holds a job it started (at least its own time-out). */
+  readonly leaseSeconds: number;
+  readonly requestId: string;
+}
+
+/** `done`: the message can go; `retry`: leave it on the queue for another delivery. */
+export type JobOutcome = 'done' | 'retry';
+
+/** Reads a job message; undefined when it is not one (such a message can never succeed). */
+export function parseWebApiJob(body: string): WebApiJob | undefined {
+  try {
+    const value = JSON.parse(body) as Partial<WebApiJob>;
+    if (typeof value.tenant !== 'string' || !Number.isSafeInteger(value.journalId) || value.journalId! < 1) {
+      return undefined;
+    }
+    return { tenant: value.tenant, journalId: value.journalId!, requestId: String(value.requestId ?? '') };
+  } catch {
+    return undefined;
+  }
+}
+
+class TimeLimitExceeded extends Error {
+  override readonly name = 'TimeLimitExceeded';
+}
+
+async function withinTimeLimit<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new TimeLimitExceeded()), Math.max(0, ms));
+  });
+  // The operation may still fail after the limit: that must not surface as an unhandled rejection.
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([work, limit]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function log(level: 'warn' | 'error', message: string, fields: Record<string, unknown>): void {
+  const line = JSON.stringify({ level, message, ...fields });
+  if (level === 'error') console.error(line);
+  else console.warn(line);
+}
+
+/**
+ * Runs one delivery of a job and writes its answer and state into the journal. Idempotent: a job
+ * that has ended is not run again, and a job another worker holds is left to it. A failure
+ * outside the operation (database unreachable, a bug) asks for another delivery, except on the
+ * last one, which ends the job as failed so that 997 answers its error; a job that outruns the
+ * worker's time limit ends as failed at once, because another delivery would only outrun it again.
+ */
+export async function runJob(ctx: JobContext, job: WebApiJob, delivery: JobDelivery): Promise<JobOutcome> {
+  const last = delivery.attempt >= delivery.maxAttempts;
+  const entry = await ctx.store.startAttempt(job.journalId, ctx.leaseSeconds);
+  if (!entry) {
+    const current = await ctx.store.readJournal(job.journalId);
+    if (current?.state !== 'running') return 'done';
+    // Another worker holds it: it finishes it, or its lease lapses and a later delivery takes over.
+    return last ? 'done' : 'retry';
+  }
+  const fields = {
+    requestId: ctx.requestId,
+    tenant: job.tenant,
+    journalId: entry.id,
+    attempt: delivery.attempt,
+  };
+  let outcome: JournalOutcome;
+  try {
+    const request = JSON.parse(entry.request) as WebApiRequest;
+    const operation = await ctx.store.findOperation(entry.vltyp);
+    outcome = operation
+      ? await withinTimeLimit(
+          executeOperation(ctx.store, operation, request, entry.id, ctx.requestId),
+          delivery.timeLimitMs,
+        )
+      : failedOutcome(entry.id, WebApiErrorCode.unknownVltyp, `Unknown vltyp ${entry.vltyp}`);
+  } catch (error) {
+    if (error instanceof TimeLimitExceeded) {
+      log('warn', 'job outran the worker', fields);
+      outcome = failedOutcome(
+        entry.id,
+        WebApiErrorCode.jobAbandoned,
+        `The operation did not finish within the worker's time limit (${Math.round(delivery.timeLimitMs / 1000)} s)`,
+      );
+    } else if (!last) {
+      log('warn', 'job attempt failed; it will be delivered again', {
+        ...fields,
+        error: (error as Error).message,
+      });
+      await ctx.store.releaseJob(entry.id).catch(() => undefined);
+      return 'retry';
+    } else {
+      log('error', 'job failed on its last delivery', { ...fields, error: (error as Error).message });
+      outcome =
+        error instanceof DatabaseUnavailableError
+          ? failedOutcome(
+              entry.id,
+              WebApiErrorCode.databaseUnavailable,
+              'The database was not reachable; the job was given up',
+            )
+          : failedOutcome(
+              entry.id,
+              WebApiErrorCode.jobAbandoned,
+              `The job could not be completed after ${delivery.attempt} attempts`,
+            );
+    }
+  }
+  // Should this fail too, the message goes back to the queue (or to the dead-letter queue) and the
+  // job stays running until 997 finds it stale.
+  await ctx.store.finishJournal(entry.id, outcome);
+  return 'done';
+}

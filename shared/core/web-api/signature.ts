@@ -1,0 +1,104 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { WebApiErrorCode, webApiError } from './envelope.js';
+
+/**
+ * The request signature of CONTRACT.md section 5: `x-svc-signature: t=<unix seconds>,v1=<hex>`,
+ * hex = HMAC-SHA256 keyed with the application's API hash over the bytes `<t>.<raw body>`.
+ * Several `v1=` may be sent while a key is rotated; one match suffices.
+ */
+
+const HEX_SHA256 = /^[0-9a-f]{64}$/i;
+
+function signedPayload(timestamp: number, body: Uint8Array): Buffer {
+  return Buffer.concat([Buffer.from(`${timestamp}.`, 'utf8'), body]);
+}
+
+/** The `v1` value for a body: lower-case hex HMAC-SHA256 of `<t>.<body>` keyed with the API hash. */
+export function signBody(apiHash: string, timestamp: number, body: Uint8Array): string {
+  return createHmac('sha256', apiHash).update(signedPayload(timestamp, body)).digest('hex');
+}
+
+/** The complete header value a client sends: `t=<timestamp>,v1=<hex>`. */
+export function signatureHeader(
+  apiHash: string,
+  body: Uint8Array,
+  timestamp = Math.floor(Date.now() / 1000),
+): string {
+  return `t=${timestamp},v1=${signBody(apiHash, timestamp, body)}`;
+}
+
+export interface ParsedSignature {
+  readonly timestamp: number;
+  /** The `v1` values, decoded; other schemes are ignored. */
+  readonly candidates: readonly Buffer[];
+}
+
+/** Parses `t=…,v1=…[,v1=…]`; undefined when the header does not have that form. */
+export function parseSignatureHeader(header: string): ParsedSignature | undefined {
+  let timestamp: number | undefined;
+  const candidates: Buffer[] = [];
+  for (const part of header.split(',')) {
+    const equals = part.indexOf('=');
+    if (equals < 0) return undefined;
+    const key = part.slice(0, equals).trim();
+    const value = part.slice(equals + 1).trim();
+    if (key === 't') {
+      if (timestamp !== undefined || !/^\d{1,12}$/.test(value)) return undefined;
+      timestamp = Number(value);
+    } else if (key === 'v1') {
+      if (!HEX_SHA256.test(value)) return undefined;
+      candidates.push(Buffer.from(value, 'hex'));
+    }
+  }
+  if (timestamp === undefined || candidates.length === 0) return undefined;
+  return { timestamp, candidates };
+}
+
+export interface VerifiedSignature {
+  readonly timestamp: number;
+  /** SHA-256 of the signed bytes: the same request, however its header is written, has the same digest. */
+  readonly requestDigest: string;
+}
+
+/**
+ * Checks a signature header against the body: 401/103 when it is malformed or no `v1` matches
+ * (compared in constant time), then 401/104 when its time stamp is more than `maxSkewSeconds` from now.
+ */
+export function verifySignature(
+  header: string,
+  apiHash: string,
+  body: Uint8Array,
+  nowSeconds: number,
+  maxSkewSeconds: number,
+): VerifiedSignature {
+  const parsed = parseSignatureHeader(header);
+  if (!parsed) {
+    throw webApiError(
+      401,
+      WebApiErrorCode.badSignature,
+      'x-svc-signature must be t=<unix seconds>,v1=<hex HMAC-SHA256>',
+    );
+  }
+  const payload = signedPayload(parsed.timestamp, body);
+  const expected = createHmac('sha256', apiHash).update(payload).digest();
+  let matched = false;
+  // Every candidate is compared, so the time taken does not say which one matched.
+  for (const candidate of parsed.candidates) {
+    if (timingSafeEqual(candidate, expected)) matched = true;
+  }
+  if (!matched) {
+    throw webApiError(
+      401,
+      WebApiErrorCode.badSignature,
+      'The signature does not match the request body (HMAC-SHA256 of "<t>.<body>" keyed with the API hash)',
+    );
+  }
+  if (Math.abs(nowSeconds - parsed.timestamp) > maxSkewSeconds) {
+    throw webApiError(
+      401,
+      WebApiErrorCode.expiredSignature,
+      `The signature time stamp t=${parsed.timestamp} is more than ${maxSkewSeconds} s away from the server time`,
+    );
+  }
+  return { timestamp: parsed.timestamp, requestDigest: createHash('sha256').update(payload).digest('hex') };
+}

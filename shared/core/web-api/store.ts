@@ -1,0 +1,90 @@
+import type { Row } from '../database.js';
+import type { ParamObject } from './envelope.js';
+
+/** A Web API application of `WS_APPLICATION`. */
+export interface Application {
+  readonly id: number;
+  /** The secret that keys request signatures. */
+  readonly apiHash: string;
+  readonly active: boolean;
+}
+
+/** An operation of `WS_OPERATION`: the procedure behind a `vltyp` and the name of its rows. */
+export interface Operation {
+  readonly vltyp: number;
+  /** `schema.NAME` or `NAME`; checked as an identifier before it reaches SQL. */
+  readonly procedure: string;
+  readonly rowName: string;
+}
+
+export type JournalState = 'running' | 'finished' | 'failed';
+export type CallMode = 'sync' | 'async';
+
+/** A `WS_JOURNAL` row. */
+export interface JournalEntry {
+  readonly id: number;
+  readonly applicationId: number;
+  readonly vltyp: number;
+  readonly state: JournalState;
+  /** The canonical JSON request envelope. */
+  readonly request: string;
+  /** The JSON answer, once finished or failed. */
+  readonly answer: string | undefined;
+  readonly rowName: string | undefined;
+  /** Worker deliveries that started the job. */
+  readonly attempts: number;
+  /** Seconds since the call was journaled, by the database's clock. */
+  readonly ageSeconds: number;
+}
+
+export interface JournalOpening {
+  readonly applicationId: number;
+  readonly vltyp: number;
+  readonly mode: CallMode;
+  readonly request: string;
+  readonly requestId: string;
+}
+
+export interface JournalOutcome {
+  readonly state: 'finished' | 'failed';
+  readonly answer: string;
+  readonly vlResult: number;
+  readonly rowName: string | undefined;
+}
+
+/** The operation failed inside the database; `publicMessage` is what the procedure itself reported, if anything. */
+export class OperationFailedError extends Error {
+  override readonly name = 'OperationFailedError';
+  constructor(
+    message: string,
+    readonly publicMessage: string | undefined,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** Port: the Web API's tables and operation procedures in the tenant database. */
+export interface WebApiStore {
+  findApplication(apiKey: string): Promise<Application | undefined>;
+  /**
+   * Records that a signed request was accepted, unless the same request already was within its
+   * hold time: true for the first caller only, however many ask at once.
+   */
+  claimRequest(applicationId: number, requestDigest: string, holdSeconds: number): Promise<boolean>;
+  findOperation(vltyp: number): Promise<Operation | undefined>;
+  /** Calls the operation's procedure with the params as one JSON argument; its first result set. Throws {@link OperationFailedError}. */
+  callOperation(operation: Operation, params: readonly ParamObject[]): Promise<Row[]>;
+  /** Journals a call as running; its id. */
+  openJournal(opening: JournalOpening): Promise<number>;
+  /** Ends a running journal entry; false when it was no longer running (another worker or a sweep ended it). */
+  finishJournal(id: number, outcome: JournalOutcome): Promise<boolean>;
+  readJournal(id: number): Promise<JournalEntry | undefined>;
+  /**
+   * Starts a worker's attempt at a running job: counts it and leases the job for `leaseSeconds`,
+   * unless it has ended or another worker holds the lease; undefined then.
+   */
+  startAttempt(id: number, leaseSeconds: number): Promise<JournalEntry | undefined>;
+  /** Gives up a worker's lease on a running job, so that its next delivery can start at once. */
+  releaseJob(id: number): Promise<void>;
+}

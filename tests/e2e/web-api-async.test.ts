@@ -1,0 +1,155 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { XMLParser } from 'fast-xml-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { envelope, type SignOptions, signedCall } from '../support/web-api.js';
+
+let stack: LocalStack;
+
+beforeAll(async () => {
+  // The issue's scenario: a 2 s limit against a 5 s operation.
+  stack = await startLocalStack({ port: 0, env: { COMMAND_TIMEOUT_ASYNC: '2' } });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function post(path: 'getData' | 'getDataAsync', body: string, options: SignOptions = {}) {
+  const signed = signedCall(body, options);
+  const response = await fetch(`${stack.url}/demo/WebAPI/${path}`, {
+    method: 'POST',
+    headers: signed.headers,
+    body: signed.body,
+  });
+  return { status: response.status, text: await response.text() };
+}
+
+const result997 = (journalId: number) => envelope(997, [{ idws_journal: journalId }]);
+const xmlParser = new XMLParser({ parseTagValue: false, isArray: (name) => name.startsWith('row') });
+
+describe('Web API async over HTTP (local stack, COMMAND_TIMEOUT_ASYNC=2)', () => {
+  it('9001 for 5 s: -2/160 after 2 s, "still running" at once, the full answer after 6 s', async () => {
+    const started = Date.now();
+    const first = await post('getDataAsync', envelope(9001, [{ seconds: 5 }]));
+    const waited = Date.now() - started;
+    expect(first.status).toBe(200);
+    const timeout = JSON.parse(first.text);
+    const j = timeout.id as number;
+    expect(timeout).toEqual({
+      id: expect.any(Number),
+      vlResult: -2,
+      data: [
+        {
+          error: [
+            {
+              errorCode: '160',
+              errorMessage: `The requested operation (vltyp 9001, journal ${j}) did not finish within the time limit`,
+            },
+          ],
+        },
+      ],
+    });
+    expect(waited).toBeGreaterThanOrEqual(1900);
+    expect(waited).toBeLessThan(4000);
+
+    const running = await post('getData', result997(j));
+    expect(running.status).toBe(200);
+    const still = JSON.parse(running.text);
+    expect(still).toEqual({
+      id: expect.any(Number),
+      vlResult: 1,
+      data: [{ resultForId: [{ errorCode: 160, errorMessage: expect.any(String) }], idws_journal: j }],
+    });
+    expect(still.id).not.toBe(j);
+
+    await sleep(Math.max(0, started + 6000 - Date.now()));
+    const finished = await post('getData', result997(j));
+    expect(JSON.parse(finished.text)).toEqual({
+      id: expect.any(Number),
+      vlResult: 1,
+      data: [{ resultForId: { id: j, vlResult: 1, data: [{ slept: 5 }] }, id: j }],
+    });
+    // The same in XML, on getDataAsync.
+    const xml = await post(
+      'getDataAsync',
+      `<data><vlTyp>997</vlTyp><params><idwsJournal>${j}</idwsJournal></params></data>`,
+    );
+    const { result } = xmlParser.parse(xml.text);
+    expect(result.data).toEqual({
+      resultForId: { id: String(j), vlResult: '1', data: { rowSleep: [{ slept: '5' }] } },
+      id: String(j),
+    });
+    // Every call is journaled, 997 included.
+    const { rows } = await stack.db.query<{ VLTYP: number; CALL_MODE: string; STATE: string }>(
+      'SELECT "VLTYP", "CALL_MODE", "STATE" FROM dbo."WS_JOURNAL" WHERE "ID" >= $1 ORDER BY "ID"',
+      [j],
+    );
+    expect(rows).toEqual([
+      { VLTYP: 9001, CALL_MODE: 'async', STATE: 'finished' },
+      { VLTYP: 997, CALL_MODE: 'sync', STATE: 'finished' },
+      { VLTYP: 997, CALL_MODE: 'sync', STATE: 'finished' },
+      { VLTYP: 997, CALL_MODE: 'async', STATE: 'finished' },
+    ]);
+  }, 20_000);
+
+  it('answers a fast operation on getDataAsync with its normal answer, in JSON and XML', async () => {
+    const json = await post('getDataAsync', envelope(1001, [{ ico: '25596641' }]));
+    expect(JSON.parse(json.text)).toEqual({
+      id: expect.any(Number),
+      vlResult: 1,
+      data: [{ id: 1, nazev: 'Alfa Trade s.r.o.', ico: '25596641', mesto: 'Praha' }],
+    });
+    const xml = await post(
+      'getDataAsync',
+      '<data><vlTyp>7</vlTyp><params><kodUctu>0</kodUctu></params></data>',
+    );
+    expect(
+      xmlParser.parse(xml.text).result.data.rowUcet.map((row: { kodUctu: string }) => row.kodUctu),
+    ).toEqual(['013000', '022000', '042000', '073000', '082000']);
+  });
+
+  it('answers an operation that fails in the worker with -1/120, and 997 returns that error answer', async () => {
+    const failed = JSON.parse((await post('getDataAsync', envelope(9002))).text);
+    expect(failed).toMatchObject({ id: expect.any(Number), vlResult: -1 });
+    expect(failed.data[0].error[0].errorCode).toBe('120');
+    const later = JSON.parse((await post('getData', result997(failed.id))).text);
+    expect(later.data).toEqual([{ resultForId: failed, id: failed.id }]);
+  });
+
+  it("answers 997 for another application's journal id, or an unknown one, with 404/111", async () => {
+    const own = JSON.parse((await post('getDataAsync', envelope(7, [{ kod_uctu: '5' }]))).text);
+    for (const [body, options] of [
+      [result997(own.id), { apiKey: 'other-api-key', apiHash: 'other-api-hash' }],
+      [result997(987654), {}],
+    ] as const) {
+      for (const path of ['getData', 'getDataAsync'] as const) {
+        const { status, text } = await post(path, body, options);
+        expect(status).toBe(404);
+        expect(JSON.parse(text).data[0].error[0]).toEqual({
+          errorCode: '111',
+          errorMessage: expect.stringMatching(/does not exist for this application/),
+        });
+      }
+    }
+  });
+
+  it('answers 997 without idws_journal with 400/100', async () => {
+    const { status, text } = await post('getData', envelope(997, [{ id: 1 }]));
+    expect(status).toBe(400);
+    expect(JSON.parse(text).data[0].error[0].errorCode).toBe('100');
+  });
+
+  it('refuses a replayed getDataAsync with 409/105 and queues nothing more', async () => {
+    const signed = signedCall(envelope(7, [{ kod_uctu: '6' }]));
+    const send = () =>
+      fetch(`${stack.url}/demo/WebAPI/getDataAsync`, {
+        method: 'POST',
+        headers: signed.headers,
+        body: signed.body,
+      });
+    expect((await send()).status).toBe(200);
+    const replay = await send();
+    expect(replay.status).toBe(409);
+    expect(JSON.parse(await replay.text()).data[0].error[0].errorCode).toBe('105');
+  });
+});

@@ -1,0 +1,97 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
+import type { Database } from '../../shared/core/database.js';
+import { createSqlWebApiStore } from '../../shared/core/web-api/sql-store.js';
+import { OperationFailedError, type WebApiStore } from '../../shared/core/web-api/store.js';
+
+// The Web API store on a real SQL Server: runs when MSSQL_URL is set (no SQL Server exists on the
+// development machines; the SQL it sends is unit-tested in tests/unit/web-api-sql-store.test.ts).
+const url = process.env.MSSQL_URL;
+const scriptsDir = join(import.meta.dirname, '../../infra/sql/mssql');
+
+describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
+  let db: Database;
+  let store: WebApiStore;
+
+  beforeAll(async () => {
+    db = createMssqlDatabase({ connectionString: url! });
+    // The scripts are idempotent: running them here is safe whatever ran before.
+    for (const file of readdirSync(scriptsDir)
+      .filter((name) => name.endsWith('.sql'))
+      .sort()) {
+      const batches = readFileSync(join(scriptsDir, file), 'utf8')
+        .split(/^[ \t]*GO[ \t]*;?[ \t]*\r?$/im)
+        .map((batch) => batch.trim())
+        .filter((batch) => batch.length > 0);
+      for (const batch of batches) await db.query(batch);
+    }
+    store = createSqlWebApiStore(db);
+  }, 300_000);
+
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  const operation = async (vltyp: number) => (await store.findOperation(vltyp))!;
+
+  it('finds applications by their exact key', async () => {
+    expect(await store.findApplication('demo-api-key')).toEqual({
+      id: 1,
+      apiHash: 'demo-api-hash',
+      active: true,
+    });
+    expect(await store.findApplication('DEMO-API-KEY')).toBeUndefined();
+    expect((await store.findApplication('inactive-api-key'))?.active).toBe(false);
+  });
+
+  it('accepts exactly one of many concurrent claims of the same request, and an expired one again', async () => {
+    const digest = `${Date.now()}`.padStart(64, 'f');
+    const results = await Promise.all(Array.from({ length: 8 }, () => store.claimRequest(1, digest, 300)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    await db.query(
+      'UPDATE dbo.WS_REPLAY_GUARD SET EXPIRES_AT = DATEADD(hour, -1, EXPIRES_AT) WHERE REQUEST_DIGEST = @p1',
+      [digest],
+    );
+    expect(await store.claimRequest(1, digest, 300)).toBe(true);
+  });
+
+  it('runs the demo operations with the params as one JSON argument', async () => {
+    expect(await store.callOperation(await operation(1001), [{ nazev: 'ALFA' }])).toEqual([
+      { id: 1, nazev: 'Alfa Trade s.r.o.', ico: '25596641', mesto: 'Praha' },
+    ]);
+    const accounts = await store.callOperation(await operation(7), [{ kod_uctu: '21' }]);
+    expect(accounts.map((row) => row.kod_uctu)).toEqual(['211000', '211100', '213000']);
+    expect(await store.callOperation(await operation(9001), [{ seconds: '0.2' }])).toEqual([{ slept: 0.2 }]);
+  });
+
+  it("reports 9002's own message", async () => {
+    const error = await store.callOperation(await operation(9002), []).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OperationFailedError);
+    expect((error as OperationFailedError).publicMessage).toMatch(/always fails/);
+  });
+
+  it('journals, leases and ends a job once', async () => {
+    const id = await store.openJournal({
+      applicationId: 1,
+      vltyp: 7,
+      mode: 'async',
+      request: '{}',
+      requestId: 'it',
+    });
+    expect(await store.readJournal(id)).toMatchObject({ id, state: 'running', attempts: 0 });
+    expect(await store.startAttempt(id, 60)).toMatchObject({ id, attempts: 1 });
+    expect(await store.startAttempt(id, 60)).toBeUndefined();
+    await store.releaseJob(id);
+    expect(await store.startAttempt(id, 60)).toMatchObject({ attempts: 2 });
+    const outcome = { state: 'finished', answer: '{"id":1}', vlResult: 1, rowName: 'Ucet' } as const;
+    expect(await store.finishJournal(id, outcome)).toBe(true);
+    expect(await store.finishJournal(id, outcome)).toBe(false);
+    expect(await store.readJournal(id)).toMatchObject({
+      state: 'finished',
+      answer: '{"id":1}',
+      rowName: 'Ucet',
+    });
+  });
+});

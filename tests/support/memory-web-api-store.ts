@@ -1,0 +1,108 @@
+import type { Row } from '../../shared/core/database.js';
+import type { ParamObject } from '../../shared/core/web-api/envelope.js';
+import {
+  type Application,
+  type JournalEntry,
+  type JournalOpening,
+  type Operation,
+  OperationFailedError,
+  type WebApiStore,
+} from '../../shared/core/web-api/store.js';
+
+interface StoredEntry extends Omit<JournalEntry, 'ageSeconds' | 'attempts'> {
+  attempts: number;
+  createdAt: number;
+  mode: string;
+  leaseUntil: number;
+}
+
+/** An in-memory Web API store for unit tests of the core; operations are plain functions. */
+export function memoryWebApiStore(
+  options: {
+    applications?: Record<string, Application>;
+    operations?: Record<number, Operation & { run: (params: readonly ParamObject[]) => Promise<Row[]> }>;
+    now?: () => number;
+  } = {},
+) {
+  const now = options.now ?? Date.now;
+  const applications = options.applications ?? {
+    'demo-api-key': { id: 1, apiHash: 'demo-api-hash', active: true },
+    'inactive-api-key': { id: 3, apiHash: 'inactive-api-hash', active: false },
+  };
+  const operations = options.operations ?? {};
+  const journal = new Map<number, StoredEntry>();
+  const claimed = new Map<string, number>();
+  const calls: { vltyp: number; params: readonly ParamObject[] }[] = [];
+
+  const view = (entry: StoredEntry): JournalEntry => {
+    const { createdAt, mode: _mode, leaseUntil: _lease, ...rest } = entry;
+    return { ...rest, ageSeconds: (now() - createdAt) / 1000 };
+  };
+
+  const store: WebApiStore = {
+    async findApplication(apiKey) {
+      return applications[apiKey];
+    },
+    async claimRequest(applicationId, digest, holdSeconds) {
+      const key = `${applicationId}:${digest}`;
+      const until = claimed.get(key);
+      if (until !== undefined && until > now()) return false;
+      claimed.set(key, now() + holdSeconds * 1000);
+      return true;
+    },
+    async findOperation(vltyp) {
+      const operation = operations[vltyp];
+      return operation ? { vltyp, procedure: operation.procedure, rowName: operation.rowName } : undefined;
+    },
+    async callOperation(operation, params) {
+      calls.push({ vltyp: operation.vltyp, params });
+      const run = operations[operation.vltyp]?.run;
+      if (!run) throw new OperationFailedError(`no procedure ${operation.procedure}`, undefined);
+      return run(params);
+    },
+    async openJournal(opening: JournalOpening) {
+      const id = journal.size + 1;
+      journal.set(id, {
+        id,
+        applicationId: opening.applicationId,
+        vltyp: opening.vltyp,
+        mode: opening.mode,
+        state: 'running',
+        request: opening.request,
+        answer: undefined,
+        rowName: undefined,
+        attempts: 0,
+        createdAt: now(),
+        leaseUntil: 0,
+      });
+      return id;
+    },
+    async finishJournal(id, outcome) {
+      const entry = journal.get(id);
+      if (entry?.state !== 'running') return false;
+      Object.assign(entry, {
+        state: outcome.state,
+        answer: outcome.answer,
+        rowName: outcome.rowName,
+        leaseUntil: 0,
+      });
+      return true;
+    },
+    async readJournal(id) {
+      const entry = journal.get(id);
+      return entry ? view(entry) : undefined;
+    },
+    async startAttempt(id, leaseSeconds) {
+      const entry = journal.get(id);
+      if (entry?.state !== 'running' || entry.leaseUntil > now()) return undefined;
+      entry.attempts += 1;
+      entry.leaseUntil = now() + leaseSeconds * 1000;
+      return view(entry);
+    },
+    async releaseJob(id) {
+      const entry = journal.get(id);
+      if (entry?.state === 'running') entry.leaseUntil = 0;
+    },
+  };
+  return { store, journal, claimed, calls };
+}

@@ -1,0 +1,339 @@
+import { describe, expect, it, vi } from 'vitest';
+import { DatabaseUnavailableError } from '../../shared/core/database.js';
+import type { ServiceError } from '../../shared/core/errors.js';
+import { getDataAsync, type JobQueue, type WebApiJob } from '../../shared/core/web-api/async-calls.js';
+import { getData, type SignedCall, type WebApiContext } from '../../shared/core/web-api/calls.js';
+import { validateEnvelope } from '../../shared/core/web-api/envelope.js';
+import { type JobDelivery, parseWebApiJob, runJob } from '../../shared/core/web-api/jobs.js';
+import { signatureHeader } from '../../shared/core/web-api/signature.js';
+import { OperationFailedError } from '../../shared/core/web-api/store.js';
+import { memoryWebApiStore } from '../support/memory-web-api-store.js';
+
+let calls = 0;
+
+/** A signed call of the demo application; every one is a new request (its own time stamp). */
+function signed(request: unknown, apiKey = 'demo-api-key', apiHash = 'demo-api-hash'): SignedCall {
+  const body = Buffer.from(JSON.stringify(request));
+  return {
+    apiKey,
+    signature: signatureHeader(apiHash, body, Math.floor(Date.now() / 1000) - (calls++ % 100)),
+    body,
+    decode: () => validateEnvelope(JSON.parse(body.toString())),
+  };
+}
+
+function setUp(options: { timeoutSeconds?: number; staleSeconds?: number; now?: () => number } = {}) {
+  const gate: { release: () => void; failures: number } = { release: () => undefined, failures: 0 };
+  const memory = memoryWebApiStore({
+    now: options.now,
+    applications: {
+      'demo-api-key': { id: 1, apiHash: 'demo-api-hash', active: true },
+      'other-api-key': { id: 2, apiHash: 'other-api-hash', active: true },
+    },
+    operations: {
+      7: {
+        vltyp: 7,
+        procedure: 'dbo.WS_OP_UCET_SEARCH',
+        rowName: 'Ucet',
+        run: async () => [{ KOD_UCTU: '211000' }],
+      },
+      9001: {
+        vltyp: 9001,
+        procedure: 'dbo.WS_OP_SLEEP',
+        rowName: 'Sleep',
+        // Ends when the test releases it.
+        run: () => new Promise((resolve) => (gate.release = () => resolve([{ slept: 5 }]))),
+      },
+      9002: {
+        vltyp: 9002,
+        procedure: 'dbo.WS_OP_FAIL',
+        rowName: 'Fail',
+        run: async () => {
+          throw new OperationFailedError('raised', 'always fails');
+        },
+      },
+      9003: {
+        vltyp: 9003,
+        procedure: 'dbo.WS_OP_FLAKY',
+        rowName: 'Flaky',
+        run: async () => {
+          gate.failures += 1;
+          throw new DatabaseUnavailableError('connection reset');
+        },
+      },
+    },
+  });
+  const ctx: WebApiContext = {
+    tenant: 'demo',
+    store: memory.store,
+    policy: {
+      requestMaxSecValidity: 300,
+      checkReplayRequest: true,
+      replayRequestTime: 300,
+      commandTimeoutAsyncSeconds: options.timeoutSeconds ?? 2,
+      jobStaleSeconds: options.staleSeconds ?? 1800,
+    },
+    requestId: 'test',
+    now: options.now,
+  };
+  const jobs: WebApiJob[] = [];
+  const jobCtx = { store: memory.store, leaseSeconds: 90, requestId: 'worker' };
+  const delivery = (attempt = 1): JobDelivery => ({ attempt, maxAttempts: 3, timeLimitMs: 60_000 });
+  /** A queue whose worker runs every job at once, on the same store. */
+  const workingQueue: JobQueue = {
+    async enqueue(job) {
+      jobs.push(job);
+      void runJob(jobCtx, job, delivery());
+    },
+  };
+  /** A queue whose jobs wait for the test to run them. */
+  const idleQueue: JobQueue = {
+    async enqueue(job) {
+      jobs.push(job);
+    },
+  };
+  return { ...memory, ctx, jobs, jobCtx, delivery, gate, workingQueue, idleQueue };
+}
+
+async function refusal(promise: Promise<unknown>): Promise<ServiceError> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as ServiceError;
+  }
+  throw new Error('the call was accepted');
+}
+
+describe('Function: getDataAsync', () => {
+  it('journals the call as running, queues it and answers the result once the worker has finished it', async () => {
+    const { ctx, jobs, journal, workingQueue } = setUp();
+    const result = await getDataAsync(ctx, signed({ vltyp: 7 }), workingQueue);
+    expect(jobs).toEqual([{ tenant: 'demo', journalId: 1, requestId: 'test' }]);
+    expect(result).toEqual({
+      answer: { id: 1, vlResult: 1, data: [{ kod_uctu: '211000' }] },
+      rowName: 'Ucet',
+    });
+    expect(journal.get(1)).toMatchObject({ mode: 'async', state: 'finished', attempts: 1 });
+  });
+
+  it('answers vlResult -2 with error 160 (a string) and the journal id after CommandTimeoutAsync', async () => {
+    const { ctx, journal, idleQueue } = setUp({ timeoutSeconds: 0.3 });
+    const started = Date.now();
+    const result = await getDataAsync(ctx, signed({ vltyp: 9001, params: [{ seconds: 5 }] }), idleQueue);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    expect(result.answer).toEqual({
+      id: 1,
+      vlResult: -2,
+      data: [
+        {
+          error: [
+            {
+              errorCode: '160',
+              errorMessage:
+                'The requested operation (vltyp 9001, journal 1) did not finish within the time limit',
+            },
+          ],
+        },
+      ],
+    });
+    expect(journal.get(1)?.state).toBe('running');
+  });
+
+  it('polls the journal with growing pauses, not in a busy loop', async () => {
+    const { ctx, store, idleQueue } = setUp({ timeoutSeconds: 1.5 });
+    let reads = 0;
+    const counting = {
+      ...store,
+      readJournal: (id: number) => {
+        reads += 1;
+        return store.readJournal(id);
+      },
+    };
+    await getDataAsync({ ...ctx, store: counting }, signed({ vltyp: 9001 }), idleQueue);
+    // 25, 50, 100, 200, 400, 500, 500 … ms: about 8 reads in 1.5 s.
+    expect(reads).toBeGreaterThanOrEqual(5);
+    expect(reads).toBeLessThanOrEqual(10);
+  });
+
+  it('answers the failure of the operation as the worker journaled it (vlResult -1, 120)', async () => {
+    const { ctx, workingQueue } = setUp();
+    const result = await getDataAsync(ctx, signed({ vltyp: 9002 }), workingQueue);
+    expect(result.answer).toMatchObject({ id: 1, vlResult: -1 });
+    expect(JSON.stringify(result.answer)).toContain('"errorCode":"120"');
+  });
+
+  it('ends the journal entry as failed when the job cannot be queued, and fails the call', async () => {
+    const { ctx, journal } = setUp();
+    const broken: JobQueue = {
+      enqueue: async () => {
+        throw new Error('queue unreachable');
+      },
+    };
+    await expect(getDataAsync(ctx, signed({ vltyp: 7 }), broken)).rejects.toThrow('queue unreachable');
+    expect(journal.get(1)).toMatchObject({ state: 'failed' });
+    expect(journal.get(1)?.answer).toContain('"errorCode":"190"');
+  });
+
+  it('refuses an unknown vltyp with 404/110 before anything is journaled or queued', async () => {
+    const { ctx, journal, jobs, idleQueue } = setUp();
+    const error = await refusal(getDataAsync(ctx, signed({ vltyp: 4242 }), idleQueue));
+    expect([error.status, error.code, journal.size, jobs.length]).toEqual([404, '110', 0, 0]);
+  });
+});
+
+describe('Function: resultForId (vltyp 997)', () => {
+  it('answers "still running" with resultForId error 160 (a number) and idws_journal, journaled too', async () => {
+    const { ctx, journal, idleQueue } = setUp({ timeoutSeconds: 0.05 });
+    const started = await getDataAsync(ctx, signed({ vltyp: 9001 }), idleQueue);
+    const j = started.answer.id!;
+    const result = await getData(ctx, signed({ vltyp: 997, params: [{ idws_journal: j }] }));
+    expect(result.answer).toEqual({
+      id: 2,
+      vlResult: 1,
+      data: [
+        {
+          resultForId: [
+            {
+              errorCode: 160,
+              errorMessage: `The requested operation (journal ${j}) has not finished yet; ask again later`,
+            },
+          ],
+          idws_journal: j,
+        },
+      ],
+    });
+    expect(journal.get(2)).toMatchObject({ vltyp: 997, mode: 'sync', state: 'finished' });
+    expect(JSON.parse(journal.get(2)!.answer!)).toEqual(result.answer);
+  });
+
+  it('answers the complete original answer once the job has finished, on getData and getDataAsync', async () => {
+    const { ctx, jobs, jobCtx, delivery, gate, calls, idleQueue } = setUp({ timeoutSeconds: 0.05 });
+    const started = await getDataAsync(ctx, signed({ vltyp: 9001 }), idleQueue);
+    const running = runJob(jobCtx, jobs[0]!, delivery());
+    await vi.waitFor(() => expect(calls).toHaveLength(1));
+    gate.release();
+    expect(await running).toBe('done');
+    const j = started.answer.id!;
+    const original = { id: j, vlResult: 1, data: [{ slept: 5 }] };
+    const viaGetData = await getData(ctx, signed({ vltyp: 997, params: [{ idws_journal: j }] }));
+    expect(viaGetData).toEqual({
+      answer: { id: 2, vlResult: 1, data: [{ resultForId: original, id: j }] },
+      rowName: 'Sleep',
+    });
+    // On getDataAsync it is answered at once, without a job.
+    const viaAsync = await getDataAsync(
+      ctx,
+      signed({ vltyp: 997, params: [{ idws_journal: String(j) }] }),
+      idleQueue,
+    );
+    expect(viaAsync.answer).toEqual({ id: 3, vlResult: 1, data: [{ resultForId: original, id: j }] });
+    expect(jobs).toHaveLength(1);
+  });
+
+  it("refuses another application's journal id, or one that does not exist, with 404/111, journaling nothing", async () => {
+    const { ctx, journal, idleQueue } = setUp({ timeoutSeconds: 0.05 });
+    await getDataAsync(ctx, signed({ vltyp: 9001 }), idleQueue);
+    for (const [id, key, hash] of [
+      [1, 'other-api-key', 'other-api-hash'],
+      [99, 'demo-api-key', 'demo-api-hash'],
+      [0, 'demo-api-key', 'demo-api-hash'],
+      [2 ** 40, 'demo-api-key', 'demo-api-hash'],
+    ] as const) {
+      const error = await refusal(
+        getData(ctx, signed({ vltyp: 997, params: [{ idws_journal: id }] }, key, hash)),
+      );
+      expect([error.status, error.code]).toEqual([404, '111']);
+    }
+    expect(journal.size).toBe(1);
+  });
+
+  it('refuses 997 without an integer idws_journal with 400/100', async () => {
+    const { ctx } = setUp();
+    for (const params of [[], [{ idws_journal: 'abc' }], [{ idws_journal: 1.5 }], [{ idws: 1 }]]) {
+      const error = await refusal(getData(ctx, signed({ vltyp: 997, params })));
+      expect([error.status, error.code]).toEqual([400, '100']);
+      expect(error.message).toMatch(/idws_journal/);
+    }
+  });
+
+  it('ends a job that has been running longer than any worker runs as failed (170), so 997 returns its error', async () => {
+    let offset = 0;
+    const { ctx, journal, idleQueue } = setUp({
+      timeoutSeconds: 0.05,
+      staleSeconds: 60,
+      now: () => Date.now() + offset,
+    });
+    await getDataAsync(ctx, signed({ vltyp: 9001 }), idleQueue);
+    offset = 61_000;
+    const result = await getData(ctx, signed({ vltyp: 997, params: [{ idws_journal: 1 }] }));
+    const [entry] = result.answer.data as {
+      resultForId: { id: number; vlResult: number; data: unknown[] };
+    }[];
+    expect(entry!.resultForId).toMatchObject({ id: 1, vlResult: -1 });
+    expect(JSON.stringify(entry!.resultForId)).toContain('"errorCode":"170"');
+    expect(journal.get(1)?.state).toBe('failed');
+  });
+});
+
+describe('Function: runJob', () => {
+  it('does not run a job that has already ended (a redelivered message)', async () => {
+    const { ctx, jobs, jobCtx, delivery, calls, workingQueue } = setUp();
+    await getDataAsync(ctx, signed({ vltyp: 7 }), workingQueue);
+    expect(await runJob(jobCtx, jobs[0]!, delivery(2))).toBe('done');
+    expect(calls).toHaveLength(1);
+  });
+
+  it('leaves a job another worker holds to it: another delivery later, none after the last', async () => {
+    const { ctx, jobs, jobCtx, delivery, gate, calls, idleQueue } = setUp({ timeoutSeconds: 0.05 });
+    await getDataAsync(ctx, signed({ vltyp: 9001 }), idleQueue);
+    const first = runJob(jobCtx, jobs[0]!, delivery(1));
+    await vi.waitFor(() => expect(calls).toHaveLength(1));
+    expect(await runJob(jobCtx, jobs[0]!, delivery(2))).toBe('retry');
+    expect(await runJob(jobCtx, jobs[0]!, delivery(3))).toBe('done');
+    gate.release();
+    expect(await first).toBe('done');
+    expect(calls).toHaveLength(1);
+  });
+
+  it('asks for another delivery when the database fails, and ends the job as failed (150) on the last', async () => {
+    const { ctx, jobs, jobCtx, delivery, journal, gate, idleQueue } = setUp({ timeoutSeconds: 0.05 });
+    await getDataAsync(ctx, signed({ vltyp: 9003 }), idleQueue);
+    expect(await runJob(jobCtx, jobs[0]!, delivery(1))).toBe('retry');
+    // The lease is given back, so the next delivery can start at once.
+    expect(await runJob(jobCtx, jobs[0]!, delivery(2))).toBe('retry');
+    expect(journal.get(1)).toMatchObject({ state: 'running', attempts: 2 });
+    expect(await runJob(jobCtx, jobs[0]!, delivery(3))).toBe('done');
+    expect(gate.failures).toBe(3);
+    expect(journal.get(1)).toMatchObject({ state: 'failed', attempts: 3 });
+    expect(JSON.parse(journal.get(1)!.answer!).data[0].error[0].errorCode).toBe('150');
+  });
+
+  it('does not retry an operation that failed inside the database (120)', async () => {
+    const { ctx, jobs, jobCtx, delivery, journal, idleQueue } = setUp({ timeoutSeconds: 0.05 });
+    await getDataAsync(ctx, signed({ vltyp: 9002 }), idleQueue);
+    expect(await runJob(jobCtx, jobs[0]!, delivery(1))).toBe('done');
+    expect(journal.get(1)?.answer).toContain('"errorCode":"120"');
+  });
+
+  it("ends a job that outruns the worker's time limit as failed (170) instead of retrying it", async () => {
+    const { ctx, jobs, jobCtx, journal, idleQueue } = setUp({ timeoutSeconds: 0.05 });
+    await getDataAsync(ctx, signed({ vltyp: 9001 }), idleQueue);
+    const outcome = await runJob(jobCtx, jobs[0]!, { attempt: 1, maxAttempts: 3, timeLimitMs: 50 });
+    expect(outcome).toBe('done');
+    expect(journal.get(1)?.state).toBe('failed');
+    expect(journal.get(1)?.answer).toContain("did not finish within the worker's time limit");
+  });
+});
+
+describe('Function: parseWebApiJob', () => {
+  it('reads a job and refuses anything else', () => {
+    expect(parseWebApiJob('{"tenant":"demo","journalId":5,"requestId":"r"}')).toEqual({
+      tenant: 'demo',
+      journalId: 5,
+      requestId: 'r',
+    });
+    for (const body of ['', 'x', '{}', '{"tenant":"demo","journalId":0}', '{"tenant":1,"journalId":5}']) {
+      expect(parseWebApiJob(body)).toBeUndefined();
+    }
+  });
+});

@@ -1,0 +1,276 @@
+import { XMLParser } from 'fast-xml-parser';
+import { describe, expect, it } from 'vitest';
+import type { ServiceError } from '../../shared/core/errors.js';
+import type { CallResult } from '../../shared/core/web-api/envelope.js';
+import { jsonNameOf, rowElementName, xmlNameOf } from '../../shared/core/web-api/names.js';
+import { decodeRequest, encodeAnswer, encodeObject } from '../../shared/lambda/web-api/codec.js';
+
+const json = (text: string) => decodeRequest(Buffer.from(text, 'utf8'), 'json');
+const xml = (text: string) => decodeRequest(Buffer.from(text, 'utf8'), 'xml');
+
+/** The 400/100 refusal a decoder throws, or a failure when it accepts the body. */
+function refusal(decode: () => unknown): ServiceError {
+  try {
+    decode();
+  } catch (error) {
+    return error as ServiceError;
+  }
+  throw new Error('the body was accepted');
+}
+
+const parsed = (text: string) =>
+  new XMLParser({
+    parseTagValue: false,
+    isArray: (name) => name.startsWith('row') || name === 'error',
+  }).parse(text);
+
+describe('Function: xmlNameOf / jsonNameOf', () => {
+  it.each([
+    ['kod_uctu', 'kodUctu'],
+    ['idws_journal', 'idwsJournal'],
+    ['nazev', 'nazev'],
+    ['ucet2_kod', 'ucet2Kod'],
+    ['errorCode', 'errorCode'],
+  ])('%s ↔ %s', (jsonName, xmlName) => {
+    expect(xmlNameOf(jsonName)).toBe(xmlName);
+    expect(jsonNameOf(xmlName)).toBe(jsonName === 'errorCode' ? 'error_code' : jsonName);
+  });
+
+  it('reads a run of capitals as one word', () => {
+    expect(jsonNameOf('ICO')).toBe('ico');
+    expect(jsonNameOf('kodDPHSazba')).toBe('kod_dph_sazba');
+  });
+
+  it('keeps odd column names from breaking XML', () => {
+    expect(xmlNameOf('počet kusů')).toBe('po_et_kus_');
+    expect(xmlNameOf('1st')).toBe('_1st');
+    expect(rowElementName('subject')).toBe('rowSubject');
+  });
+});
+
+describe('Function: decodeRequest (JSON)', () => {
+  it('reads the envelope of the contract', () => {
+    expect(json('{"vltyp":1001,"params":[{"nazev":"Alfa"}]}')).toEqual({
+      vltyp: 1001,
+      params: [{ nazev: 'Alfa' }],
+    });
+  });
+
+  it('treats absent or null params as none', () => {
+    expect(json('{"vltyp":7}')).toEqual({ vltyp: 7, params: [] });
+    expect(json('{"vltyp":7,"params":null}')).toEqual({ vltyp: 7, params: [] });
+  });
+
+  it('keeps scalar values as sent, including a UTF-8 BOM-prefixed body', () => {
+    expect(json('\uFEFF{"vltyp":1,"params":[{"a":"1234.50","b":12.5,"c":true,"d":null}]}').params).toEqual([
+      { a: '1234.50', b: 12.5, c: true, d: null },
+    ]);
+  });
+
+  it.each([
+    ['not JSON', '{"vltyp":', /not valid JSON/],
+    ['an array', '[1001]', /must be a JSON object/],
+    ['no vltyp', '{"params":[]}', /vltyp is missing/],
+    ['vltyp as text', '{"vltyp":"1001"}', /vltyp must be an integer/],
+    ['vltyp a fraction', '{"vltyp":1.5}', /vltyp must be an integer/],
+    ['params an object', '{"vltyp":1,"params":{"nazev":"x"}}', /params must be an array/],
+    ['a params entry that is not an object', '{"vltyp":1,"params":["x"]}', /params\[0\] must be an object/],
+    ['a nested value', '{"vltyp":1,"params":[{"a":{"b":1}}]}', /params\[0\]\.a must be a string/],
+    ['an unknown field', '{"vltyp":1,"param":[]}', /Unknown field "param"/],
+  ])('refuses %s with 400/100', (_case, body, message) => {
+    const error = refusal(() => json(body));
+    expect([error.status, error.code]).toEqual([400, '100']);
+    expect(error.message).toMatch(message);
+  });
+
+  it('refuses a body that is not UTF-8', () => {
+    const error = refusal(() => decodeRequest(Buffer.from([0x7b, 0xff, 0x7d]), 'json'));
+    expect(error.message).toMatch(/UTF-8/);
+  });
+});
+
+describe('Function: decodeRequest (XML)', () => {
+  it('reads the envelope of the contract, names turned into JSON names', () => {
+    expect(
+      xml('<data><vlTyp>1001</vlTyp><params><nazev>Alfa</nazev><kodUctu>311</kodUctu></params></data>'),
+    ).toEqual({
+      vltyp: 1001,
+      params: [{ nazev: 'Alfa', kod_uctu: '311' }],
+    });
+  });
+
+  it('keeps values as strings exactly as sent: 1234.50 stays 1234.50, 007 stays 007', () => {
+    expect(
+      xml('<data><vlTyp>1</vlTyp><params><castka>1234.50</castka><ico>007</ico></params></data>').params,
+    ).toEqual([{ castka: '1234.50', ico: '007' }]);
+  });
+
+  it('resolves CDATA, the five XML entities and character references', () => {
+    const request = xml(
+      '<data><vlTyp>1</vlTyp><params><a><![CDATA[A & <b>]]></a><b>x &amp; y &lt;&gt; &quot;&apos;</b>' +
+        '<c>&#269;&#x10D;</c><d>&amp;#269;</d></params></data>',
+    );
+    expect(request.params).toEqual([{ a: 'A & <b>', b: 'x & y <> "\'', c: 'čč', d: '&#269;' }]);
+  });
+
+  it('reads a pretty-printed document with a declaration and comments', () => {
+    const body = `<?xml version="1.0" encoding="UTF-8"?>
+<!-- a call -->
+<data>
+  <vlTyp> 7 </vlTyp>
+  <params>
+    <kodUctu>21</kodUctu>
+  </params>
+</data>
+`;
+    expect(xml(body)).toEqual({ vltyp: 7, params: [{ kod_uctu: '21' }] });
+  });
+
+  it('treats empty <params/>, <params></params> and no params as no parameters', () => {
+    expect(xml('<data><vlTyp>7</vlTyp><params/></data>').params).toEqual([]);
+    expect(xml('<data><vlTyp>7</vlTyp><params></params></data>').params).toEqual([]);
+    expect(xml('<data><vlTyp>7</vlTyp></data>').params).toEqual([]);
+  });
+
+  it('reads several <params> as several objects and an empty parameter as ""', () => {
+    expect(
+      xml('<data><vlTyp>1001</vlTyp><params><ico>1</ico></params><params><nazev/></params></data>').params,
+    ).toEqual([{ ico: '1' }, { nazev: '' }]);
+  });
+
+  it('reads idwsJournal as idws_journal', () => {
+    expect(xml('<data><vlTyp>997</vlTyp><params><idwsJournal>42</idwsJournal></params></data>')).toEqual({
+      vltyp: 997,
+      params: [{ idws_journal: '42' }],
+    });
+  });
+
+  it.each([
+    ['malformed XML', '<data><vlTyp>7</vlTyp>', /not well-formed XML/],
+    ['another root element', '<request><vlTyp>7</vlTyp></request>', /root element must be <data>/],
+    [
+      'two root elements',
+      '<data><vlTyp>7</vlTyp></data><data/>',
+      /root element must be <data>|not well-formed/,
+    ],
+    ['no vlTyp', '<data><params/></data>', /vltyp is missing/],
+    ['a vlTyp that is not an integer', '<data><vlTyp>12a</vlTyp></data>', /vltyp must be an integer/],
+    ['vlTyp twice', '<data><vlTyp>7</vlTyp><vlTyp>8</vlTyp></data>', /appears twice/],
+    ['an unknown element', '<data><vlTyp>7</vlTyp><limit>5</limit></data>', /Unknown element <limit>/],
+    ['the JSON spelling vltyp', '<data><vltyp>7</vltyp></data>', /Unknown element <vltyp>/],
+    ['text inside <data>', '<data>hello<vlTyp>7</vlTyp></data>', /must hold elements/],
+    ['text inside <params>', '<data><vlTyp>7</vlTyp><params>x<a>1</a></params></data>', /not text/],
+    ['a parameter twice', '<data><vlTyp>7</vlTyp><params><a>1</a><a>2</a></params></data>', /appears twice/],
+    [
+      'a nested parameter',
+      '<data><vlTyp>7</vlTyp><params><a><b>1</b></a></params></data>',
+      /must hold a value/,
+    ],
+    [
+      'a DOCTYPE',
+      '<?xml version="1.0"?><!DOCTYPE data [<!ENTITY e "boom">]><data><vlTyp>&e;</vlTyp></data>',
+      /DOCTYPE/,
+    ],
+  ])('refuses %s with 400/100', (_case, body, message) => {
+    const error = refusal(() => xml(body));
+    expect([error.status, error.code]).toEqual([400, '100']);
+    expect(error.message).toMatch(message);
+  });
+});
+
+describe('Function: encodeAnswer', () => {
+  const rows: CallResult = {
+    answer: {
+      id: 12,
+      vlResult: 1,
+      data: [
+        { kod_uctu: '211000', nazev: 'Pokladna <hlavní> & spol.', zustatek: 48250.5 },
+        { kod_uctu: '221003', nazev: 'Fio\u0001banka' },
+      ],
+    },
+    rowName: 'Ucet',
+  };
+
+  it('writes JSON exactly as the answer holds it', () => {
+    expect(JSON.parse(encodeAnswer(rows, 'json'))).toEqual(rows.answer);
+  });
+
+  it('writes XML rows as row<Name> with camelCase children, escaped', () => {
+    const text = encodeAnswer(rows, 'xml');
+    expect(text).toMatch(
+      /^<\?xml version="1.0" encoding="UTF-8"\?><result><id>12<\/id><vlResult>1<\/vlResult><data><rowUcet>/,
+    );
+    expect(text).toContain('<kodUctu>211000</kodUctu><nazev>Pokladna &lt;hlavní&gt; &amp; spol.</nazev>');
+    expect(parsed(text)).toEqual({
+      '?xml': '',
+      result: {
+        id: '12',
+        vlResult: '1',
+        data: {
+          rowUcet: [
+            { kodUctu: '211000', nazev: 'Pokladna <hlavní> & spol.', zustatek: '48250.5' },
+            { kodUctu: '221003', nazev: 'Fio\uFFFDbanka' },
+          ],
+        },
+      },
+    });
+  });
+
+  it('writes an error answer with id null as <id/> and the error entry under <data>', () => {
+    const error: CallResult = {
+      answer: {
+        id: null,
+        vlResult: -1,
+        data: [{ error: [{ errorCode: '101', errorMessage: 'Missing header: x-api-key' }] }],
+      },
+      rowName: undefined,
+    };
+    expect(encodeAnswer(error, 'xml')).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?><result><id/><vlResult>-1</vlResult><data><error>' +
+        '<errorCode>101</errorCode><errorMessage>Missing header: x-api-key</errorMessage></error></data></result>',
+    );
+    expect(JSON.parse(encodeAnswer(error, 'json'))).toEqual(error.answer);
+  });
+
+  it('writes an empty result as an empty <data>', () => {
+    const text = encodeAnswer({ answer: { id: 3, vlResult: 1, data: [] }, rowName: 'Subject' }, 'xml');
+    expect(text).toContain('<data></data>');
+  });
+
+  it('writes a 997 answer with the original envelope and its rows inside resultForId', () => {
+    const finished: CallResult = {
+      answer: {
+        id: 20,
+        vlResult: 1,
+        data: [{ resultForId: { id: 19, vlResult: 1, data: [{ slept: 5 }] }, id: 19 }],
+      },
+      rowName: 'Sleep',
+    };
+    expect(encodeAnswer(finished, 'xml')).toContain(
+      '<data><resultForId><id>19</id><vlResult>1</vlResult><data><rowSleep><slept>5</slept></rowSleep></data>' +
+        '</resultForId><id>19</id></data>',
+    );
+    const running: CallResult = {
+      answer: {
+        id: 21,
+        vlResult: 1,
+        data: [{ resultForId: [{ errorCode: 160, errorMessage: 'still running' }], idws_journal: 19 }],
+      },
+      rowName: undefined,
+    };
+    expect(encodeAnswer(running, 'xml')).toContain(
+      '<data><resultForId><errorCode>160</errorCode><errorMessage>still running</errorMessage></resultForId>' +
+        '<idwsJournal>19</idwsJournal></data>',
+    );
+  });
+
+  it('writes the answer of test under <result>', () => {
+    expect(encodeObject({ status: 'ok', version: '1.2.3' }, 'xml')).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?><result><status>ok</status><version>1.2.3</version></result>',
+    );
+    expect(JSON.parse(encodeObject({ status: 'ok', version: '1.2.3' }, 'json'))).toEqual({
+      status: 'ok',
+      version: '1.2.3',
+    });
+  });
+});

@@ -1,0 +1,108 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { ServiceError } from '../../shared/core/errors.js';
+import {
+  parseSignatureHeader,
+  signatureHeader,
+  signBody,
+  verifySignature,
+} from '../../shared/core/web-api/signature.js';
+
+const HASH = 'demo-api-hash';
+const NOW = 1_700_000_000;
+const body = Buffer.from('{"vltyp":1001,"params":[{"nazev":"alfa"}]}');
+
+function refusal(check: () => unknown): ServiceError {
+  try {
+    check();
+  } catch (error) {
+    return error as ServiceError;
+  }
+  throw new Error('the signature was accepted');
+}
+
+describe('Function: signBody', () => {
+  it('is HMAC-SHA256 keyed with the API hash over "<t>.<body>", in hex (openssl gives the same)', () => {
+    // printf '1700000000.%s' "$BODY" | openssl dgst -sha256 -hmac demo-api-hash
+    expect(signBody(HASH, NOW, body)).toBe(
+      'ecd4b977f1ee9926f8b12d6dd14a4b53abd2e7027b6121cc6f917d51290d114a',
+    );
+    expect(signatureHeader(HASH, body, NOW)).toBe(`t=${NOW},v1=${signBody(HASH, NOW, body)}`);
+  });
+});
+
+describe('Function: parseSignatureHeader', () => {
+  it('reads t and every v1, ignoring other schemes and spaces', () => {
+    const v1 = 'a'.repeat(64);
+    const parsed = parseSignatureHeader(`t=${NOW}, v0=xyz, v1=${v1}, v1=${'B'.repeat(64)}`);
+    expect(parsed?.timestamp).toBe(NOW);
+    expect(parsed?.candidates.map((c) => c.toString('hex'))).toEqual([v1, 'b'.repeat(64)]);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['no t', `v1=${'a'.repeat(64)}`],
+    ['no v1', `t=${NOW}`],
+    ['t twice', `t=1,t=2,v1=${'a'.repeat(64)}`],
+    ['t not a number', `t=abc,v1=${'a'.repeat(64)}`],
+    ['v1 not hex', `t=${NOW},v1=${'z'.repeat(64)}`],
+    ['v1 too short', `t=${NOW},v1=abcd`],
+    ['a part without =', `t=${NOW},v1`],
+  ])('refuses a header with %s', (_case, header) => {
+    expect(parseSignatureHeader(header)).toBeUndefined();
+  });
+});
+
+describe('Function: verifySignature', () => {
+  const header = signatureHeader(HASH, body, NOW);
+
+  it('accepts the signature of the body and gives the digest of the signed bytes', () => {
+    const verified = verifySignature(header, HASH, body, NOW, 300);
+    expect(verified.timestamp).toBe(NOW);
+    expect(verified.requestDigest).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('accepts any one matching v1 of several (key rotation), in any order', () => {
+    const stale = signBody('old-api-hash', NOW, body);
+    const good = signBody(HASH, NOW, body);
+    const a = verifySignature(`t=${NOW},v1=${stale},v1=${good}`, HASH, body, NOW, 300);
+    const b = verifySignature(`t=${NOW},v1=${good.toUpperCase()},v1=${stale}`, HASH, body, NOW, 300);
+    // The same signed request, however its header is written, is the same request for the replay guard.
+    expect(a.requestDigest).toBe(b.requestDigest);
+  });
+
+  it('refuses a changed body, another key and a changed time stamp with 401/103', () => {
+    for (const check of [
+      () => verifySignature(header, HASH, Buffer.from(`${body} `), NOW, 300),
+      () => verifySignature(header, 'other-api-hash', body, NOW, 300),
+      () => verifySignature(header.replace(`t=${NOW}`, `t=${NOW + 1}`), HASH, body, NOW, 300),
+    ]) {
+      const error = refusal(check);
+      expect([error.status, error.code]).toEqual([401, '103']);
+      expect(error.message).toMatch(/does not match/);
+    }
+  });
+
+  it('refuses a malformed header with 401/103 that shows the expected form', () => {
+    const error = refusal(() => verifySignature('sha256=abc', HASH, body, NOW, 300));
+    expect([error.status, error.code]).toEqual([401, '103']);
+    expect(error.message).toMatch(/t=<unix seconds>,v1=/);
+  });
+
+  it('accepts a time stamp exactly RequestMaxSecValidity away and refuses one beyond with 401/104', () => {
+    expect(() => verifySignature(header, HASH, body, NOW + 300, 300)).not.toThrow();
+    expect(() => verifySignature(header, HASH, body, NOW - 300, 300)).not.toThrow();
+    for (const now of [NOW + 301, NOW - 301]) {
+      const error = refusal(() => verifySignature(header, HASH, body, now, 300));
+      expect([error.status, error.code]).toEqual([401, '104']);
+    }
+  });
+
+  it('signs the raw bytes, so a body that is not UTF-8 text verifies too', () => {
+    const bytes = Buffer.from([0x3c, 0xe8, 0x3e]);
+    const signed = `t=${NOW},v1=${createHmac('sha256', HASH)
+      .update(Buffer.concat([Buffer.from(`${NOW}.`), bytes]))
+      .digest('hex')}`;
+    expect(() => verifySignature(signed, HASH, bytes, NOW, 300)).not.toThrow();
+  });
+});

@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { type Database, DatabaseStatementError, type Row } from '../../shared/core/database.js';
+import { mssqlDialect, postgresDialect } from '../../shared/core/sql-dialects.js';
+import { createSqlWebApiStore, procedureReference } from '../../shared/core/web-api/sql-store.js';
+import { OperationFailedError } from '../../shared/core/web-api/store.js';
+
+/** A SQL Server database that records statements and answers each with the next of `answers`. */
+function recordingMssql(answers: (Row[] | Error)[] = []) {
+  const statements: { sql: string; params: readonly unknown[] }[] = [];
+  const db: Database = {
+    dialect: mssqlDialect,
+    async query(sql, params = []) {
+      statements.push({ sql: sql.replace(/\s+/g, ' ').trim(), params });
+      const answer = answers.shift() ?? [];
+      if (answer instanceof Error) throw answer;
+      return answer;
+    },
+    streamBatches: () => {
+      throw new Error('not used');
+    },
+    findDataSource: async () => undefined,
+    transaction: () => Promise.reject(new Error('not used')),
+    close: async () => undefined,
+  };
+  return { db, statements };
+}
+
+const operation = { vltyp: 9002, procedure: 'dbo.WS_OP_FAIL', rowName: 'Fail' };
+
+describe('Function: createSqlWebApiStore (SQL Server)', () => {
+  it('looks the key up with a parameter and accepts only the exact key (SQL Server compares case-insensitively)', async () => {
+    const row = { id: 1, apiKey: 'demo-api-key', apiHash: 'demo-api-hash', active: 1 };
+    const { db, statements } = recordingMssql([[row], [row]]);
+    const store = createSqlWebApiStore(db);
+    expect(await store.findApplication('demo-api-key')).toEqual({
+      id: 1,
+      apiHash: 'demo-api-hash',
+      active: true,
+    });
+    expect(await store.findApplication('DEMO-API-KEY')).toBeUndefined();
+    expect(statements[0]).toEqual({
+      sql: 'SELECT ID AS id, API_KEY AS apiKey, API_HASH AS apiHash, AKTIVNI AS active FROM dbo.WS_APPLICATION WHERE API_KEY = @p1',
+      params: ['demo-api-key'],
+    });
+  });
+
+  it('claims a request in one batch that takes over an expired row or inserts, refusing on 2627/2601', async () => {
+    const { db, statements } = recordingMssql([[{ accepted: 0 }], [{ accepted: 1 }]]);
+    const store = createSqlWebApiStore(db);
+    expect(await store.claimRequest(1, 'a'.repeat(64), 300)).toBe(false);
+    expect(await store.claimRequest(1, 'b'.repeat(64), 300)).toBe(true);
+    const { sql, params } = statements[0]!;
+    expect(params).toEqual([1, 'a'.repeat(64), 300]);
+    expect(sql).toContain('UPDATE dbo.WS_REPLAY_GUARD SET EXPIRES_AT = DATEADD(second, @p3, @now)');
+    expect(sql).toContain('AND EXPIRES_AT <= @now');
+    expect(sql).toContain('INSERT INTO dbo.WS_REPLAY_GUARD (APPLICATION_ID, REQUEST_DIGEST, EXPIRES_AT)');
+    expect(sql).toContain('IF ERROR_NUMBER() IN (2627, 2601) SELECT 0 AS accepted; ELSE THROW;');
+  });
+
+  it('calls an operation as EXEC with the params as one JSON argument', async () => {
+    const { db, statements } = recordingMssql([[{ id: 1 }]]);
+    await createSqlWebApiStore(db).callOperation({ ...operation, procedure: 'WS_OP_SUBJECT_SEARCH' }, [
+      { nazev: 'Alfa', castka: '1234.50' },
+    ]);
+    expect(statements[0]).toEqual({
+      sql: 'EXEC [dbo].[WS_OP_SUBJECT_SEARCH] @params = @p1',
+      params: ['[{"nazev":"Alfa","castka":"1234.50"}]'],
+    });
+  });
+
+  it("passes on a procedure's own error (number ≥ 50000) and hides any other", async () => {
+    const own = new DatabaseStatementError('Operation 9002 always fails', '50002');
+    const other = new DatabaseStatementError("Invalid object name 'dbo.X'.", '208');
+    const { db } = recordingMssql([own, other]);
+    const store = createSqlWebApiStore(db);
+    const first = await store.callOperation(operation, []).catch((error: unknown) => error);
+    expect(first).toBeInstanceOf(OperationFailedError);
+    expect((first as OperationFailedError).publicMessage).toBe('Operation 9002 always fails');
+    const second = await store.callOperation(operation, []).catch((error: unknown) => error);
+    expect((second as OperationFailedError).publicMessage).toBeUndefined();
+  });
+
+  it('journals with OUTPUT and ends only a running entry', async () => {
+    const { db, statements } = recordingMssql([[{ id: 41 }], []]);
+    const store = createSqlWebApiStore(db);
+    expect(
+      await store.openJournal({ applicationId: 1, vltyp: 7, mode: 'async', request: '{}', requestId: 'r' }),
+    ).toBe(41);
+    expect(
+      await store.finishJournal(41, { state: 'finished', answer: '{}', vlResult: 1, rowName: undefined }),
+    ).toBe(false);
+    expect(statements[0]!.sql).toBe(
+      'INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID) OUTPUT inserted.ID AS id VALUES (@p1, @p2, @p3, @p4, @p5)',
+    );
+    expect(statements[1]!.sql).toContain("WHERE ID = @p1 AND STATE = N'running'");
+    expect(statements[1]!.params).toEqual([41, 'finished', '{}', 1, null]);
+  });
+
+  it('leases a job only when it runs and no live lease is held', async () => {
+    const { db, statements } = recordingMssql([[]]);
+    expect(await createSqlWebApiStore(db).startAttempt(5, 90)).toBeUndefined();
+    expect(statements[0]!.sql).toContain(
+      "WHERE ID = @p1 AND STATE = N'running' AND (LEASE_UNTIL IS NULL OR LEASE_UNTIL <= SYSUTCDATETIME())",
+    );
+    expect(statements[0]!.params).toEqual([5, 90]);
+  });
+});
+
+describe('Function: procedureReference', () => {
+  it('quotes NAME and schema.NAME for each dialect', () => {
+    expect(procedureReference({ dialect: mssqlDialect }, 'dbo.WS_OP_SLEEP')).toBe('[dbo].[WS_OP_SLEEP]');
+    expect(procedureReference({ dialect: postgresDialect }, 'WS_OP_SLEEP')).toBe('"dbo"."WS_OP_SLEEP"');
+  });
+
+  it.each(['dbo.WS_OP; DROP TABLE x', 'a.b.c', '[dbo].[X]', 'x y', ''])('refuses %j', (name) => {
+    expect(() => procedureReference({ dialect: mssqlDialect }, name)).toThrow(/not NAME or schema.NAME/);
+  });
+});
