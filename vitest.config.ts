@@ -8,6 +8,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Each integration/e2e file opens its own copy of the embedded demo database (~1 GB).
     maxWorkers: 2,
-    reporters: ['default'],
+    reporters: ['default', 'json'],
+    // Read by .ci/run to print a plain `passed, failed` summary line.
+    outputFile: { json: '.data/test-report.json' },
   },
 });
