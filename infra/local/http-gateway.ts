@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { readBody } from './local-routes.js';
 import { type HttpLambda, type LambdaRoute, loadHandler } from './routes.js';
 
 /** HTTP API's payload limit. */
@@ -30,17 +31,6 @@ function compile(route: LambdaRoute): CompiledRoute {
   return { route, pattern: new RegExp(`^${source}$`), names };
 }
 
-async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
-}
-
 function send(response: ServerResponse, status: number, body: string, type = 'application/json'): void {
   response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
   response.end(body);
@@ -67,7 +57,7 @@ export function createHttpGateway(routes: readonly LambdaRoute[]) {
     if (!match) return false;
     const { target, values } = match;
 
-    const body = await readBody(request);
+    const body = await readBody(request, MAX_BODY_BYTES);
     if (body === undefined) {
       send(response, 413, JSON.stringify({ message: 'Request Entity Too Large' }));
       return true;

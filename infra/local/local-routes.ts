@@ -22,10 +22,23 @@ export function sendJson(response: ServerResponse, status: number, value: unknow
   response.end(body);
 }
 
-export async function readJson(request: IncomingMessage): Promise<unknown> {
+/** Reads a request's body whole; undefined, and the rest left unread, once it exceeds `maxBytes`. */
+export async function readBody(
+  request: IncomingMessage,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+export async function readJson(request: IncomingMessage): Promise<unknown> {
+  const text = (await readBody(request))?.toString('utf8');
   return text ? JSON.parse(text) : undefined;
 }
 

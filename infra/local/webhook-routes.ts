@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { documentReceivedMessage, isDocumentKey, webhookEventId } from '../../shared/core/webhook/event.js';
-import { type LocalRoute, type LocalRouteContext, sendJson } from './local-routes.js';
+import { type LocalRoute, type LocalRouteContext, readBody, sendJson } from './local-routes.js';
 import { DOCUMENT_RECEIVED_QUEUE } from './queues.js';
 
 /** A request the webhook sink received. */
@@ -16,16 +16,9 @@ const MAX_BODY_BYTES = 64 * 1024;
 const MAX_SINK_ENTRIES = 1000;
 const DEMO_TENANT = 'demo';
 
-async function readBody(request: IncomingMessage): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
+/** The body as text; undefined when it exceeds MAX_BODY_BYTES. */
+const readText = async (request: IncomingMessage) =>
+  (await readBody(request, MAX_BODY_BYTES))?.toString('utf8');
 
 /**
  * `POST /_local/documents/received` (what the access point does, for tenant `demo`) and the
@@ -35,7 +28,7 @@ export function webhookLocalRoutes(context: LocalRouteContext): [string, LocalRo
   const sink: SinkEntry[] = [];
 
   const documentReceived: LocalRoute = async (request, response) => {
-    const text = await readBody(request);
+    const text = await readText(request);
     let input: unknown;
     try {
       input = text ? JSON.parse(text) : undefined;
@@ -66,7 +59,7 @@ export function webhookLocalRoutes(context: LocalRouteContext): [string, LocalRo
   };
 
   const receive: LocalRoute = async (request, response) => {
-    const body = (await readBody(request)) ?? '';
+    const body = (await readText(request)) ?? '';
     sink.push({ receivedAt: new Date().toISOString(), headers: { ...request.headers }, body });
     if (sink.length > MAX_SINK_ENTRIES) sink.splice(0, sink.length - MAX_SINK_ENTRIES);
     sendJson(response, 200, { status: 'success' });

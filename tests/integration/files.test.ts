@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import type { PGlite } from '@electric-sql/pglite';
-import { type FauxqsServer, startFauxqs } from 'fauxqs';
+import type { FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as getFileHandler } from '../../functions/files/getFile.js';
 import { handler as setFileHandler } from '../../functions/files/setFile.js';
@@ -12,6 +12,7 @@ import { type Database, DatabaseStatementError } from '../../shared/core/databas
 import { attachmentDisposition } from '../../shared/core/files/content-disposition.js';
 import type { DocumentStore } from '../../shared/core/files/document-store.js';
 import { createSqlDocumentStore } from '../../shared/core/files/sql-document-store.js';
+import { startAwsEmulator } from '../support/aws-emulator.js';
 import { DEMO_AUTH, demoDatabase } from '../support/demo.js';
 import { encodeForm, httpApiEvent, invokeHttp, resultBytes } from '../support/http-api-event.js';
 
@@ -26,16 +27,11 @@ let db: Database;
 let store: DocumentStore;
 
 beforeAll(async () => {
-  emulator = await startFauxqs({ port: 0, host: '127.0.0.1', logger: false });
-  const endpoint = `http://127.0.0.1:${emulator.port}`;
-  Object.assign(process.env, {
-    AWS_ENDPOINT_URL: endpoint,
-    AWS_REGION: 'eu-central-1',
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
+  let endpoint: string;
+  ({ emulator, endpoint } = await startAwsEmulator({
     S3_FORCE_PATH_STYLE: 'true',
     LARGE_RESULT_BUCKET: BUCKET,
-  });
+  }));
   resetSettings();
   const s3 = new S3Client({ endpoint, forcePathStyle: true });
   await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));

@@ -1,14 +1,10 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { type Database, DatabaseStatementError } from '../../shared/core/database.js';
 import type { DocumentStore } from '../../shared/core/files/document-store.js';
 import { createSqlDocumentStore } from '../../shared/core/files/sql-document-store.js';
-
-const url = process.env.MSSQL_URL;
-const scriptsDir = join(import.meta.dirname, '../../infra/sql/mssql');
+import { runMssqlScripts, mssqlUrl as url } from '../support/mssql.js';
 
 describe.skipIf(!url)('Function: createSqlDocumentStore (SQL Server, integration)', () => {
   let db: Database;
@@ -18,15 +14,7 @@ describe.skipIf(!url)('Function: createSqlDocumentStore (SQL Server, integration
   beforeAll(async () => {
     db = createMssqlDatabase({ connectionString: url! });
     // The scripts are idempotent: they create SVCDOC and the demo procedures where missing.
-    for (const file of readdirSync(scriptsDir)
-      .filter((f) => f.endsWith('.sql'))
-      .sort()) {
-      const batches = readFileSync(join(scriptsDir, file), 'utf8')
-        .split(/^[ \t]*GO[ \t]*;?[ \t]*\r?$/im)
-        .map((batch) => batch.trim())
-        .filter((batch) => batch.length > 0);
-      for (const batch of batches) await db.query(batch);
-    }
+    await runMssqlScripts(db);
     store = createSqlDocumentStore(db);
   });
   afterAll(async () => {

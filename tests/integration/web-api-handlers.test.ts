@@ -8,7 +8,8 @@ import type { Database } from '../../shared/core/database.js';
 import { createSqlWebApiStore } from '../../shared/core/web-api/sql-store.js';
 import { demoDatabase } from '../support/demo.js';
 import { httpApiEvent, invokeHttp } from '../support/http-api-event.js';
-import { envelope, type SignOptions, signedCall } from '../support/web-api.js';
+import { envelope, type SignOptions } from '../support/web-api.js';
+import { signedWebApiEvent } from '../support/web-api-event.js';
 
 let pg: PGlite;
 let db: Database;
@@ -59,17 +60,7 @@ afterAll(async () => {
 });
 
 async function call(body: string, options: SignOptions & { tenant?: string } = {}) {
-  const signed = signedCall(body, options);
-  const result = await invokeHttp(
-    getData,
-    httpApiEvent({
-      method: 'POST',
-      route: '/{tenant}/WebAPI/getData',
-      pathParameters: { tenant: options.tenant ?? 'demo' },
-      headers: signed.headers,
-      body: signed.body,
-    }),
-  );
+  const result = await invokeHttp(getData, signedWebApiEvent('getData', body, options));
   return { status: result.statusCode, type: result.headers?.['content-type'], body: String(result.body) };
 }
 
@@ -142,14 +133,7 @@ describe('Web API handlers on the embedded database', () => {
 
   it('accepts exactly one of many identical requests fired at once; the rest are 409/105', async () => {
     const before = await journalCount();
-    const signed = signedCall(envelope(7, [{ kod_uctu: '3' }]));
-    const event = httpApiEvent({
-      method: 'POST',
-      route: '/{tenant}/WebAPI/getData',
-      pathParameters: { tenant: 'demo' },
-      headers: signed.headers,
-      body: signed.body,
-    });
+    const event = signedWebApiEvent('getData', envelope(7, [{ kod_uctu: '3' }]));
     const results = await Promise.all(Array.from({ length: 8 }, () => invokeHttp(getData, event)));
     const statuses = results.map((r) => r.statusCode).sort();
     expect(statuses).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);

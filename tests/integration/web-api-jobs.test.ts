@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { PGlite } from '@electric-sql/pglite';
 import type { Context, SQSEvent } from 'aws-lambda';
-import { type FauxqsServer, startFauxqs } from 'fauxqs';
+import type { FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { handler as getDataAsync } from '../../functions/web-api/getDataAsync.js';
 import { handler as jobWorker } from '../../functions/web-api/jobWorker.js';
@@ -16,9 +16,11 @@ import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
 import { createSqlWebApiStore } from '../../shared/core/web-api/sql-store.js';
+import { startAwsEmulator } from '../support/aws-emulator.js';
 import { demoDatabase } from '../support/demo.js';
-import { httpApiEvent, invokeHttp } from '../support/http-api-event.js';
-import { envelope, signedCall } from '../support/web-api.js';
+import { invokeHttp } from '../support/http-api-event.js';
+import { envelope } from '../support/web-api.js';
+import { signedWebApiEvent } from '../support/web-api-event.js';
 
 // The job queue on the SQS emulator, with a visibility of 2 s (redeliveries come quickly) and a
 // worker lease of 1 s (shorter than the visibility, as in production: 90 s against 540 s).
@@ -42,18 +44,13 @@ const tenant = (database: unknown) => ({
 });
 
 beforeAll(async () => {
-  emulator = await startFauxqs({ port: 0, host: '127.0.0.1', logger: false });
-  const endpoint = `http://127.0.0.1:${emulator.port}`;
-  Object.assign(process.env, {
-    AWS_ENDPOINT_URL: endpoint,
-    AWS_REGION: 'eu-central-1',
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
+  let endpoint: string;
+  ({ emulator, endpoint } = await startAwsEmulator({
     COMMAND_TIMEOUT_ASYNC: '5',
     WEB_API_JOB_MAX_RECEIVES: '3',
     WEB_API_JOB_LEASE_SECONDS: '1',
     WEB_API_JOB_STALE_SECONDS: '600',
-  });
+  }));
   sqs = new SQSClient({ endpoint });
   dlqUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'jobs-test-dlq' }))).QueueUrl!;
   const dlqArn = (
@@ -117,17 +114,7 @@ afterAll(async () => {
 });
 
 async function callAsync(body: string) {
-  const signed = signedCall(body);
-  const result = await invokeHttp(
-    getDataAsync,
-    httpApiEvent({
-      method: 'POST',
-      route: '/{tenant}/WebAPI/getDataAsync',
-      pathParameters: { tenant: 'demo' },
-      headers: signed.headers,
-      body: signed.body,
-    }),
-  );
+  const result = await invokeHttp(getDataAsync, signedWebApiEvent('getDataAsync', body));
   return { status: result.statusCode, answer: JSON.parse(String(result.body)) };
 }
 

@@ -1,16 +1,12 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import type { Database } from '../../shared/core/database.js';
 import { createSqlWebApiStore } from '../../shared/core/web-api/sql-store.js';
 import { OperationFailedError, type WebApiStore } from '../../shared/core/web-api/store.js';
+import { runMssqlScripts, mssqlUrl as url } from '../support/mssql.js';
 
 // The Web API store on a real SQL Server: runs when MSSQL_URL is set (no SQL Server exists on the
 // development machines; the SQL it sends is unit-tested in tests/unit/web-api-sql-store.test.ts).
-const url = process.env.MSSQL_URL;
-const scriptsDir = join(import.meta.dirname, '../../infra/sql/mssql');
-
 describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
   let db: Database;
   let store: WebApiStore;
@@ -18,15 +14,7 @@ describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
   beforeAll(async () => {
     db = createMssqlDatabase({ connectionString: url! });
     // The scripts are idempotent: running them here is safe whatever ran before.
-    for (const file of readdirSync(scriptsDir)
-      .filter((name) => name.endsWith('.sql'))
-      .sort()) {
-      const batches = readFileSync(join(scriptsDir, file), 'utf8')
-        .split(/^[ \t]*GO[ \t]*;?[ \t]*\r?$/im)
-        .map((batch) => batch.trim())
-        .filter((batch) => batch.length > 0);
-      for (const batch of batches) await db.query(batch);
-    }
+    await runMssqlScripts(db);
     store = createSqlWebApiStore(db);
   }, 300_000);
 

@@ -1,9 +1,9 @@
 /**
  * Shared fixture of the condition tests: the catalogue of a small table, the PGlite script that
- * creates it, and a checker that tokenises compiled SQL against an allowlist.
+ * creates it, a PGlite database with it for a suite, and a checker that tokenises compiled SQL against an allowlist.
  */
-import type { PGlite } from '@electric-sql/pglite';
-import { expect } from 'vitest';
+import { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { ColumnInfo, ColumnKind, SqlDialect } from '../../shared/core/database.js';
 
 const column = (name: string, kind: ColumnKind, dataType: string, ordinal: number): ColumnInfo => ({
@@ -57,6 +57,22 @@ export async function createTable(db: PGlite): Promise<void> {
       (4, 'Delta  ', NULL, NULL, NULL, NULL, NULL, '[x]', NULL, NULL, NULL, NULL, NULL),
       (5, 'ALFA-2', -15.75, '2025-06-01 00:00:00', '2025-06-01', NULL, 1, NULL, '23:59:59', NULL, 2.25, NULL, NULL);
   `);
+}
+
+/**
+ * A PGlite database with the fixture table for the enclosing suite: created before its tests and
+ * closed after them. Returns a getter, as the database exists only once the suite has started.
+ */
+export function useTableDatabase(): () => PGlite {
+  let db: PGlite;
+  beforeAll(async () => {
+    db = new PGlite();
+    await createTable(db);
+  }, 30_000);
+  afterAll(async () => {
+    await db.close();
+  });
+  return () => db;
 }
 
 const WORDS = new Set(

@@ -1,9 +1,8 @@
-import { PGlite } from '@electric-sql/pglite';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConditionError, compileCondition } from '../../shared/core/condition/index.js';
 import { mssqlDialect, postgresDialect } from '../../shared/core/sql-dialects.js';
-import { COLUMNS, checkCompiled, createTable, GUID_1, GUID_2 } from './condition-fixture.js';
+import { COLUMNS, checkCompiled, GUID_1, GUID_2, useTableDatabase } from './condition-fixture.js';
 
 /** Multiplies the number of runs, e.g. CONDITION_FUZZ_SCALE=20 for a long local session. */
 const SCALE = Math.max(1, Number(process.env.CONDITION_FUZZ_SCALE ?? '1') || 1);
@@ -387,16 +386,7 @@ describe('fuzz: hostile input is refused or compiled to safe SQL', () => {
 });
 
 describe('fuzz: generated valid conditions run on PostgreSQL', () => {
-  let db: PGlite;
-
-  beforeAll(async () => {
-    db = new PGlite();
-    await createTable(db);
-  }, 30_000);
-
-  afterAll(async () => {
-    await db.close();
-  });
+  const db = useTableDatabase();
 
   it(
     'compiles and runs without error',
@@ -406,7 +396,7 @@ describe('fuzz: generated valid conditions run on PostgreSQL', () => {
           const { sql, params } = compileCondition(input, COLUMNS, postgresDialect);
           checkCompiled(sql, params, postgresDialect);
           try {
-            await db.query(`SELECT * FROM dbo."T" WHERE ${sql}`, params);
+            await db().query(`SELECT * FROM dbo."T" WHERE ${sql}`, params);
           } catch (error) {
             throw new Error(
               `${(error as Error).message}\ncondition: ${input}\nsql: ${sql}\nparams: ${JSON.stringify(params)}`,

@@ -1,25 +1,15 @@
-import { PGlite } from '@electric-sql/pglite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compileCondition } from '../../shared/core/condition/index.js';
 import { postgresDialect } from '../../shared/core/sql-dialects.js';
-import { COLUMNS, checkCompiled, createTable, GUID_1, GUID_2 } from './condition-fixture.js';
+import { COLUMNS, checkCompiled, GUID_1, GUID_2, useTableDatabase } from './condition-fixture.js';
 
-let db: PGlite;
-
-beforeAll(async () => {
-  db = new PGlite();
-  await createTable(db);
-}, 30_000);
-
-afterAll(async () => {
-  await db.close();
-});
+const db = useTableDatabase();
 
 /** IDs of the rows of dbo."T" that satisfy `condition`, in order. */
 async function ids(condition: string): Promise<number[]> {
   const { sql, params } = compileCondition(condition, COLUMNS, postgresDialect);
   checkCompiled(sql, params, postgresDialect);
-  const result = await db.query<{ ID: number }>(`SELECT * FROM dbo."T" WHERE ${sql}`, params);
+  const result = await db().query<{ ID: number }>(`SELECT * FROM dbo."T" WHERE ${sql}`, params);
   return result.rows.map((row) => row.ID).sort((a, b) => a - b);
 }
 
@@ -27,7 +17,7 @@ async function ids(condition: string): Promise<number[]> {
 async function truth(condition: string): Promise<boolean> {
   const { sql, params } = compileCondition(condition, [], postgresDialect);
   checkCompiled(sql, params, postgresDialect, []);
-  const result = await db.query(`SELECT 1 AS x WHERE ${sql}`, params);
+  const result = await db().query(`SELECT 1 AS x WHERE ${sql}`, params);
   return result.rows.length === 1;
 }
 
@@ -323,7 +313,7 @@ describe('PostgreSQL translation runs with SQL Server semantics', () => {
   it('compiles parameters from firstParamIndex', async () => {
     const { sql, params } = compileCondition("NAZEV = 'beta' AND ID < 10", COLUMNS, postgresDialect, 3);
     checkCompiled(sql, params, postgresDialect, COLUMNS, 3);
-    const result = await db.query(`SELECT "ID" FROM dbo."T" WHERE ${sql} LIMIT $1 OFFSET $2`, [
+    const result = await db().query(`SELECT "ID" FROM dbo."T" WHERE ${sql} LIMIT $1 OFFSET $2`, [
       10,
       0,
       ...params,
@@ -337,7 +327,7 @@ describe('PostgreSQL translation runs with SQL Server semantics', () => {
       COLUMNS,
       postgresDialect,
     );
-    await db.transaction(async (tx) => {
+    await db().transaction(async (tx) => {
       await tx.query(
         `DECLARE c NO SCROLL CURSOR FOR SELECT "ID" FROM dbo."T" WHERE ${sql} ORDER BY "ID"`,
         params,

@@ -8,6 +8,7 @@ import {
 } from '../../shared/core/data-api/read.js';
 import type { Database, DataSourceInfo, Row, SqlDialect } from '../../shared/core/database.js';
 import { mssqlDialect, postgresDialect } from '../../shared/core/sql-dialects.js';
+import { recordingDatabase } from '../support/recording-database.js';
 
 const SUBJECT: DataSourceInfo = {
   schema: 'dbo',
@@ -28,31 +29,13 @@ const VIEW: DataSourceInfo = {
 };
 
 /** A database port that records the SQL it is given and yields `batches`. */
-function recordingDatabase(dialect: SqlDialect, batches: Row[][] = []) {
-  const statements: { sql: string; params: readonly unknown[] }[] = [];
-  let batchesRead = 0;
-  const db: Database = {
-    dialect,
-    async query(sql, params = []) {
-      statements.push({ sql, params });
-      return [{ n: 7 }];
-    },
-    async *streamBatches(sql, params) {
-      statements.push({ sql, params });
-      for (const batch of batches) {
-        batchesRead++;
-        yield batch;
-      }
-    },
+const recordingSubjects = (dialect: SqlDialect, batches: Row[][] = []) =>
+  recordingDatabase(dialect, {
+    answer: [{ n: 7 }],
+    batches,
     findDataSource: async (_schema, name) =>
       [SUBJECT, VIEW].find((s) => s.name.toLowerCase() === name.toLowerCase()),
-    transaction: async () => {
-      throw new Error('unused');
-    },
-    close: async () => undefined,
-  };
-  return { db, statements, batchesRead: () => batchesRead };
-}
+  });
 
 const limits = { inlineLimitBytes: 5 * 1024 * 1024, presignSeconds: 900, store: undefined, keyPrefix: 't' };
 const ctx = (db: Database, inlineLimitBytes = limits.inlineLimitBytes, store?: LargeObjectStore) => ({
@@ -64,7 +47,7 @@ const ctx = (db: Database, inlineLimitBytes = limits.inlineLimitBytes, store?: L
 
 describe('Data API SQL for SQL Server', () => {
   it('pages with OFFSET/FETCH in primary-key order and parameters only', async () => {
-    const { db, statements } = recordingDatabase(mssqlDialect);
+    const { db, statements } = recordingSubjects(mssqlDialect);
     await getDataPaginate(ctx(db), 'subject', '11', '5');
     expect(statements[0]).toEqual({
       sql: 'SELECT [ID], [NAZEV] FROM [dbo].[SUBJECT] ORDER BY [ID] OFFSET @p1 ROWS FETCH NEXT @p2 ROWS ONLY',
@@ -73,13 +56,13 @@ describe('Data API SQL for SQL Server', () => {
   });
 
   it('orders a view without a key by every sortable column', async () => {
-    const { db, statements } = recordingDatabase(mssqlDialect);
+    const { db, statements } = recordingSubjects(mssqlDialect);
     await getData(ctx(db), 'V_X');
     expect(statements[0]!.sql).toBe('SELECT [ID], [NAZEV], [OBSAH] FROM [dbo].[V_X] ORDER BY [ID], [NAZEV]');
   });
 
   it('counts with COUNT_BIG', async () => {
-    const { db, statements } = recordingDatabase(mssqlDialect);
+    const { db, statements } = recordingSubjects(mssqlDialect);
     const answer = await getRowsCount(ctx(db), 'SUBJECT');
     expect(statements[0]!.sql).toBe('SELECT COUNT_BIG(*) AS [n] FROM [dbo].[SUBJECT]');
     expect(answer.kind === 'inline' && JSON.parse(answer.body.toString())).toEqual({
@@ -88,7 +71,7 @@ describe('Data API SQL for SQL Server', () => {
   });
 
   it('puts the compiled condition in WHERE with its literals as parameters', async () => {
-    const { db, statements } = recordingDatabase(mssqlDialect);
+    const { db, statements } = recordingSubjects(mssqlDialect);
     await getDataWithCondition(ctx(db), 'SUBJECT', "NAZEV = 'x''; DROP TABLE y; --'");
     expect(statements[0]!.sql).toMatch(
       /^SELECT \[ID\], \[NAZEV\] FROM \[dbo\]\.\[SUBJECT\] WHERE .*@p1.* ORDER BY \[ID\]$/,
@@ -100,7 +83,7 @@ describe('Data API SQL for SQL Server', () => {
 
 describe('Data API reads in batches', () => {
   it('pages on PostgreSQL with $1/$2', async () => {
-    const { db, statements } = recordingDatabase(postgresDialect);
+    const { db, statements } = recordingSubjects(postgresDialect);
     await getDataPaginate(ctx(db), 'SUBJECT', '1', '10');
     expect(statements[0]!.sql).toBe(
       'SELECT "ID", "NAZEV" FROM "dbo"."SUBJECT" ORDER BY "ID" OFFSET $1 ROWS FETCH NEXT $2 ROWS ONLY',
@@ -112,7 +95,7 @@ describe('Data API reads in batches', () => {
     const batch = (from: number) =>
       Array.from({ length: 100 }, (_, i) => ({ ID: from + i, NAZEV: 'x'.repeat(100) }));
     const batches = Array.from({ length: 20 }, (_, i) => batch(i * 100));
-    const { db, batchesRead } = recordingDatabase(postgresDialect, batches);
+    const { db, batchesRead } = recordingSubjects(postgresDialect, batches);
     const uploadedAt: number[] = [];
     const chunks: Buffer[] = [];
     const store: LargeObjectStore = {

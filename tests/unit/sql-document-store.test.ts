@@ -1,27 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { sqlTypeOf } from '../../shared/adapters/mssql/types.js';
-import type { Database, Row } from '../../shared/core/database.js';
+import type { Row } from '../../shared/core/database.js';
 import { createSqlDocumentStore } from '../../shared/core/files/sql-document-store.js';
 import { mssqlDialect } from '../../shared/core/sql-dialects.js';
+import { recordingDatabase } from '../support/recording-database.js';
 
 /** A SQL Server database that records statements and answers with `rows`. */
-function recordingMssql(rows: Row[] = []) {
-  const statements: { sql: string; params: readonly unknown[] }[] = [];
-  const db: Database = {
-    dialect: mssqlDialect,
-    async query(sql, params = []) {
-      statements.push({ sql, params });
-      return rows;
-    },
-    streamBatches: () => {
-      throw new Error('not used');
-    },
-    findDataSource: async () => undefined,
-    transaction: () => Promise.reject(new Error('not used')),
-    close: async () => undefined,
-  };
-  return { db, statements };
-}
+const recordingMssql = (rows: Row[] = []) => recordingDatabase(mssqlDialect, { answer: rows });
 
 /** The SQL Server type the adapter binds a parameter as (`UniqueIdentifier`, `VarBinary`, ...). */
 const boundType = (param: unknown) =>

@@ -1,6 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
 import { DatabaseUnavailableError } from '../../shared/core/database.js';
-import type { ServiceError } from '../../shared/core/errors.js';
 import { getDataAsync, type JobQueue, type WebApiJob } from '../../shared/core/web-api/async-calls.js';
 import { getData, type SignedCall, type WebApiContext } from '../../shared/core/web-api/calls.js';
 import { validateEnvelope } from '../../shared/core/web-api/envelope.js';
@@ -8,6 +7,7 @@ import { type JobDelivery, parseWebApiJob, runJob } from '../../shared/core/web-
 import { signatureHeader } from '../../shared/core/web-api/signature.js';
 import { OperationFailedError } from '../../shared/core/web-api/store.js';
 import { memoryWebApiStore } from '../support/memory-web-api-store.js';
+import { failingOperation, refusal } from '../support/web-api-core.js';
 
 let calls = 0;
 
@@ -44,23 +44,16 @@ function setUp(options: { timeoutSeconds?: number; staleSeconds?: number; now?: 
         // Ends when the test releases it.
         run: () => new Promise((resolve) => (gate.release = () => resolve([{ slept: 5 }]))),
       },
-      9002: {
-        vltyp: 9002,
-        procedure: 'dbo.WS_OP_FAIL',
-        rowName: 'Fail',
-        run: async () => {
-          throw new OperationFailedError('raised', 'always fails');
-        },
-      },
-      9003: {
-        vltyp: 9003,
-        procedure: 'dbo.WS_OP_FLAKY',
-        rowName: 'Flaky',
-        run: async () => {
-          gate.failures += 1;
-          throw new DatabaseUnavailableError('connection reset');
-        },
-      },
+      9002: failingOperation(
+        9002,
+        'dbo.WS_OP_FAIL',
+        'Fail',
+        () => new OperationFailedError('raised', 'always fails'),
+      ),
+      9003: failingOperation(9003, 'dbo.WS_OP_FLAKY', 'Flaky', () => {
+        gate.failures += 1;
+        return new DatabaseUnavailableError('connection reset');
+      }),
     },
   });
   const ctx: WebApiContext = {
@@ -93,15 +86,6 @@ function setUp(options: { timeoutSeconds?: number; staleSeconds?: number; now?: 
     },
   };
   return { ...memory, ctx, jobs, jobCtx, delivery, gate, workingQueue, idleQueue };
-}
-
-async function refusal(promise: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as ServiceError;
-  }
-  throw new Error('the call was accepted');
 }
 
 describe('Function: getDataAsync', () => {

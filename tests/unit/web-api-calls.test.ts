@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError } from '../../shared/core/database.js';
-import type { ServiceError } from '../../shared/core/errors.js';
 import { getData, type SignedCall, type WebApiContext } from '../../shared/core/web-api/calls.js';
 import { validateEnvelope, type WebApiRequest } from '../../shared/core/web-api/envelope.js';
 import { signatureHeader } from '../../shared/core/web-api/signature.js';
 import { OperationFailedError } from '../../shared/core/web-api/store.js';
 import { memoryWebApiStore } from '../support/memory-web-api-store.js';
+import { failingOperation, refusal } from '../support/web-api-core.js';
 
 const NOW = 1_700_000_000_000;
 const policy = {
@@ -28,30 +28,24 @@ function setUp(overrides: Partial<typeof policy> = {}) {
           { ID: 1, NAZEV: 'Alfa', ICO: null, CREATED: new Date('2024-05-06T07:08:09.123Z'), AKTIVNI: true },
         ],
       },
-      9002: {
-        vltyp: 9002,
-        procedure: 'dbo.WS_OP_FAIL',
-        rowName: 'Fail',
-        run: async () => {
-          throw new OperationFailedError('raised', 'Operation 9002 always fails');
-        },
-      },
-      9003: {
-        vltyp: 9003,
-        procedure: 'dbo.WS_OP_BROKEN',
-        rowName: 'Broken',
-        run: async () => {
-          throw new OperationFailedError('relation "dbo.X" does not exist', undefined);
-        },
-      },
-      9004: {
-        vltyp: 9004,
-        procedure: 'dbo.WS_OP_OFFLINE',
-        rowName: 'Offline',
-        run: async () => {
-          throw new DatabaseUnavailableError('gone');
-        },
-      },
+      9002: failingOperation(
+        9002,
+        'dbo.WS_OP_FAIL',
+        'Fail',
+        () => new OperationFailedError('raised', 'Operation 9002 always fails'),
+      ),
+      9003: failingOperation(
+        9003,
+        'dbo.WS_OP_BROKEN',
+        'Broken',
+        () => new OperationFailedError('relation "dbo.X" does not exist', undefined),
+      ),
+      9004: failingOperation(
+        9004,
+        'dbo.WS_OP_OFFLINE',
+        'Offline',
+        () => new DatabaseUnavailableError('gone'),
+      ),
     },
   });
   const ctx: WebApiContext = {
@@ -79,15 +73,6 @@ function signed(request: unknown, overrides: Partial<SignedCall> & { hash?: stri
     ...overrides,
   };
   return { call, decoded };
-}
-
-async function refusal(promise: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as ServiceError;
-  }
-  throw new Error('the call was accepted');
 }
 
 describe('Function: getData', () => {

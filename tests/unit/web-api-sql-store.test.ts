@@ -1,29 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { type Database, DatabaseStatementError, type Row } from '../../shared/core/database.js';
+import { DatabaseStatementError, type Row } from '../../shared/core/database.js';
 import { mssqlDialect, postgresDialect } from '../../shared/core/sql-dialects.js';
 import { createSqlWebApiStore, procedureReference } from '../../shared/core/web-api/sql-store.js';
 import { OperationFailedError } from '../../shared/core/web-api/store.js';
+import { recordingDatabase } from '../support/recording-database.js';
 
 /** A SQL Server database that records statements and answers each with the next of `answers`. */
-function recordingMssql(answers: (Row[] | Error)[] = []) {
-  const statements: { sql: string; params: readonly unknown[] }[] = [];
-  const db: Database = {
-    dialect: mssqlDialect,
-    async query(sql, params = []) {
-      statements.push({ sql: sql.replace(/\s+/g, ' ').trim(), params });
+const recordingMssql = (answers: (Row[] | Error)[] = []) =>
+  recordingDatabase(mssqlDialect, {
+    compactSql: true,
+    answer: () => {
       const answer = answers.shift() ?? [];
       if (answer instanceof Error) throw answer;
       return answer;
     },
-    streamBatches: () => {
-      throw new Error('not used');
-    },
-    findDataSource: async () => undefined,
-    transaction: () => Promise.reject(new Error('not used')),
-    close: async () => undefined,
-  };
-  return { db, statements };
-}
+  });
 
 const operation = { vltyp: 9002, procedure: 'dbo.WS_OP_FAIL', rowName: 'Fail' };
 

@@ -1,0 +1,29 @@
+/** Helpers of the unit tests of the Web API core (shared/core/web-api). */
+import type { Row } from '../../shared/core/database.js';
+import type { ServiceError } from '../../shared/core/errors.js';
+import type { Operation } from '../../shared/core/web-api/store.js';
+
+/** An operation of the memory Web API store whose every run throws what `error` makes. */
+export const failingOperation = (
+  vltyp: number,
+  procedure: string,
+  rowName: string,
+  error: () => Error,
+): Operation & { run: () => Promise<Row[]> } => ({
+  vltyp,
+  procedure,
+  rowName,
+  run: async () => {
+    throw error();
+  },
+});
+
+/** The error a call is refused with; fails when the call is accepted. */
+export async function refusal(promise: Promise<unknown>): Promise<ServiceError> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as ServiceError;
+  }
+  throw new Error('the call was accepted');
+}
