@@ -1,19 +1,11 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { type Database, DatabaseStatementError } from '../../shared/core/database.js';
 import { mssqlDialect } from '../../shared/core/sql-dialects.js';
+import { mssqlUrl, runMssqlScripts } from '../support/mssql.js';
 
-const url = process.env.MSSQL_URL;
+const url = mssqlUrl;
 if (!url) console.warn('MSSQL_URL not set: SQL Server integration suite skipped');
-
-const scriptsDir = join(import.meta.dirname, '../../infra/sql/mssql');
-const scripts = existsSync(scriptsDir)
-  ? readdirSync(scriptsDir)
-      .filter((file) => file.endsWith('.sql'))
-      .sort()
-  : [];
 
 describe.skipIf(!url)('SQL Server adapter (integration)', () => {
   // A real table, not #temp: temporary tables live in tempdb and in one pooled session only.
@@ -174,19 +166,8 @@ describe.skipIf(!url)('SQL Server adapter (integration)', () => {
     expect(await count()).toBe(26);
   });
 
-  it.skipIf(scripts.length === 0)('runs infra/sql/mssql/*.sql twice without error', async () => {
-    for (const round of [1, 2]) {
-      for (const file of scripts) {
-        const batches = readFileSync(join(scriptsDir, file), 'utf8')
-          .split(/^[ \t]*GO[ \t]*;?[ \t]*\r?$/im)
-          .map((batch) => batch.trim())
-          .filter((batch) => batch.length > 0);
-        for (const batch of batches) {
-          await db.query(batch).catch((error: unknown) => {
-            throw new Error(`${file} (round ${round}) failed: ${(error as Error).message}`, { cause: error });
-          });
-        }
-      }
-    }
+  it('runs infra/sql/mssql/*.sql twice without error', async () => {
+    await runMssqlScripts(db);
+    await runMssqlScripts(db);
   });
 });

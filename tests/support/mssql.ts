@@ -20,6 +20,10 @@ export async function runMssqlScripts(db: Pick<Database, 'query'>): Promise<void
   for (const file of readdirSync(scriptsDir)
     .filter((name) => name.endsWith('.sql'))
     .sort()) {
-    for (const batch of scriptBatches(file)) await db.query(batch);
+    for (const batch of scriptBatches(file)) {
+      await db.query(batch).catch((error: unknown) => {
+        throw new Error(`${file} failed: ${(error as Error).message}`, { cause: error });
+      });
+    }
   }
 }
