@@ -1,7 +1,11 @@
 import { getDataWithCondition } from '../../shared/core/data-api/read.js';
-import { dataApiReadHandler } from '../../shared/lambda/data-api.js';
+import { dataApiReadHandler, singleQueryParam } from '../../shared/lambda/data-api.js';
 
 /** GET /{tenant}/JsonAPI/Data/getDataWithCondition/{DataSource}?condition= */
 export const handler = dataApiReadHandler((ctx, request) =>
-  getDataWithCondition(ctx, request.params.dataSource ?? '', request.query.get('condition') ?? undefined),
+  getDataWithCondition(
+    ctx,
+    request.params.dataSource ?? '',
+    singleQueryParam(request, 'condition', 'invalid_condition'),
+  ),
 );

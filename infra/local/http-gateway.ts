@@ -68,9 +68,15 @@ export function createHttpGateway(routes: readonly LambdaRoute[]) {
         headers[name] = Array.isArray(value) ? value.join(',') : value;
     }
     const pathParameters: Record<string, string> = {};
-    target.names.forEach((name, index) => {
-      pathParameters[name] = decodeURIComponent(values[index + 1]!);
-    });
+    try {
+      target.names.forEach((name, index) => {
+        pathParameters[name] = decodeURIComponent(values[index + 1]!);
+      });
+    } catch {
+      // A malformed percent-escape (`%ZZ`): API Gateway refuses such a path before any function runs.
+      send(response, 400, JSON.stringify({ message: 'Bad Request' }));
+      return true;
+    }
     const queryStringParameters: Record<string, string> = {};
     for (const [name, value] of url.searchParams) {
       queryStringParameters[name] =

@@ -1,6 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { documentReceivedMessage, isDocumentKey, webhookEventId } from '../../shared/core/webhook/event.js';
+import {
+  documentReceivedMessage,
+  isDocumentKey,
+  isSubjectId,
+  MAX_SUBJECT_ID,
+  webhookEventId,
+} from '../../shared/core/webhook/event.js';
 import { type LocalRoute, type LocalRouteContext, readBody, sendJson } from './local-routes.js';
 import { DOCUMENT_RECEIVED_QUEUE } from './queues.js';
 
@@ -29,6 +35,9 @@ export function webhookLocalRoutes(context: LocalRouteContext): [string, LocalRo
 
   const documentReceived: LocalRoute = async (request, response) => {
     const text = await readText(request);
+    if (text === undefined) {
+      return sendJson(response, 413, { message: `The body is larger than ${MAX_BODY_BYTES / 1024} KiB` });
+    }
     let input: unknown;
     try {
       input = text ? JSON.parse(text) : undefined;
@@ -41,12 +50,13 @@ export function webhookLocalRoutes(context: LocalRouteContext): [string, LocalRo
       });
     }
     const { subjectId, documentId } = input as Record<string, unknown>;
-    for (const [name, value] of [
-      ['subjectId', subjectId],
-      ['documentId', documentId],
-    ] as const) {
-      if (!isDocumentKey(value))
-        return sendJson(response, 400, { message: `"${name}" must be a positive integer` });
+    if (!isSubjectId(subjectId)) {
+      return sendJson(response, 400, {
+        message: `"subjectId" must be a positive integer up to ${MAX_SUBJECT_ID}`,
+      });
+    }
+    if (!isDocumentKey(documentId)) {
+      return sendJson(response, 400, { message: '"documentId" must be a positive integer' });
     }
     const event = { tenant: DEMO_TENANT, subjectId: subjectId as number, documentId: documentId as number };
     const sent = await context.sqs.send(

@@ -22,6 +22,11 @@ export type Answer =
 
 export interface AnswerLimits {
   readonly inlineLimitBytes: number;
+  /**
+   * Largest an inline answer may be once written as a JSON string (see {@link jsonStringLength}),
+   * for a transport that carries the body that way (a Lambda response); undefined: no such bound.
+   */
+  readonly inlineEncodedLimitBytes?: number;
   readonly presignSeconds: number;
   readonly store: LargeObjectStore | undefined;
   /** Key prefix for stored answers, e.g. the tenant. */
@@ -35,6 +40,7 @@ export interface AnswerLimits {
 export class AnswerWriter {
   private chunks: Buffer[] = [];
   private size = 0;
+  private encodedSize = 0;
   private upload: LargeObjectUpload | undefined;
   private key: string | undefined;
 
@@ -49,7 +55,9 @@ export class AnswerWriter {
     if (this.upload) return this.upload.write(bytes);
     this.chunks.push(bytes);
     this.size += bytes.length;
-    if (this.size <= this.limits.inlineLimitBytes) return;
+    this.encodedSize += jsonStringLength(bytes);
+    const encodedLimit = this.limits.inlineEncodedLimitBytes ?? Number.POSITIVE_INFINITY;
+    if (this.size <= this.limits.inlineLimitBytes && this.encodedSize <= encodedLimit) return;
     const store = this.limits.store;
     if (!store)
       throw new Error('The answer exceeds the inline limit and no large-answer bucket is configured');
@@ -73,4 +81,20 @@ export class AnswerWriter {
   async abort(): Promise<void> {
     await this.upload?.abort().catch(() => undefined);
   }
+}
+
+/**
+ * Bytes of UTF-8 text once written as a JSON string (without its quotes), escaped as
+ * `JSON.stringify` does: a quote, a backslash or a control character with a short escape (`\n`)
+ * takes 2 bytes, any other control character 6 (`\u0001`).
+ */
+export function jsonStringLength(utf8: Uint8Array): number {
+  let length = utf8.length;
+  for (let i = 0; i < utf8.length; i++) {
+    const byte = utf8[i]!;
+    if (byte === 0x22 || byte === 0x5c) length += 1;
+    else if (byte < 0x20)
+      length += byte === 0x08 || byte === 0x09 || byte === 0x0a || byte === 0x0c || byte === 0x0d ? 1 : 5;
+  }
+  return length;
 }

@@ -3,9 +3,9 @@ import { getSettings } from '../config/settings.js';
 import type { TenantConfig } from '../config/tenants.js';
 import type { Answer, AnswerLimits, LargeObjectStore } from '../core/answers.js';
 import type { DataApiContext } from '../core/data-api/read.js';
-import type { ServiceError } from '../core/errors.js';
+import { badRequest, type ServiceError } from '../core/errors.js';
 import { requireBasicAuth } from './basic-auth.js';
-import { type HttpRequest, type HttpResponse, httpHandler } from './http.js';
+import { type HttpRequest, type HttpResponse, httpHandler, MAX_RESPONSE_BODY_BYTES } from './http.js';
 import { requireTenant } from './tenant.js';
 
 /** The Data API's error body: `{"error":{"code","message","requestId"}}`. */
@@ -39,6 +39,8 @@ export async function answerLimits(tenant: TenantConfig): Promise<AnswerLimits> 
   const settings = getSettings();
   return {
     inlineLimitBytes: settings.inlineLimitBytes,
+    // The JSON of an answer travels escaped inside the Lambda response (quotes count twice).
+    inlineEncodedLimitBytes: MAX_RESPONSE_BODY_BYTES,
     presignSeconds: settings.presignSeconds,
     store: await largeObjectStore(),
     keyPrefix: `answers/${tenant.id}`,
@@ -50,6 +52,18 @@ export async function authenticate(request: HttpRequest): Promise<TenantConfig> 
   const tenant = await requireTenant(request);
   await requireBasicAuth(tenant, request.headers.authorization, getSettings().credentialCacheMs);
   return tenant;
+}
+
+/**
+ * The one value of a query parameter, or undefined. Given twice it is a 400 `code`: which value was
+ * meant (`rows=1&rows=2`, or two conditions the caller may think are combined) cannot be told.
+ */
+export function singleQueryParam(request: HttpRequest, name: string, code: string): string | undefined {
+  const values = request.query.getAll(name);
+  if (values.length > 1) {
+    throw badRequest(code, `The query parameter "${name}" is given ${values.length} times; give it once`);
+  }
+  return values[0];
 }
 
 export function answerToResponse(answer: Answer): HttpResponse {

@@ -1,13 +1,13 @@
 import { type FileDownload, getFile } from '../core/files/get-file.js';
 import { answerLimits, authenticate } from './data-api.js';
 import { tenantDocumentStore } from './document-store.js';
-import type { HttpRequest, HttpResponse } from './http.js';
+import { type HttpRequest, type HttpResponse, MAX_RESPONSE_BODY_BYTES } from './http.js';
 
 /**
  * A Lambda answers at most 6 MB and binary goes base64 (4/3 larger), so files above this go
  * through S3 even when the inline limit is higher.
  */
-export const MAX_INLINE_FILE_BYTES = Math.floor(((6 * 1024 * 1024 - 64 * 1024) * 3) / 4);
+export const MAX_INLINE_FILE_BYTES = Math.floor((MAX_RESPONSE_BODY_BYTES * 3) / 4);
 
 /** Encodes a {@link FileDownload}. */
 export function fileDownloadResponse(download: FileDownload): HttpResponse {

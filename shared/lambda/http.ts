@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { jsonStringLength } from '../core/answers.js';
 import { DatabaseStatementError, DatabaseUnavailableError } from '../core/database.js';
 import { ServiceError } from '../core/errors.js';
 
@@ -51,18 +52,29 @@ export function toHttpRequest(event: APIGatewayProxyEventV2, context?: Context):
 const TEXTUAL = /^(application\/(json|xml|problem\+json)|text\/)/i;
 
 /**
+ * The largest body a Lambda response can carry: the 6 MB payload limit applies to the response as
+ * JSON, so this is the body's size once written as a JSON string, with room left for the headers.
+ */
+export const MAX_RESPONSE_BODY_BYTES = 6 * 1024 * 1024 - 64 * 1024;
+
+/**
  * Encodes a response; binary bodies go base64 as HTTP API requires. A textual body that is not
- * valid UTF-8 (a stored text/plain file in windows-1250, say) goes base64 too, or its bytes would change.
+ * valid UTF-8 (a stored text/plain file in windows-1250, say) goes base64 too, or its bytes would change,
+ * and so does one that JSON escaping (quotes, control characters) would make larger than base64.
  */
 export function toLambdaResult(response: HttpResponse): APIGatewayProxyStructuredResultV2 {
   const headers = { ...response.headers };
   const body = response.body ?? '';
   if (typeof body === 'string') return { statusCode: response.status, headers, body, isBase64Encoded: false };
   if (TEXTUAL.test(headers['content-type'] ?? '') && isUtf8(body)) {
-    return { statusCode: response.status, headers, body: body.toString('utf8'), isBase64Encoded: false };
+    if (jsonStringLength(body) <= base64Length(body.length)) {
+      return { statusCode: response.status, headers, body: body.toString('utf8'), isBase64Encoded: false };
+    }
   }
   return { statusCode: response.status, headers, body: body.toString('base64'), isBase64Encoded: true };
 }
+
+const base64Length = (bytes: number) => Math.ceil(bytes / 3) * 4;
 
 /** Anything that is not a ServiceError becomes one; internals stay in the log. */
 export function toServiceError(error: unknown): ServiceError {

@@ -164,13 +164,23 @@ export async function readFilePart(request: HttpRequest): Promise<UploadedFile> 
       `The form has ${fileParts.length} file parts; send exactly one, named "file"`,
     );
   }
+  const named = parts.filter((other) => other.name === 'file');
+  if (named.length > 1) {
+    // A field and a file both named "file": which one the caller meant cannot be told.
+    throw badRequest(
+      'too_many_file_parts',
+      `The form has ${named.length} parts named "file"; send exactly one, the file`,
+    );
+  }
   const part = fileParts[0];
   if (part?.name !== 'file') {
     throw badRequest(
       'missing_file_part',
       part
         ? `The file part is named "${(part.name ?? '').slice(0, 64)}"; it must be named "file"`
-        : 'The form has no file part named "file" (e.g. curl -F file=@invoice.xml)',
+        : named.length > 0
+          ? 'The part "file" is a form field, not a file: send it with a file name (e.g. curl -F file=@invoice.xml)'
+          : 'The form has no file part named "file" (e.g. curl -F file=@invoice.xml)',
     );
   }
   if (part.size > MAX_UPLOAD_BYTES) throw fileTooLarge();

@@ -107,6 +107,8 @@ describe('Data API over HTTP (local stack)', () => {
     ['rows over 10000', 'fromRow=1&rows=10001'],
     ['not a number', 'fromRow=abc&rows=10'],
     ['a fraction', 'fromRow=1.5&rows=10'],
+    ['rows given twice', 'fromRow=1&rows=1&rows=2'],
+    ['fromRow given twice', 'fromRow=1&fromRow=3&rows=1'],
   ])('getDataPaginate refuses %s with 400', async (_name, query) => {
     const response = await data('getDataPaginate', 'SUBJECT', query);
     expect(response.status).toBe(400);
@@ -153,6 +155,15 @@ describe('Data API over HTTP (local stack)', () => {
     expect(body.error.message).toMatch(/position/i);
   });
 
+  it('getDataWithCondition refuses a condition given twice instead of using one of them', async () => {
+    const query = `condition=${encodeURIComponent("KOD_UCTU = '013000'")}&condition=${encodeURIComponent('1 = 0')}`;
+    const response = await data('getDataWithCondition', 'UCET', query);
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('invalid_condition');
+    expect(body.error.message).toMatch(/"condition" is given 2 times/);
+  });
+
   it('getDataWithCondition without a condition is a 400', async () => {
     const response = await data('getDataWithCondition', 'SUBJECT');
     expect(response.status).toBe(400);
@@ -164,6 +175,24 @@ describe('Data API over HTTP (local stack)', () => {
     expect(response.status).toBe(400);
     const text = await response.text();
     expect(text).not.toMatch(/SELECT|dbo\.|stack/i);
+  });
+
+  it.each([
+    ['ID / 0 = 1', /division by zero/],
+    ['ID % 0 = 1', /division by zero/],
+    ['ID * 100000 * 100000 > 1', /out of the range/],
+    ["SUBSTRING(NAZEV, 1, -1) = 'a'", /negative length/],
+  ])('names what failed when %s cannot be evaluated (400)', async (condition, problem) => {
+    const response = await data(
+      'getDataWithCondition',
+      'SUBJECT',
+      `condition=${encodeURIComponent(condition)}`,
+    );
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('invalid_condition');
+    expect(body.error.message).toMatch(problem);
+    expect(body.error.message).not.toMatch(/SELECT|integer|dbo/i);
   });
 
   it('a name that is not an identifier is a 400', async () => {
@@ -185,6 +214,29 @@ describe('Data API over HTTP (local stack)', () => {
       expect(await response.text()).not.toContain('demo-api-hash');
     }
     expect((await data('getRowsCount', 'WS_APPLICATION')).status).toBe(404);
+  });
+
+  it('serves every table and view of the demo database except WS_APPLICATION', async () => {
+    const objects = await stack.db.query<{ name: string }>(
+      `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'dbo' ORDER BY 1`,
+    );
+    expect(objects.rows.length).toBeGreaterThanOrEqual(10);
+    for (const { name } of objects.rows) {
+      const count = await data('getRowsCount', name);
+      const page = await data('getDataPaginate', name, 'fromRow=1&rows=3');
+      const expected = name === 'WS_APPLICATION' ? 404 : 200;
+      expect([name, count.status, page.status]).toEqual([name, expected, expected]);
+    }
+  });
+
+  it('has flags 0, 1 and -1 in the demo data', async () => {
+    for (const value of [0, 1, -1]) {
+      const condition = encodeURIComponent(`STORNO = ${value} AND ID <= 2000`);
+      const filtered = await data('getDataWithCondition', 'DOKUMENT', `condition=${condition}`);
+      const rows = ((await filtered.json()) as { DOKUMENT: { STORNO: number }[] }).DOKUMENT;
+      expect(rows.length, `STORNO = ${value}`).toBeGreaterThan(0);
+      expect(new Set(rows.map((r) => r.STORNO))).toEqual(new Set([value]));
+    }
   });
 
   it('an unknown tenant is a 404', async () => {
@@ -220,5 +272,14 @@ describe('Data API over HTTP (local stack)', () => {
 
   it('unknown routes are a 404', async () => {
     expect((await get('/demo/JsonAPI/Data/nothing/SUBJECT')).status).toBe(404);
+  });
+});
+
+describe('HTTP API emulation', () => {
+  it('refuses a path with a malformed percent-escape with 400, as API Gateway does', async () => {
+    const response = await fetch(`${stack.url}/demo/JsonAPI/Data/getData/SUB%ZZJECT`, {
+      headers: { authorization: DEMO_AUTH },
+    });
+    expect(response.status).toBe(400);
   });
 });

@@ -231,6 +231,11 @@ describe('Web API over HTTP (local stack)', () => {
       expect(status).toBe(404);
       const error = errorOf(text);
       expect(error).toEqual({ errorCode: '110', errorMessage: 'Unknown vltyp 4242' });
+      // Beyond WS_OPERATION.VLTYP's int range: still no such operation, not a database error.
+      for (const body of [envelope(99999999999), '<data><vlTyp>-99999999999</vlTyp></data>']) {
+        const beyond = await post(body, { accept: 'application/json' });
+        expect([beyond.status, errorOf(beyond.text).errorCode], body).toEqual([404, '110']);
+      }
     });
 
     it('200/120: the operation failed in the database (vlResult -1, journaled)', async () => {

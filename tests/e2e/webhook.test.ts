@@ -398,10 +398,18 @@ describe('Local routes of the receipt webhook', () => {
     ['{"subjectId":"1","documentId":1}', /"subjectId"/],
     ['{"subjectId":1,"documentId":-5}', /"documentId"/],
     ['{"subjectId":1,"documentId":1.5}', /"documentId"/],
+    ['{"subjectId":2147483648,"documentId":1}', /"subjectId" must be a positive integer up to 2147483647/],
   ])('POST /_local/documents/received refuses %s with 400', async (body, message) => {
     const response = await fetch(`${stack.url}/_local/documents/received`, { method: 'POST', body });
     expect(response.status).toBe(400);
     expect(((await response.json()) as { message: string }).message).toMatch(message);
+  });
+
+  it('POST /_local/documents/received refuses a body over 64 KiB with 413, saying so', async () => {
+    const body = JSON.stringify({ subjectId: 1, documentId: 1, padding: 'x'.repeat(70_000) });
+    const response = await fetch(`${stack.url}/_local/documents/received`, { method: 'POST', body });
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { message: string }).message).toMatch(/larger than 64 KiB/);
   });
 
   it('the sink answers {"status":"success"} and lists what it received', async () => {

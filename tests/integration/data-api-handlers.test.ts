@@ -1,9 +1,13 @@
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import type { FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as getData } from '../../functions/data-api/getData.js';
 import { handler as getRowsCount } from '../../functions/data-api/getRowsCount.js';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
+import { resetSettings } from '../../shared/config/settings.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
+import { startAwsEmulator } from '../support/aws-emulator.js';
 import { DEMO_AUTH, demoDatabase } from '../support/demo.js';
 import { httpApiEvent, invokeHttp as invoke } from '../support/http-api-event.js';
 
@@ -18,11 +22,25 @@ const event = (tenant: string, fn: string, dataSource: string) =>
     headers: { authorization: DEMO_AUTH },
   });
 
+const BUCKET = 'data-api-handlers';
 let closePg: () => Promise<void>;
+let emulator: FauxqsServer | undefined;
 
 beforeAll(async () => {
+  let endpoint: string;
+  ({ emulator, endpoint } = await startAwsEmulator({
+    S3_FORCE_PATH_STYLE: 'true',
+    LARGE_RESULT_BUCKET: BUCKET,
+  }));
+  resetSettings();
+  const s3 = new S3Client({ endpoint, forcePathStyle: true });
+  await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
+  s3.destroy();
   const { pg, db } = await demoDatabase();
   closePg = () => pg.close();
+  // Rows whose JSON is quotes: under 5 MB as an answer, about twice that escaped in a Lambda response.
+  await pg.exec(`CREATE TABLE dbo."QUOTES" ("ID" int PRIMARY KEY, "T" text NOT NULL);
+    INSERT INTO dbo."QUOTES" SELECT g, repeat('"', 1000) FROM generate_series(1, 2400) AS g;`);
   registerEmbeddedDatabase('handlers-demo', db);
   const { pg: gone } = await demoDatabase();
   await gone.close();
@@ -33,7 +51,7 @@ beforeAll(async () => {
         alpha: {
           database: { kind: 'embedded', name: 'handlers-demo' },
           dataApiUsers: user,
-          dataSources: ['SUBJECT'],
+          dataSources: ['SUBJECT', 'QUOTES'],
         },
         down: { database: { kind: 'embedded', name: 'handlers-gone' }, dataApiUsers: user, dataSources: '*' },
       },
@@ -43,6 +61,7 @@ beforeAll(async () => {
 afterAll(async () => {
   setTenantRegistry(undefined);
   await closePg?.();
+  await emulator?.stop();
 });
 
 describe('Data API Lambda handlers', () => {
@@ -64,6 +83,19 @@ describe('Data API Lambda handlers', () => {
   it('keep tenants apart: one tenant cannot read what another allows', async () => {
     const response = await invoke(getData, event('alpha', 'getData', 'DOKUMENT'));
     expect(response.statusCode).toBe(404);
+  });
+
+  it('send an answer under 5 MB through S3 when, escaped, it would not fit a Lambda response', async () => {
+    const response = await invoke(getData, event('alpha', 'getData', 'QUOTES'));
+    // Lambda refuses a response over 6 MB, counted as JSON, and API Gateway would answer 5xx.
+    expect(Buffer.byteLength(JSON.stringify(response))).toBeLessThanOrEqual(6 * 1024 * 1024);
+    expect(response.statusCode).toBe(303);
+    const stored = await fetch(String(response.headers?.location));
+    const text = await stored.text();
+    expect(Buffer.byteLength(text)).toBeLessThan(5 * 1024 * 1024);
+    const body = JSON.parse(text) as { QUOTES: { ID: number; T: string }[] };
+    expect(body.QUOTES).toHaveLength(2400);
+    expect(body.QUOTES[0]!.T).toBe('"'.repeat(1000));
   });
 
   it('answer 503 without internals when the database is unreachable', async () => {

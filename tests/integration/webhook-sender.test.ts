@@ -186,4 +186,16 @@ describe('Class: HttpWebhookSender', () => {
   it('refuses schemes other than http(s)', async () => {
     expect((await sender(true).send(post('ftp://127.0.0.1/x'))).kind).toBe('refused');
   });
+
+  it('reports a secret that no HTTP header can carry as a failed attempt, not an exception', async () => {
+    for (const secret of ['tajné-heslo-č', 'line\nbreak']) {
+      const result = await sender(true).send(post(`${receiver.url}/bad-secret`, secret));
+      expect(result).toMatchObject({
+        kind: 'error',
+        error: expect.stringMatching(/x-peppol-webhook-secret/),
+      });
+      expect(JSON.stringify(result)).not.toContain(secret.slice(0, 5));
+    }
+    expect(receiver.receivedOn('/bad-secret')).toEqual([]);
+  });
 });

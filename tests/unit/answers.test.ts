@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AnswerWriter } from '../../shared/core/answers.js';
+import { AnswerWriter, jsonStringLength } from '../../shared/core/answers.js';
 import { memoryObjectStore as memoryStore } from '../support/memory-stores.js';
 
 describe('Class: AnswerWriter', () => {
@@ -37,6 +37,26 @@ describe('Class: AnswerWriter', () => {
     expect(answer).toEqual({ kind: 'redirect', location: `https://bucket.example/${key}?X-Amz-Expires=900` });
   });
 
+  it('redirects an answer within the byte limit whose escaped JSON exceeds inlineEncodedLimitBytes', async () => {
+    // {"A":1,"B":0}: 13 bytes, 17 once escaped inside a Lambda response.
+    const { store, objects } = memoryStore();
+    const limits = {
+      inlineLimitBytes: 20,
+      inlineEncodedLimitBytes: 16,
+      presignSeconds: 900,
+      store,
+      keyPrefix: 't',
+    };
+    const writer = new AnswerWriter(limits, 'application/json', 'json');
+    await writer.write('{"A":1,"B":0}');
+    expect((await writer.finish()).kind).toBe('redirect');
+    expect(Buffer.concat([...objects.values()][0]!.chunks).toString()).toBe('{"A":1,"B":0}');
+
+    const fits = new AnswerWriter({ ...limits, inlineEncodedLimitBytes: 17 }, 'application/json', 'json');
+    await fits.write('{"A":1,"B":0}');
+    expect((await fits.finish()).kind).toBe('inline');
+  });
+
   it('fails clearly when an answer is too large and there is no store', async () => {
     const writer = new AnswerWriter(
       { inlineLimitBytes: 4, presignSeconds: 900, store: undefined, keyPrefix: 't' },
@@ -56,5 +76,19 @@ describe('Class: AnswerWriter', () => {
     await writer.write('abc');
     await writer.abort();
     expect([...objects.values()][0]!.aborted).toBe(true);
+  });
+});
+
+describe('Function: jsonStringLength', () => {
+  it.each([
+    '',
+    'plain',
+    'Žluťoučký kůň – „uvozovky“',
+    '{"a":"b\\"c"}',
+    '\b\t\n\f\r',
+    '\u0000\u0001\u001f\u007f',
+    '\u2028',
+  ])('counts the bytes JSON.stringify writes for %j', (text) => {
+    expect(jsonStringLength(Buffer.from(text))).toBe(Buffer.byteLength(JSON.stringify(text)) - 2);
   });
 });

@@ -8,7 +8,7 @@ import { COPY_CHUNK_BYTES, getFile } from '../../shared/core/files/get-file.js';
 import { isMediaType } from '../../shared/core/files/media-type.js';
 import { allowedProcedure } from '../../shared/core/files/procedures.js';
 import { MAX_UPLOAD_BYTES, setFile, type UploadedFile } from '../../shared/core/files/set-file.js';
-import { fileDownloadResponse } from '../../shared/lambda/get-file.js';
+import { fileDownloadResponse, MAX_INLINE_FILE_BYTES } from '../../shared/lambda/get-file.js';
 import { toLambdaResult } from '../../shared/lambda/http.js';
 import { memoryDocumentStore, memoryObjectStore } from '../support/memory-stores.js';
 
@@ -430,5 +430,31 @@ describe('Function: toLambdaResult', () => {
     const body = Buffer.from('<a>Žluťoučký</a>');
     const result = toLambdaResult({ status: 200, headers: { 'content-type': 'application/xml' }, body });
     expect(result).toMatchObject({ isBase64Encoded: false, body: '<a>Žluťoučký</a>' });
+  });
+
+  it.each([
+    ['quotes', 'text/csv', '"a","b"\n'.repeat(1000)],
+    ['control characters', 'text/plain', 'a\u0001'.repeat(1000)],
+  ])('sends text full of %s as base64, which JSON escaping would make larger', (_what, type, text) => {
+    // A stored file of this kind at the inline maximum (4.45 MiB) would not fit a Lambda response as text.
+    const body = Buffer.from(text);
+    const result = toLambdaResult({ status: 200, headers: { 'content-type': type }, body });
+    expect(result.isBase64Encoded).toBe(true);
+    expect(Buffer.from(result.body!, 'base64').equals(body)).toBe(true);
+    expect(JSON.stringify(result.body).length).toBeLessThan(JSON.stringify(text).length);
+  });
+
+  it('keeps an inline file at the maximum within the Lambda response limit, whatever its text', () => {
+    const text = Buffer.alloc(MAX_INLINE_FILE_BYTES, '"');
+    const result = toLambdaResult(
+      fileDownloadResponse({
+        kind: 'inline',
+        etag: '"x"',
+        contentType: 'application/json',
+        contentDisposition: 'attachment',
+        content: text,
+      }),
+    );
+    expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThanOrEqual(6 * 1024 * 1024);
   });
 });

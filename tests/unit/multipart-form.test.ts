@@ -136,6 +136,31 @@ describe('Function: readFilePart', () => {
     ).toEqual([400, 'missing_file_part']);
   });
 
+  it('says so when the part "file" is a plain field, not a file', async () => {
+    const error = await readFilePart(await formRequest((form) => form.append('file', 'just text'))).catch(
+      (e: ServiceError) => e,
+    );
+    expect((error as ServiceError).message).toMatch(/"file" is a form field, not a file/);
+  });
+
+  it.each([
+    ['before', ['field', 'file']],
+    ['after', ['file', 'field']],
+  ])('refuses a field named "file" %s the file part with 400 too_many_file_parts', async (_when, order) => {
+    const request = await formRequest((form) => {
+      for (const kind of order) {
+        if (kind === 'file') form.append('file', new Blob(['x']), 'a.txt');
+        else form.append('file', 'just text');
+      }
+    });
+    const error = await readFilePart(request).catch((e: ServiceError) => e);
+    expect([(error as ServiceError).status, (error as ServiceError).code]).toEqual([
+      400,
+      'too_many_file_parts',
+    ]);
+    expect((error as ServiceError).message).toMatch(/2 parts named "file"/);
+  });
+
   it('refuses a single file part under another name with 400 missing_file_part', async () => {
     const error = await readFilePart(
       await formRequest((form) => form.append('upload', new Blob(['x']), 'a.txt')),

@@ -138,6 +138,15 @@ describe('Function: decodeRequest (XML)', () => {
     ).toEqual([{ ico: '1' }, { nazev: '' }]);
   });
 
+  it('reads a namespaced document by its local names, with or without a prefix', () => {
+    for (const body of [
+      '<data xmlns="urn:erp"><vlTyp>7</vlTyp><params><kodUctu>21</kodUctu></params></data>',
+      '<e:data xmlns:e="urn:erp"><e:vlTyp>7</e:vlTyp><e:params><e:kodUctu>21</e:kodUctu></e:params></e:data>',
+    ]) {
+      expect(xml(body)).toEqual({ vltyp: 7, params: [{ kod_uctu: '21' }] });
+    }
+  });
+
   it('reads idwsJournal as idws_journal', () => {
     expect(xml('<data><vlTyp>997</vlTyp><params><idwsJournal>42</idwsJournal></params></data>')).toEqual({
       vltyp: 997,
@@ -170,6 +179,11 @@ describe('Function: decodeRequest (XML)', () => {
       'a DOCTYPE',
       '<?xml version="1.0"?><!DOCTYPE data [<!ENTITY e "boom">]><data><vlTyp>&e;</vlTyp></data>',
       /DOCTYPE/,
+    ],
+    [
+      'elements nested deeper than the parser reads',
+      `<data><vlTyp>7</vlTyp><params>${'<a>'.repeat(200)}${'</a>'.repeat(200)}</params></data>`,
+      /could not be read as XML: Maximum nested tags exceeded/,
     ],
   ])('refuses %s with 400/100', (_case, body, message) => {
     const error = refusal(() => xml(body));

@@ -98,6 +98,13 @@ describe('Function: verifySignature', () => {
     }
   });
 
+  it('refuses a correctly signed time stamp in milliseconds with 401/104 that says so', () => {
+    const ms = NOW * 1000 + 123;
+    const error = refusal(() => verifySignature(signatureHeader(HASH, body, ms), HASH, body, NOW, 300));
+    expect([error.status, error.code]).toEqual([401, '104']);
+    expect(error.message).toMatch(/in seconds, not milliseconds/);
+  });
+
   it('signs the raw bytes, so a body that is not UTF-8 text verifies too', () => {
     const bytes = Buffer.from([0x3c, 0xe8, 0x3e]);
     const signed = `t=${NOW},v1=${createHmac('sha256', HASH)

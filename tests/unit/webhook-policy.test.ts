@@ -35,11 +35,22 @@ describe('Function: parseDocumentReceivedEvent', () => {
     ['{"tenant":"Demo!","subjectId":1,"documentId":2}', '"tenant"'],
     ['{"tenant":"demo","subjectId":"1","documentId":2}', '"subjectId"'],
     ['{"tenant":"demo","subjectId":0,"documentId":2}', '"subjectId"'],
+    // SUBJECT.ID is an int: such an event could neither find its subject nor be recorded.
+    [
+      '{"tenant":"demo","subjectId":2147483648,"documentId":2}',
+      '"subjectId" must be a positive integer up to',
+    ],
     ['{"tenant":"demo","subjectId":1,"documentId":2.5}', '"documentId"'],
     ['{"tenant":"demo","subjectId":1,"documentId":9007199254740993}', '"documentId"'],
   ])('refuses %s naming the problem', (body, problem) => {
     expect(() => parseDocumentReceivedEvent(body)).toThrow(InvalidDocumentEventError);
     expect(() => parseDocumentReceivedEvent(body)).toThrow(problem);
+  });
+
+  it('reads the largest subject id an int holds', () => {
+    expect(
+      parseDocumentReceivedEvent('{"tenant":"demo","subjectId":2147483647,"documentId":2}').subjectId,
+    ).toBe(2147483647);
   });
 
   it('writes the message body the consumer reads back', () => {

@@ -99,14 +99,22 @@ export function createHttpWebhookSender(options: HttpWebhookSenderOptions): Http
         settle(result);
       };
       const transport = url.protocol === 'https:' ? https : http;
-      const outgoing = transport.request(url, {
-        method: 'POST',
-        headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
-        agent: agents[url.protocol as 'http:' | 'https:'],
-        lookup,
-        // Node checks the address it is about to connect to as well, whatever the look-up said.
-        ...(options.allowPrivateTargets ? {} : { blockList: FORBIDDEN_ADDRESSES }),
-      });
+      let outgoing: http.ClientRequest;
+      try {
+        outgoing = transport.request(url, {
+          method: 'POST',
+          headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
+          agent: agents[url.protocol as 'http:' | 'https:'],
+          lookup,
+          // Node checks the address it is about to connect to as well, whatever the look-up said.
+          ...(options.allowPrivateTargets ? {} : { blockList: FORBIDDEN_ADDRESSES }),
+        });
+      } catch (error) {
+        // Node refuses a header value it cannot send (a SECRET_WEBHOOK with "č" or a line break):
+        // a failed attempt to record like any other, not an exception that loses the attempt.
+        done({ kind: 'error', error: describeError(error as NodeJS.ErrnoException), durationMs: elapsed() });
+        return;
+      }
       const timer = setTimeout(() => {
         outgoing.destroy(
           Object.assign(new Error(`no answer within ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' }),

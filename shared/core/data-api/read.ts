@@ -101,11 +101,25 @@ export async function getDataWithCondition(
     if (error instanceof DatabaseStatementError) {
       throw badRequest(
         'invalid_condition',
-        'The condition could not be evaluated: a value does not fit the type of what it is compared with',
+        `The condition could not be evaluated: ${evaluationProblem(error)}`,
       );
     }
     throw error;
   }
+}
+
+// Error codes of PostgreSQL (SQLSTATE) and SQL Server (error number) that the caller's condition causes.
+const DIVISION_BY_ZERO = new Set(['22012', '8134']);
+const OUT_OF_RANGE = new Set(['22003', '220', '232', '517', '535', '8115']);
+const NEGATIVE_LENGTH = new Set(['22011', '536', '537']);
+
+/** What went wrong in words, never in the database's own text (it may quote SQL). */
+function evaluationProblem(error: DatabaseStatementError): string {
+  const code = error.dbCode ?? '';
+  if (DIVISION_BY_ZERO.has(code)) return 'division by zero';
+  if (OUT_OF_RANGE.has(code)) return 'a number or date is out of the range of its type';
+  if (NEGATIVE_LENGTH.has(code)) return 'a negative length was given to SUBSTRING, LEFT or RIGHT';
+  return 'a value does not fit the type of what it is compared with';
 }
 
 /** `getRowsCount`: `{"<root>":[{"rowsCount":N}]}`. */

@@ -40,8 +40,9 @@ export interface SignedCall {
   readonly decode: () => WebApiRequest;
 }
 
-/** Journal ids are SQL `int`s. */
+/** Journal ids and `vltyp` are SQL `int`s. */
 const MAX_JOURNAL_ID = 2 ** 31 - 1;
+const isSqlInt = (value: number) => value >= -(2 ** 31) && value <= 2 ** 31 - 1;
 
 /** Milliseconds since the epoch, by the context's clock. */
 export const clock = (ctx: WebApiContext) => (ctx.now ?? Date.now)();
@@ -98,7 +99,8 @@ export async function admitCall(ctx: WebApiContext, call: SignedCall): Promise<A
 
 /** The operation of a `vltyp`: 404/110 when there is none (or it is inactive). */
 export async function requireOperation(ctx: WebApiContext, vltyp: number): Promise<Operation> {
-  const operation = await ctx.store.findOperation(vltyp);
+  // A vltyp beyond the column's range names no operation; the database would refuse it (a 500).
+  const operation = isSqlInt(vltyp) ? await ctx.store.findOperation(vltyp) : undefined;
   if (!operation) throw webApiError(404, WebApiErrorCode.unknownVltyp, `Unknown vltyp ${vltyp}`);
   return operation;
 }

@@ -8,6 +8,8 @@ import { WebApiErrorCode, webApiError } from './envelope.js';
  */
 
 const HEX_SHA256 = /^[0-9a-f]{64}$/i;
+/** A time stamp beyond this (the year 5138 in seconds) was written in milliseconds. */
+const MILLISECONDS_FROM = 1e11;
 
 function signedPayload(timestamp: number, body: Uint8Array): Buffer {
   return Buffer.concat([Buffer.from(`${timestamp}.`, 'utf8'), body]);
@@ -43,7 +45,8 @@ export function parseSignatureHeader(header: string): ParsedSignature | undefine
     const key = part.slice(0, equals).trim();
     const value = part.slice(equals + 1).trim();
     if (key === 't') {
-      if (timestamp !== undefined || !/^\d{1,12}$/.test(value)) return undefined;
+      // Up to 15 digits, so that a time stamp in milliseconds is read and refused as one (104).
+      if (timestamp !== undefined || !/^\d{1,15}$/.test(value)) return undefined;
       timestamp = Number(value);
     } else if (key === 'v1') {
       if (!HEX_SHA256.test(value)) return undefined;
@@ -94,10 +97,11 @@ export function verifySignature(
     );
   }
   if (Math.abs(nowSeconds - parsed.timestamp) > maxSkewSeconds) {
+    const unit = parsed.timestamp > MILLISECONDS_FROM ? ' (t is in seconds, not milliseconds)' : '';
     throw webApiError(
       401,
       WebApiErrorCode.expiredSignature,
-      `The signature time stamp t=${parsed.timestamp} is more than ${maxSkewSeconds} s away from the server time`,
+      `The signature time stamp t=${parsed.timestamp} is more than ${maxSkewSeconds} s away from the server time${unit}`,
     );
   }
   return { timestamp: parsed.timestamp, requestDigest: createHash('sha256').update(payload).digest('hex') };

@@ -19,6 +19,14 @@ export function isDocumentKey(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 }
 
+/** `SUBJECT.ID` is an SQL `int`: a larger id names no subject and could not even be recorded. */
+export const MAX_SUBJECT_ID = 2 ** 31 - 1;
+
+/** True for a subject id the service accepts: a positive `int`. */
+export function isSubjectId(value: unknown): value is number {
+  return isDocumentKey(value) && value <= MAX_SUBJECT_ID;
+}
+
 /** Reads a queue message body `{"tenant","subjectId","documentId"}`; throws InvalidDocumentEventError. */
 export function parseDocumentReceivedEvent(body: string): DocumentReceivedEvent {
   let value: unknown;
@@ -34,8 +42,8 @@ export function parseDocumentReceivedEvent(body: string): DocumentReceivedEvent 
   if (typeof tenant !== 'string' || !TENANT_ID.test(tenant)) {
     throw new InvalidDocumentEventError('"tenant" must be a tenant id');
   }
-  if (!isDocumentKey(subjectId))
-    throw new InvalidDocumentEventError('"subjectId" must be a positive integer');
+  if (!isSubjectId(subjectId))
+    throw new InvalidDocumentEventError(`"subjectId" must be a positive integer up to ${MAX_SUBJECT_ID}`);
   if (!isDocumentKey(documentId))
     throw new InvalidDocumentEventError('"documentId" must be a positive integer');
   return { tenant, subjectId, documentId };

@@ -57,6 +57,8 @@ function decodeJson(body: Uint8Array): WebApiRequest {
 const xmlParser = new XMLParser({
   preserveOrder: true,
   ignoreAttributes: true,
+  // <ns:data xmlns:ns="…"> is read as <data>, as <data xmlns="…"> is: names are matched without their namespace.
+  removeNSPrefix: true,
   parseTagValue: false,
   trimValues: false,
   ignoreDeclaration: true,
@@ -126,7 +128,14 @@ function decodeXml(body: Uint8Array): WebApiRequest {
     const { msg, line } = validation.err;
     throw invalid(`The body is not well-formed XML: ${msg.slice(0, 200)} (line ${line})`);
   }
-  const roots = (xmlParser.parse(text) as XmlNode[]).filter((node) => !isBlankText(node));
+  let document: XmlNode[];
+  try {
+    document = xmlParser.parse(text) as XmlNode[];
+  } catch (error) {
+    // The parser's own limits (nesting deeper than 100, say) on a document the validator passed.
+    throw invalid(`The body could not be read as XML: ${(error as Error).message.slice(0, 200)}`);
+  }
+  const roots = document.filter((node) => !isBlankText(node));
   if (roots.length !== 1 || tagOf(roots[0]!) !== 'data') {
     throw invalid('The XML root element must be <data> holding <vlTyp> and <params>');
   }
