@@ -3,14 +3,13 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { PGlite } from '@electric-sql/pglite';
-import { type FauxqsServer, startFauxqs } from 'fauxqs';
+import type { FauxqsServer } from 'fauxqs';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
-import { resetSettings } from '../../shared/config/settings.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
+import { startAwsEmulator } from './aws-emulator.js';
 import { openDemoDatabase } from './demo-database.js';
 import { createHttpGateway } from './http-gateway.js';
 import { createLocalRoutes, sendJson as json } from './local-routes.js';
@@ -48,24 +47,15 @@ function isLoopback(request: IncomingMessage): boolean {
  * demo tenant, and the Lambda handlers behind an HTTP API emulation.
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
-  const emulator = await startFauxqs({ port: 0, host: '127.0.0.1', logger: false });
-  const endpoint = `http://127.0.0.1:${emulator.port}`;
-  Object.assign(process.env, {
-    AWS_ENDPOINT_URL: endpoint,
-    AWS_REGION: process.env.AWS_REGION ?? 'eu-central-1',
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
-    S3_FORCE_PATH_STYLE: 'true',
-    LARGE_RESULT_BUCKET: LARGE_ANSWER_BUCKET,
-    // Local defaults of CONTRACT.md section 3 (production: the long schedule, private targets refused).
-    WEBHOOK_RETRY_SCHEDULE: process.env.WEBHOOK_RETRY_SCHEDULE ?? '1,2,4',
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? 'true',
-    ...options.env,
+  const { emulator, endpoint } = await startAwsEmulator({
+    bucket: LARGE_ANSWER_BUCKET,
+    env: {
+      // Local defaults of CONTRACT.md section 3 (production: the long schedule, private targets refused).
+      WEBHOOK_RETRY_SCHEDULE: process.env.WEBHOOK_RETRY_SCHEDULE ?? '1,2,4',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? 'true',
+      ...options.env,
+    },
   });
-  resetSettings();
-  const s3 = new S3Client({ endpoint, forcePathStyle: true });
-  await s3.send(new CreateBucketCommand({ Bucket: LARGE_ANSWER_BUCKET }));
-  s3.destroy();
 
   const db = await openDemoDatabase();
   registerEmbeddedDatabase('demo', createEmbeddedDatabase(db));

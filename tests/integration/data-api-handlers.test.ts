@@ -1,13 +1,11 @@
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import type { FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as getData } from '../../functions/data-api/getData.js';
 import { handler as getRowsCount } from '../../functions/data-api/getRowsCount.js';
+import { startAwsEmulator } from '../../infra/local/aws-emulator.js';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
-import { resetSettings } from '../../shared/config/settings.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
-import { startAwsEmulator } from '../support/aws-emulator.js';
 import { DEMO_AUTH, demoDatabase } from '../support/demo.js';
 import { httpApiEvent, invokeHttp as invoke } from '../support/http-api-event.js';
 
@@ -27,15 +25,7 @@ let closePg: () => Promise<void>;
 let emulator: FauxqsServer | undefined;
 
 beforeAll(async () => {
-  let endpoint: string;
-  ({ emulator, endpoint } = await startAwsEmulator({
-    S3_FORCE_PATH_STYLE: 'true',
-    LARGE_RESULT_BUCKET: BUCKET,
-  }));
-  resetSettings();
-  const s3 = new S3Client({ endpoint, forcePathStyle: true });
-  await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
-  s3.destroy();
+  ({ emulator } = await startAwsEmulator({ bucket: BUCKET }));
   const { pg, db } = await demoDatabase();
   closePg = () => pg.close();
   // Rows whose JSON is quotes: under 5 MB as an answer, about twice that escaped in a Lambda response.

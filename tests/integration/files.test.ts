@@ -1,18 +1,16 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import type { PGlite } from '@electric-sql/pglite';
 import type { FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as getFileHandler } from '../../functions/files/getFile.js';
 import { handler as setFileHandler } from '../../functions/files/setFile.js';
+import { startAwsEmulator } from '../../infra/local/aws-emulator.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
-import { resetSettings } from '../../shared/config/settings.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
 import { type Database, DatabaseStatementError } from '../../shared/core/database.js';
 import { attachmentDisposition } from '../../shared/core/files/content-disposition.js';
 import type { DocumentStore } from '../../shared/core/files/document-store.js';
 import { createSqlDocumentStore } from '../../shared/core/files/sql-document-store.js';
-import { startAwsEmulator } from '../support/aws-emulator.js';
 import { DEMO_AUTH, demoDatabase } from '../support/demo.js';
 import { encodeForm, httpApiEvent, invokeHttp, resultBytes } from '../support/http-api-event.js';
 
@@ -27,15 +25,7 @@ let db: Database;
 let store: DocumentStore;
 
 beforeAll(async () => {
-  let endpoint: string;
-  ({ emulator, endpoint } = await startAwsEmulator({
-    S3_FORCE_PATH_STYLE: 'true',
-    LARGE_RESULT_BUCKET: BUCKET,
-  }));
-  resetSettings();
-  const s3 = new S3Client({ endpoint, forcePathStyle: true });
-  await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
-  s3.destroy();
+  ({ emulator } = await startAwsEmulator({ bucket: BUCKET }));
   ({ pg, db } = await demoDatabase());
   store = createSqlDocumentStore(db);
   registerEmbeddedDatabase('files-integration', db);

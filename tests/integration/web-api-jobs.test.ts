@@ -11,12 +11,12 @@ import type { FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { handler as getDataAsync } from '../../functions/web-api/getDataAsync.js';
 import { handler as jobWorker } from '../../functions/web-api/jobWorker.js';
+import { startAwsEmulator } from '../../infra/local/aws-emulator.js';
 import { type SqsLambda, startSqsPoller } from '../../infra/local/sqs-poller.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
 import { createSqlWebApiStore } from '../../shared/core/web-api/sql-store.js';
-import { startAwsEmulator } from '../support/aws-emulator.js';
 import { demoDatabase } from '../support/demo.js';
 import { invokeHttp } from '../support/http-api-event.js';
 import { envelope } from '../support/web-api.js';
@@ -46,10 +46,12 @@ const tenant = (database: unknown) => ({
 beforeAll(async () => {
   let endpoint: string;
   ({ emulator, endpoint } = await startAwsEmulator({
-    COMMAND_TIMEOUT_ASYNC: '5',
-    WEB_API_JOB_MAX_RECEIVES: '3',
-    WEB_API_JOB_LEASE_SECONDS: '1',
-    WEB_API_JOB_STALE_SECONDS: '600',
+    env: {
+      COMMAND_TIMEOUT_ASYNC: '5',
+      WEB_API_JOB_MAX_RECEIVES: '3',
+      WEB_API_JOB_LEASE_SECONDS: '1',
+      WEB_API_JOB_STALE_SECONDS: '600',
+    },
   }));
   sqs = new SQSClient({ endpoint });
   dlqUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'jobs-test-dlq' }))).QueueUrl!;
