@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { jsonStringLength } from '../core/answers.js';
-import { DatabaseStatementError, DatabaseUnavailableError } from '../core/database.js';
+import { DatabaseUnavailableError } from '../core/database.js';
 import { ServiceError } from '../core/errors.js';
 
 /** An HTTP request as the service's routes see it: no Lambda event shapes beyond this file. */
@@ -83,9 +83,6 @@ export function toServiceError(error: unknown): ServiceError {
     return new ServiceError(503, 'database_unavailable', 'The database is not reachable; try again later', {
       cause: error,
     });
-  }
-  if (error instanceof DatabaseStatementError) {
-    return new ServiceError(500, 'internal_error', 'The request could not be completed', { cause: error });
   }
   return new ServiceError(500, 'internal_error', 'The request could not be completed', { cause: error });
 }

@@ -1,27 +1,20 @@
 import type { Database, DataSourceInfo } from '../database.js';
 import { badRequest, notFound } from '../errors.js';
-
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+import { parseQualifiedName, type QualifiedName } from '../sql-names.js';
 
 /** Objects the service never serves, whatever a tenant allows: they hold secrets. */
 const NEVER_SERVED = new Set(['ws_application']);
 
-export interface DataSourceName {
-  readonly schema: string | undefined;
-  readonly name: string;
-}
-
 /** Splits `NAME` or `schema.NAME`; anything that is not an identifier is a 400. */
-export function parseDataSourceName(raw: string): DataSourceName {
-  const parts = raw.split('.');
-  const valid = parts.length <= 2 && parts.every((part) => IDENTIFIER.test(part));
-  if (!valid) {
+export function parseDataSourceName(raw: string): QualifiedName {
+  const name = parseQualifiedName(raw);
+  if (!name) {
     throw badRequest(
       'invalid_data_source',
       `"${raw.slice(0, 140)}" is not a table or view name: use NAME or schema.NAME (letters, digits, _)`,
     );
   }
-  return parts.length === 2 ? { schema: parts[0], name: parts[1]! } : { schema: undefined, name: parts[0]! };
+  return name;
 }
 
 export type AllowedDataSources = '*' | readonly string[];
@@ -36,7 +29,7 @@ const CATALOGUE_MAX_ENTRIES = 2000;
 const catalogueCache = new WeakMap<Database, Map<string, CacheEntry>>();
 
 /** Catalogue lookup remembered for a minute per warm process: schemas change rarely, requests often. */
-async function lookUp(db: Database, name: DataSourceName): Promise<DataSourceInfo | undefined> {
+async function lookUp(db: Database, name: QualifiedName): Promise<DataSourceInfo | undefined> {
   let cache = catalogueCache.get(db);
   if (!cache) {
     cache = new Map();

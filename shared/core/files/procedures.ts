@@ -1,13 +1,12 @@
 import { badRequest } from '../errors.js';
+import { parseQualifiedName } from '../sql-names.js';
 import type { ProcedureName } from './document-store.js';
 
-// The registry's own rule for procedure names (`NAME` or `schema.NAME`).
-const PROCEDURE = /^(?:([A-Za-z_][A-Za-z0-9_]*)\.)?([A-Za-z_][A-Za-z0-9_]*)$/;
 const DEFAULT_SCHEMA = 'dbo';
 
 function split(text: string): ProcedureName | undefined {
-  const match = PROCEDURE.exec(text);
-  return match ? { schema: match[1] ?? DEFAULT_SCHEMA, name: match[2]! } : undefined;
+  const parsed = parseQualifiedName(text);
+  return parsed ? { schema: parsed.schema ?? DEFAULT_SCHEMA, name: parsed.name } : undefined;
 }
 
 const same = (a: ProcedureName, b: ProcedureName) =>

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type Database, DatabaseStatementError, type Row, type SqlDialectName } from '../database.js';
+import { parseQualifiedName } from '../sql-names.js';
 import type { ParamObject } from './envelope.js';
 import {
   type Application,
@@ -111,18 +112,16 @@ const STATEMENTS: Record<SqlDialectName, Record<Statement, string>> = {
   },
 };
 
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 /** Expired replay rows are swept on every this many claims of a process. */
 const SWEEP_EVERY = 100;
 
 /** Splits and checks `schema.NAME`: names come from a trusted table, but still never reach SQL unchecked. */
 export function procedureReference(db: Pick<Database, 'dialect'>, procedure: string): string {
-  const parts = procedure.trim().split('.');
-  if (parts.length > 2 || !parts.every((part) => IDENTIFIER.test(part))) {
+  const parsed = parseQualifiedName(procedure.trim());
+  if (!parsed) {
     throw new Error(`WS_OPERATION.PROCEDURE_NAME "${procedure.slice(0, 140)}" is not NAME or schema.NAME`);
   }
-  const [schema, name] = parts.length === 2 ? parts : ['dbo', parts[0]!];
-  return `${db.dialect.quoteIdent(schema!)}.${db.dialect.quoteIdent(name!)}`;
+  return `${db.dialect.quoteIdent(parsed.schema ?? 'dbo')}.${db.dialect.quoteIdent(parsed.name)}`;
 }
 
 /** Whether a failed statement carries a message the procedure raised on purpose (safe to show the caller). */
