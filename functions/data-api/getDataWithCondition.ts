@@ -1,11 +1,15 @@
+import { translateEmbeddedCondition } from '../../shared/adapters/embedded-sql/condition.js';
+import { translateMssqlCondition } from '../../shared/adapters/mssql/condition.js';
 import { getDataWithCondition } from '../../shared/core/data-api/read.js';
 import { dataApiReadHandler, singleQueryParam } from '../../shared/lambda/data-api.js';
 
 /** GET /{tenant}/JsonAPI/Data/getDataWithCondition/{DataSource}?condition= */
-export const handler = dataApiReadHandler((ctx, request) =>
-  getDataWithCondition(
-    ctx,
-    request.params.dataSource ?? '',
-    singleQueryParam(request, 'condition', 'invalid_condition'),
-  ),
+export const handler = dataApiReadHandler(
+  (ctx, request) =>
+    getDataWithCondition(
+      ctx,
+      request.params.dataSource ?? '',
+      singleQueryParam(request, 'condition', 'invalid_condition'),
+    ),
+  { mssql: translateMssqlCondition, postgres: translateEmbeddedCondition },
 );

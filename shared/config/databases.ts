@@ -1,4 +1,4 @@
-import type { Database } from '../core/database.js';
+import type { Database, SqlDialectName } from '../core/database.js';
 import { ConfigurationError } from './settings.js';
 import type { DatabaseConnection } from './tenants.js';
 
@@ -12,6 +12,14 @@ export function registerEmbeddedDatabase(name: string, database: Database): void
 
 export function unregisterEmbeddedDatabase(name: string): void {
   embedded.delete(name);
+}
+
+/**
+ * The adapter of a port for the database's dialect: each SQL adapter folder
+ * (`shared/adapters/mssql`, `shared/adapters/embedded-sql`) implements every port in its SQL.
+ */
+export function byDialect<T>(db: Database, adapters: Record<SqlDialectName, (db: Database) => T>): T {
+  return adapters[db.dialect.name](db);
 }
 
 /** The database for a tenant connection, opened once per process and reused. */

@@ -1,6 +1,9 @@
 /**
- * The database port. The core builds SQL through a {@link SqlDialect} and runs it through a
- * {@link Database}; adapters (SQL Server, embedded PostgreSQL) implement both.
+ * What the core knows of a tenant database: its catalogue types and errors. The connection
+ * ({@link Database}) and its {@link SqlDialect} are shared by the SQL adapters
+ * (`shared/adapters/mssql`, `shared/adapters/embedded-sql`), which alone write SQL; the core reaches
+ * the database only through the ports of its use cases (`DataSourceReader`, `DocumentStore`,
+ * `WebApiStore`, `WebhookDeliveryLog`).
  */
 
 /** Logical type of a column, enough to encode values as JSON and to type condition operands. */
@@ -42,7 +45,7 @@ export interface SqlDialect {
   readonly name: SqlDialectName;
   /** Quotes an identifier that has already been validated against the catalogue. */
   quoteIdent(name: string): string;
-  /** Placeholder for the 1-based parameter `index` (`@p1` or `$1`). */
+  /** Placeholder for the 1-based parameter `index`. */
   param(index: number): string;
   /** `ORDER BY`-less paging suffix: skip `offsetParam` rows, return `fetchParam` rows. */
   paginate(offsetParam: string, fetchParam: string): string;

@@ -1,8 +1,12 @@
-import { openDatabase } from '../config/databases.js';
+import { createEmbeddedDataSourceReader } from '../adapters/embedded-sql/data-source-reader.js';
+import { createMssqlDataSourceReader } from '../adapters/mssql/data-source-reader.js';
+import { byDialect, openDatabase } from '../config/databases.js';
 import { getSettings } from '../config/settings.js';
 import type { TenantConfig } from '../config/tenants.js';
 import type { Answer, AnswerLimits, LargeObjectStore } from '../core/answers.js';
+import type { ConditionTranslator } from '../core/condition/index.js';
 import type { DataApiContext } from '../core/data-api/read.js';
+import type { SqlDialectName } from '../core/database.js';
 import { badRequest, type ServiceError } from '../core/errors.js';
 import { requireBasicAuth } from './basic-auth.js';
 import { type HttpRequest, type HttpResponse, httpHandler, MAX_RESPONSE_BODY_BYTES } from './http.js';
@@ -77,12 +81,21 @@ export function answerToResponse(answer: Answer): HttpResponse {
   return { status: 200, headers: { 'content-type': answer.contentType }, body: answer.body };
 }
 
+/** The condition compiler of each dialect, given by the one function that reads conditions. */
+export type ConditionTranslators = Readonly<Record<SqlDialectName, ConditionTranslator>>;
+
 /** A Data API read route: authenticated, on the tenant's application database. */
-export function dataApiReadHandler(read: (ctx: DataApiContext, request: HttpRequest) => Promise<Answer>) {
+export function dataApiReadHandler(
+  read: (ctx: DataApiContext, request: HttpRequest) => Promise<Answer>,
+  conditions?: ConditionTranslators,
+) {
   return httpHandler(async function readRoute(request) {
     const tenant = await authenticate(request);
     const ctx: DataApiContext = {
-      db: await openDatabase(tenant.database),
+      reader: byDialect(await openDatabase(tenant.database), {
+        mssql: (db) => createMssqlDataSourceReader(db, conditions?.mssql),
+        postgres: (db) => createEmbeddedDataSourceReader(db, conditions?.postgres),
+      }),
       allowed: tenant.dataSources,
       limits: await answerLimits(tenant),
       batchRows: getSettings().readBatchRows,

@@ -1,12 +1,14 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { createEmbeddedWebhookDeliveryLog } from '../adapters/embedded-sql/webhook-delivery-log.js';
+import { createMssqlWebhookDeliveryLog } from '../adapters/mssql/webhook-delivery-log.js';
 import { createSqsMessageVisibility, type MessageVisibility } from '../adapters/sqs/message-visibility.js';
-import { openDatabase } from '../config/databases.js';
+import { byDialect, openDatabase } from '../config/databases.js';
 import { ConfigurationError } from '../config/settings.js';
 import { type DatabaseConnection, loadTenantRegistry, type TenantRegistry } from '../config/tenants.js';
 import { getWebhookSettings, type WebhookSettings } from '../config/webhook.js';
 import type { Database } from '../core/database.js';
 import { deliverWebhook, type WebhookDecision, type WebhookSender } from '../core/webhook/deliver.js';
-import { createWebhookDeliveryLog, type WebhookDeliveryLog } from '../core/webhook/delivery-log.js';
+import type { WebhookDeliveryLog } from '../core/webhook/delivery-log.js';
 import {
   type DocumentReceivedEvent,
   InvalidDocumentEventError,
@@ -73,7 +75,9 @@ const defaults: DocumentReceivedDependencies = {
 function lazyDeliveryLog(open: () => Promise<Database>): WebhookDeliveryLog {
   let log: Promise<WebhookDeliveryLog> | undefined;
   const get = () => {
-    log ??= open().then(createWebhookDeliveryLog);
+    log ??= open().then((db) =>
+      byDialect(db, { mssql: createMssqlWebhookDeliveryLog, postgres: createEmbeddedWebhookDeliveryLog }),
+    );
     return log;
   };
   return {

@@ -1,9 +1,9 @@
 import { startLocalStack } from '../../infra/local/stack.js';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
+import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded-sql/web-api-store.js';
 import { getData, type WebApiContext } from '../../shared/core/web-api/calls.js';
 import { validateEnvelope } from '../../shared/core/web-api/envelope.js';
 import { signatureHeader, verifySignature } from '../../shared/core/web-api/signature.js';
-import { createSqlWebApiStore } from '../../shared/core/web-api/sql-store.js';
 import { median, report, sample } from './measure.js';
 
 const HASH = 'demo-api-hash';
@@ -20,7 +20,7 @@ export default async function webApiBench(): Promise<void> {
   try {
     const runs = 200;
     const db = createEmbeddedDatabase(stack.db);
-    const store = createSqlWebApiStore(db);
+    const store = createEmbeddedWebApiStore(db);
     let n = 0;
     // Every call differs (an extra parameter the procedure ignores), so none is a replay.
     const nextBody = () => Buffer.from(JSON.stringify({ vltyp: 7, params: [{ kod_uctu: '21', n: n++ }] }));

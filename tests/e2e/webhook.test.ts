@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DOCUMENT_RECEIVED_QUEUE } from '../../infra/local/queues.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
-import { createWebhookDeliveryLog } from '../../shared/core/webhook/delivery-log.js';
+import { createEmbeddedWebhookDeliveryLog } from '../../shared/adapters/embedded-sql/webhook-delivery-log.js';
 import { webhookEventId } from '../../shared/core/webhook/event.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import {
@@ -441,7 +441,7 @@ describe('Local routes of the receipt webhook', () => {
 
 describe('Class: WebhookDeliveryLog (embedded database)', () => {
   it('keeps at most one delivered row per event (the unique key behind "not delivered twice")', async () => {
-    const log = createWebhookDeliveryLog(createEmbeddedDatabase(stack.db));
+    const log = createEmbeddedWebhookDeliveryLog(createEmbeddedDatabase(stack.db));
     const entry = {
       eventId: 'msg_unique-key-test',
       subjectId: 1,

@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as getFileHandler } from '../../functions/files/getFile.js';
 import { handler as setFileHandler } from '../../functions/files/setFile.js';
 import { startAwsEmulator } from '../../infra/local/aws-emulator.js';
+import { createEmbeddedDocumentStore } from '../../shared/adapters/embedded-sql/document-store.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
 import { type Database, DatabaseStatementError } from '../../shared/core/database.js';
 import { attachmentDisposition } from '../../shared/core/files/content-disposition.js';
 import type { DocumentStore } from '../../shared/core/files/document-store.js';
-import { createSqlDocumentStore } from '../../shared/core/files/sql-document-store.js';
 import { DEMO_AUTH, demoDatabase } from '../support/demo.js';
 import { encodeForm, httpApiEvent, invokeHttp, resultBytes } from '../support/http-api-event.js';
 
@@ -27,7 +27,7 @@ let store: DocumentStore;
 beforeAll(async () => {
   ({ emulator } = await startAwsEmulator({ bucket: BUCKET }));
   ({ pg, db } = await demoDatabase());
-  store = createSqlDocumentStore(db);
+  store = createEmbeddedDocumentStore(db);
   registerEmbeddedDatabase('files-integration', db);
   setTenantRegistry(
     parseTenantRegistry({
@@ -82,7 +82,7 @@ async function count(table: string): Promise<number> {
   return Number((await db.query(`SELECT count(*) AS n FROM dbo."${table}"`))[0]!.n);
 }
 
-describe('Function: createSqlDocumentStore (embedded database)', () => {
+describe('Function: createEmbeddedDocumentStore', () => {
   it('saves a file into SVCDOC and reads it back whole and in slices', async () => {
     const content = randomBytes(1000);
     const fileGuid = randomUUID().toUpperCase();

@@ -1,12 +1,12 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMssqlDocumentStore } from '../../shared/adapters/mssql/document-store.js';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { type Database, DatabaseStatementError } from '../../shared/core/database.js';
 import type { DocumentStore } from '../../shared/core/files/document-store.js';
-import { createSqlDocumentStore } from '../../shared/core/files/sql-document-store.js';
 import { runMssqlScripts, mssqlUrl as url } from '../support/mssql.js';
 
-describe.skipIf(!url)('Function: createSqlDocumentStore (SQL Server, integration)', () => {
+describe.skipIf(!url)('Function: createMssqlDocumentStore (integration)', () => {
   let db: Database;
   let store: DocumentStore;
   const guids: string[] = [];
@@ -15,7 +15,7 @@ describe.skipIf(!url)('Function: createSqlDocumentStore (SQL Server, integration
     db = createMssqlDatabase({ connectionString: url! });
     // The scripts are idempotent: they create SVCDOC and the demo procedures where missing.
     await runMssqlScripts(db);
-    store = createSqlDocumentStore(db);
+    store = createMssqlDocumentStore(db);
   });
   afterAll(async () => {
     for (const guid of guids) {

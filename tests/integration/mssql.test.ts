@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mssqlDialect } from '../../shared/adapters/mssql/dialect.js';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { type Database, DatabaseStatementError } from '../../shared/core/database.js';
-import { mssqlDialect } from '../../shared/core/sql-dialects.js';
 import { mssqlUrl, runMssqlScripts } from '../support/mssql.js';
 
 const url = mssqlUrl;

@@ -2,10 +2,10 @@ import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as getData } from '../../functions/web-api/getData.js';
 import { handler as test } from '../../functions/web-api/test.js';
+import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded-sql/web-api-store.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
-import { createSqlWebApiStore } from '../../shared/core/web-api/sql-store.js';
 import { demoDatabase } from '../support/demo.js';
 import { httpApiEvent, invokeHttp } from '../support/http-api-event.js';
 import { envelope, type SignOptions } from '../support/web-api.js';
@@ -197,7 +197,7 @@ describe('Web API handlers on the embedded database', () => {
   });
 
   it('runs 9001 on the embedded database without holding it while it waits', async () => {
-    const store = createSqlWebApiStore(db);
+    const store = createEmbeddedWebApiStore(db);
     const started = Date.now();
     const sleeping = store
       .callOperation((await store.findOperation(9001))!, [{ seconds: '1' }])

@@ -13,10 +13,10 @@ import { handler as getDataAsync } from '../../functions/web-api/getDataAsync.js
 import { handler as jobWorker } from '../../functions/web-api/jobWorker.js';
 import { startAwsEmulator } from '../../infra/local/aws-emulator.js';
 import { type SqsLambda, startSqsPoller } from '../../infra/local/sqs-poller.js';
+import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded-sql/web-api-store.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
-import { createSqlWebApiStore } from '../../shared/core/web-api/sql-store.js';
 import { demoDatabase } from '../support/demo.js';
 import { invokeHttp } from '../support/http-api-event.js';
 import { envelope } from '../support/web-api.js';
@@ -130,7 +130,7 @@ const journal = async (id: number) =>
 
 /** Opens a journal entry for operation `vltyp` as getDataAsync would, without queueing it. */
 const openJob = (vltyp: number) =>
-  createSqlWebApiStore(db).openJournal({
+  createEmbeddedWebApiStore(db).openJournal({
     applicationId: 1,
     vltyp,
     mode: 'async',
@@ -176,7 +176,7 @@ describe('Web API jobs through the SQS emulator', () => {
       // The first worker takes the job and dies before it ends it (no answer, no ack).
       deaths += 1;
       consumer = jobWorker as SqsLambda;
-      await createSqlWebApiStore(db).startAttempt(id, 1);
+      await createEmbeddedWebApiStore(db).startAttempt(id, 1);
       throw Object.assign(new Error('Runtime exited with error: signal: killed'), { event, context });
     };
     await send({ tenant: 'demo', journalId: id, requestId: 'test' });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
+import { createMssqlWebApiStore } from '../../shared/adapters/mssql/web-api-store.js';
 import type { Database } from '../../shared/core/database.js';
-import { createSqlWebApiStore } from '../../shared/core/web-api/sql-store.js';
 import { OperationFailedError, type WebApiStore } from '../../shared/core/web-api/store.js';
 import { runMssqlScripts, mssqlUrl as url } from '../support/mssql.js';
 
@@ -15,7 +15,7 @@ describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
     db = createMssqlDatabase({ connectionString: url! });
     // The scripts are idempotent: running them here is safe whatever ran before.
     await runMssqlScripts(db);
-    store = createSqlWebApiStore(db);
+    store = createMssqlWebApiStore(db);
   }, 300_000);
 
   afterAll(async () => {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ConditionError, compileCondition } from '../../shared/core/condition/index.js';
-import { mssqlDialect, postgresDialect } from '../../shared/core/sql-dialects.js';
+import { postgresDialect } from '../../shared/adapters/embedded-sql/dialect.js';
+import { mssqlDialect } from '../../shared/adapters/mssql/dialect.js';
+import { ConditionError } from '../../shared/core/condition/index.js';
+import { compileCondition } from '../support/conditions.js';
 import { COLUMNS } from './condition-fixture.js';
 
 function refusal(input: string): ConditionError {

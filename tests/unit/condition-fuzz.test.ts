@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ConditionError, compileCondition } from '../../shared/core/condition/index.js';
-import { mssqlDialect, postgresDialect } from '../../shared/core/sql-dialects.js';
+import { postgresDialect } from '../../shared/adapters/embedded-sql/dialect.js';
+import { mssqlDialect } from '../../shared/adapters/mssql/dialect.js';
+import { ConditionError } from '../../shared/core/condition/index.js';
+import { compileCondition } from '../support/conditions.js';
 import { COLUMNS, checkCompiled, GUID_1, GUID_2, useTableDatabase } from './condition-fixture.js';
 
 /** Multiplies the number of runs, e.g. CONDITION_FUZZ_SCALE=20 for a long local session. */

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { compileCondition } from '../../shared/core/condition/index.js';
-import { mssqlDialect } from '../../shared/core/sql-dialects.js';
+import { compileMssqlCondition } from '../../shared/adapters/mssql/condition.js';
+import { mssqlDialect } from '../../shared/adapters/mssql/dialect.js';
 import { COLUMNS, checkCompiled } from './condition-fixture.js';
 
 function compile(condition: string, first = 1) {
-  const result = compileCondition(condition, COLUMNS, mssqlDialect, first);
+  const result = compileMssqlCondition(condition, COLUMNS, first);
   checkCompiled(result.sql, result.params, mssqlDialect, COLUMNS, first);
   return result;
 }

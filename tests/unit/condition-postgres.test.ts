@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compileCondition } from '../../shared/core/condition/index.js';
-import { postgresDialect } from '../../shared/core/sql-dialects.js';
+import { postgresDialect } from '../../shared/adapters/embedded-sql/dialect.js';
+import { compileCondition } from '../support/conditions.js';
 import { COLUMNS, checkCompiled, GUID_1, GUID_2, useTableDatabase } from './condition-fixture.js';
 
 const db = useTableDatabase();

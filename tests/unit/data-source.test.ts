@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { postgresDialect } from '../../shared/adapters/embedded-sql/dialect.js';
 import { parseDataSourceName, resolveDataSource } from '../../shared/core/data-api/data-source.js';
 import type { Database, DataSourceInfo } from '../../shared/core/database.js';
 import { ServiceError } from '../../shared/core/errors.js';
-import { postgresDialect } from '../../shared/core/sql-dialects.js';
 
 function fakeCatalogue(objects: DataSourceInfo[]): Database & { lookups: number } {
   const db = {

@@ -3,10 +3,10 @@ import sql from 'mssql';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FIND_DATA_SOURCE_SQL } from '../../shared/adapters/mssql/catalogue.js';
 import { mapError, parseConnectionString } from '../../shared/adapters/mssql/connection.js';
+import { mssqlDialect } from '../../shared/adapters/mssql/dialect.js';
 import { createMssqlDatabase, type MssqlPoolLike } from '../../shared/adapters/mssql/index.js';
 import { columnKind, type MssqlColumns } from '../../shared/adapters/mssql/types.js';
 import { DatabaseStatementError, DatabaseUnavailableError, type Row } from '../../shared/core/database.js';
-import { mssqlDialect } from '../../shared/core/sql-dialects.js';
 
 interface Input {
   name: string;

@@ -1,4 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { translateEmbeddedCondition } from '../../shared/adapters/embedded-sql/condition.js';
+import { createEmbeddedDataSourceReader } from '../../shared/adapters/embedded-sql/data-source-reader.js';
+import { postgresDialect } from '../../shared/adapters/embedded-sql/dialect.js';
+import { translateMssqlCondition } from '../../shared/adapters/mssql/condition.js';
+import { createMssqlDataSourceReader } from '../../shared/adapters/mssql/data-source-reader.js';
+import { mssqlDialect } from '../../shared/adapters/mssql/dialect.js';
 import type { LargeObjectStore } from '../../shared/core/answers.js';
 import {
   getData,
@@ -7,7 +13,6 @@ import {
   getRowsCount,
 } from '../../shared/core/data-api/read.js';
 import type { Database, DataSourceInfo, Row, SqlDialect } from '../../shared/core/database.js';
-import { mssqlDialect, postgresDialect } from '../../shared/core/sql-dialects.js';
 import { recordingDatabase } from '../support/recording-database.js';
 
 const SUBJECT: DataSourceInfo = {
@@ -39,7 +44,10 @@ const recordingSubjects = (dialect: SqlDialect, batches: Row[][] = []) =>
 
 const limits = { inlineLimitBytes: 5 * 1024 * 1024, presignSeconds: 900, store: undefined, keyPrefix: 't' };
 const ctx = (db: Database, inlineLimitBytes = limits.inlineLimitBytes, store?: LargeObjectStore) => ({
-  db,
+  reader:
+    db.dialect.name === 'mssql'
+      ? createMssqlDataSourceReader(db, translateMssqlCondition)
+      : createEmbeddedDataSourceReader(db, translateEmbeddedCondition),
   allowed: '*' as const,
   limits: { ...limits, inlineLimitBytes, store },
   batchRows: 1000,

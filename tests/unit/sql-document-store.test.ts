@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { mssqlDialect } from '../../shared/adapters/mssql/dialect.js';
+import { createMssqlDocumentStore } from '../../shared/adapters/mssql/document-store.js';
 import { sqlTypeOf } from '../../shared/adapters/mssql/types.js';
 import type { Row } from '../../shared/core/database.js';
-import { createSqlDocumentStore } from '../../shared/core/files/sql-document-store.js';
-import { mssqlDialect } from '../../shared/core/sql-dialects.js';
 import { recordingDatabase } from '../support/recording-database.js';
 
 /** A SQL Server database that records statements and answers with `rows`. */
@@ -14,11 +14,11 @@ const boundType = (param: unknown) =>
 
 const GUID = '0D4B5C5E-AAAA-4BBB-8CCC-123456789ABC';
 
-describe('Function: createSqlDocumentStore (SQL Server)', () => {
+describe('Function: createMssqlDocumentStore', () => {
   it('inserts into [dbo].[SVCDOC] with a uniqueidentifier and a varbinary(max) parameter', async () => {
     const { db, statements } = recordingMssql();
     const content = Buffer.from([0, 1, 255]);
-    await createSqlDocumentStore(db).save({
+    await createMssqlDocumentStore(db).save({
       fileGuid: GUID,
       fileName: 'a.bin',
       contentType: undefined,
@@ -47,7 +47,7 @@ describe('Function: createSqlDocumentStore (SQL Server)', () => {
     const { db, statements } = recordingMssql([
       { fileGuid: GUID, fileName: 'a.bin', contentType: 'text/plain ', size: 3, sha256: 'F'.repeat(64) },
     ]);
-    expect(await createSqlDocumentStore(db).find(GUID)).toEqual({
+    expect(await createMssqlDocumentStore(db).find(GUID)).toEqual({
       fileGuid: GUID,
       fileName: 'a.bin',
       contentType: 'text/plain',
@@ -61,14 +61,14 @@ describe('Function: createSqlDocumentStore (SQL Server)', () => {
 
   it('reads a slice with SUBSTRING counting from 1', async () => {
     const { db, statements } = recordingMssql([{ content: Buffer.from('bc') }]);
-    expect(await createSqlDocumentStore(db).readContentSlice(GUID, 1, 2)).toEqual(Buffer.from('bc'));
+    expect(await createMssqlDocumentStore(db).readContentSlice(GUID, 1, 2)).toEqual(Buffer.from('bc'));
     expect(statements[0]!.sql).toContain('SUBSTRING([CONTENT], @p2, @p3)');
     expect(statements[0]!.params.slice(1)).toEqual([2, 2]);
   });
 
   it('finds a procedure in sys.procedures and EXECs it, bracket-quoted, with a uniqueidentifier', async () => {
     const { db, statements } = recordingMssql([{ schema: 'dbo', name: 'DEMO_FILE_RECEIVED' }]);
-    const store = createSqlDocumentStore(db);
+    const store = createMssqlDocumentStore(db);
     const found = await store.findProcedure({ schema: 'dbo', name: 'demo_file_received' });
     expect(found).toEqual({ schema: 'dbo', name: 'DEMO_FILE_RECEIVED' });
     expect(statements[0]!.sql).toContain('FROM sys.procedures');

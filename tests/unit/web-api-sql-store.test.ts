@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { postgresDialect } from '../../shared/adapters/embedded-sql/dialect.js';
+import { mssqlDialect } from '../../shared/adapters/mssql/dialect.js';
+import { createMssqlWebApiStore } from '../../shared/adapters/mssql/web-api-store.js';
+import { procedureReference } from '../../shared/adapters/sql-common/web-api-store.js';
 import { DatabaseStatementError, type Row } from '../../shared/core/database.js';
-import { mssqlDialect, postgresDialect } from '../../shared/core/sql-dialects.js';
-import { createSqlWebApiStore, procedureReference } from '../../shared/core/web-api/sql-store.js';
 import { OperationFailedError } from '../../shared/core/web-api/store.js';
 import { recordingDatabase } from '../support/recording-database.js';
 
@@ -18,11 +20,11 @@ const recordingMssql = (answers: (Row[] | Error)[] = []) =>
 
 const operation = { vltyp: 9002, procedure: 'dbo.WS_OP_FAIL', rowName: 'Fail' };
 
-describe('Function: createSqlWebApiStore (SQL Server)', () => {
+describe('Function: createMssqlWebApiStore', () => {
   it('looks the key up with a parameter and accepts only the exact key (SQL Server compares case-insensitively)', async () => {
     const row = { id: 1, apiKey: 'demo-api-key', apiHash: 'demo-api-hash', active: 1 };
     const { db, statements } = recordingMssql([[row], [row]]);
-    const store = createSqlWebApiStore(db);
+    const store = createMssqlWebApiStore(db);
     expect(await store.findApplication('demo-api-key')).toEqual({
       id: 1,
       apiHash: 'demo-api-hash',
@@ -37,7 +39,7 @@ describe('Function: createSqlWebApiStore (SQL Server)', () => {
 
   it('claims a request in one batch that takes over an expired row or inserts, refusing on 2627/2601', async () => {
     const { db, statements } = recordingMssql([[{ accepted: 0 }], [{ accepted: 1 }]]);
-    const store = createSqlWebApiStore(db);
+    const store = createMssqlWebApiStore(db);
     expect(await store.claimRequest(1, 'a'.repeat(64), 300)).toBe(false);
     expect(await store.claimRequest(1, 'b'.repeat(64), 300)).toBe(true);
     const { sql, params } = statements[0]!;
@@ -50,7 +52,7 @@ describe('Function: createSqlWebApiStore (SQL Server)', () => {
 
   it('calls an operation as EXEC with the params as one JSON argument', async () => {
     const { db, statements } = recordingMssql([[{ id: 1 }]]);
-    await createSqlWebApiStore(db).callOperation({ ...operation, procedure: 'WS_OP_SUBJECT_SEARCH' }, [
+    await createMssqlWebApiStore(db).callOperation({ ...operation, procedure: 'WS_OP_SUBJECT_SEARCH' }, [
       { nazev: 'Alfa', castka: '1234.50' },
     ]);
     expect(statements[0]).toEqual({
@@ -63,7 +65,7 @@ describe('Function: createSqlWebApiStore (SQL Server)', () => {
     const own = new DatabaseStatementError('Operation 9002 always fails', '50002');
     const other = new DatabaseStatementError("Invalid object name 'dbo.X'.", '208');
     const { db } = recordingMssql([own, other]);
-    const store = createSqlWebApiStore(db);
+    const store = createMssqlWebApiStore(db);
     const first = await store.callOperation(operation, []).catch((error: unknown) => error);
     expect(first).toBeInstanceOf(OperationFailedError);
     expect((first as OperationFailedError).publicMessage).toBe('Operation 9002 always fails');
@@ -73,7 +75,7 @@ describe('Function: createSqlWebApiStore (SQL Server)', () => {
 
   it('journals with OUTPUT and ends only a running entry', async () => {
     const { db, statements } = recordingMssql([[{ id: 41 }], []]);
-    const store = createSqlWebApiStore(db);
+    const store = createMssqlWebApiStore(db);
     expect(
       await store.openJournal({ applicationId: 1, vltyp: 7, mode: 'async', request: '{}', requestId: 'r' }),
     ).toBe(41);
@@ -89,7 +91,7 @@ describe('Function: createSqlWebApiStore (SQL Server)', () => {
 
   it('leases a job only when it runs and no live lease is held', async () => {
     const { db, statements } = recordingMssql([[]]);
-    expect(await createSqlWebApiStore(db).startAttempt(5, 90)).toBeUndefined();
+    expect(await createMssqlWebApiStore(db).startAttempt(5, 90)).toBeUndefined();
     expect(statements[0]!.sql).toContain(
       "WHERE ID = @p1 AND STATE = N'running' AND (LEASE_UNTIL IS NULL OR LEASE_UNTIL <= SYSUTCDATETIME())",
     );
@@ -99,11 +101,11 @@ describe('Function: createSqlWebApiStore (SQL Server)', () => {
 
 describe('Function: procedureReference', () => {
   it('quotes NAME and schema.NAME for each dialect', () => {
-    expect(procedureReference({ dialect: mssqlDialect }, 'dbo.WS_OP_SLEEP')).toBe('[dbo].[WS_OP_SLEEP]');
-    expect(procedureReference({ dialect: postgresDialect }, 'WS_OP_SLEEP')).toBe('"dbo"."WS_OP_SLEEP"');
+    expect(procedureReference(mssqlDialect.quoteIdent, 'dbo.WS_OP_SLEEP')).toBe('[dbo].[WS_OP_SLEEP]');
+    expect(procedureReference(postgresDialect.quoteIdent, 'WS_OP_SLEEP')).toBe('"dbo"."WS_OP_SLEEP"');
   });
 
   it.each(['dbo.WS_OP; DROP TABLE x', 'a.b.c', '[dbo].[X]', 'x y', ''])('refuses %j', (name) => {
-    expect(() => procedureReference({ dialect: mssqlDialect }, name)).toThrow(/not NAME or schema.NAME/);
+    expect(() => procedureReference(mssqlDialect.quoteIdent, name)).toThrow(/not NAME or schema.NAME/);
   });
 });

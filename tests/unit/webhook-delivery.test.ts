@@ -1,10 +1,10 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { createMssqlWebhookDeliveryLog } from '../../shared/adapters/mssql/webhook-delivery-log.js';
 import type { MessageVisibility } from '../../shared/adapters/sqs/message-visibility.js';
 import { parseTenantRegistry } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
 import { DatabaseUnavailableError } from '../../shared/core/database.js';
-import { mssqlDialect } from '../../shared/core/sql-dialects.js';
 import {
   type DeliveryContext,
   deliverWebhook,
@@ -17,7 +17,6 @@ import type {
   WebhookDeliveryLog,
   WebhookSubject,
 } from '../../shared/core/webhook/delivery-log.js';
-import { createWebhookDeliveryLog } from '../../shared/core/webhook/delivery-log.js';
 import { webhookEventId } from '../../shared/core/webhook/event.js';
 import { signWebhook } from '../../shared/core/webhook/signature.js';
 import { documentReceivedHandler } from '../../shared/lambda/document-received.js';
@@ -415,11 +414,10 @@ describe('Function: documentReceivedHandler', () => {
   });
 });
 
-describe('Function: createWebhookDeliveryLog (SQL Server)', () => {
+describe('Function: createMssqlWebhookDeliveryLog', () => {
   it('sends parameterised T-SQL for infra/sql/mssql/040-webhook.sql', async () => {
     const sent: { sql: string; params: readonly unknown[] }[] = [];
-    const log = createWebhookDeliveryLog({
-      dialect: mssqlDialect,
+    const log = createMssqlWebhookDeliveryLog({
       async query(sql, params = []) {
         sent.push({ sql, params });
         return sql.startsWith('SELECT')

@@ -9,7 +9,7 @@ import {
   type DataSourceInfo,
   type Row,
 } from '../../core/database.js';
-import { postgresDialect } from '../../core/sql-dialects.js';
+import { postgresDialect } from './dialect.js';
 
 // PostgreSQL type OIDs whose default parsing does not fit the port's value conventions.
 const INT8 = 20;

@@ -1,7 +1,7 @@
 import type { Database, Row } from '../../core/database.js';
-import { mssqlDialect } from '../../core/sql-dialects.js';
 import { findMssqlDataSource } from './catalogue.js';
 import { closeSharedPool, mapError, sharedPool } from './connection.js';
+import { mssqlDialect } from './dialect.js';
 import {
   bindParams,
   type MssqlColumns,

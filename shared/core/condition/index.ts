@@ -7,8 +7,8 @@
  *
  * Decisions:
  * - Numbers: integers that fit `int` are sent as JS numbers; other numbers (decimals, larger
- *   integers) are sent as their exact text and cast in SQL (`CAST(@p1 AS DECIMAL(6,2))` /
- *   `CAST($1 AS numeric)`), so `1234.50` is never turned into a float. Exponent notation (`1e3`)
+ *   integers) are sent as their exact text and cast in SQL to the literal's
+ *   decimal type (SQL Server) or to numeric (PostgreSQL), so `1234.50` is never turned into a float. Exponent notation (`1e3`)
  *   is refused.
  * - LIKE `[...]` classes: translated for PostgreSQL (a literal pattern with classes becomes an
  *   anchored case-insensitive regular expression); a computed pattern is matched with ILIKE and
@@ -25,30 +25,21 @@
  * comparisons; DATETIME/DATETIME2 map to timestamp(0) (fractions of a second are rounded);
  * a date converted to text without a CONVERT style uses the ISO format.
  */
-import type { ColumnInfo, SqlDialect } from '../database.js';
-import { type CompiledCondition, compileAst } from './compile.js';
+import type { ColumnInfo } from '../database.js';
+import type { Condition } from './ast.js';
 import { ConditionError } from './errors.js';
+import type { CompiledCondition } from './params.js';
 import { parseCondition } from './parser.js';
 
-export type { CompiledCondition } from './compile.js';
+export type { Condition } from './ast.js';
 export { ConditionError } from './errors.js';
+export { type CompiledCondition, limitSize, ParamSink } from './params.js';
 export { MAX_CONDITION_LENGTH, MAX_NESTING } from './parser.js';
 
-/**
- * Parses `input` and compiles it for `dialect`; placeholders start at `firstParamIndex`
- * (1-based). Throws ConditionError for anything outside the language.
- */
-export function compileCondition(
-  input: string,
-  columns: readonly ColumnInfo[],
-  dialect: SqlDialect,
-  firstParamIndex = 1,
-): CompiledCondition {
-  if (!Number.isSafeInteger(firstParamIndex) || firstParamIndex < 1) {
-    throw new RangeError(`firstParamIndex must be a positive integer, got ${firstParamIndex}`);
-  }
+/** Runs a parse or a translation; a call stack overflow on a pathological input is a ConditionError. */
+function withinStack<T>(work: () => T): T {
   try {
-    return compileAst(parseCondition(input, columns), dialect, firstParamIndex);
+    return work();
   } catch (error) {
     if (error instanceof RangeError && /call stack/i.test(error.message)) {
       // The limits should prevent it; if a pathological input still overflows, it is a 400, not a 500.
@@ -56,4 +47,42 @@ export function compileCondition(
     }
     throw error;
   }
+}
+
+function checkFirstIndex(firstParamIndex: number): void {
+  if (!Number.isSafeInteger(firstParamIndex) || firstParamIndex < 1) {
+    throw new RangeError(`firstParamIndex must be a positive integer, got ${firstParamIndex}`);
+  }
+}
+
+/** Parses and checks `input` against the columns of a data source. Throws ConditionError. */
+export function checkCondition(input: string, columns: readonly ColumnInfo[]): Condition {
+  return withinStack(() => parseCondition(input, columns));
+}
+
+/** A dialect's translation of a checked condition, placeholders from `firstParamIndex` (1-based). */
+export type ConditionTranslator = (condition: Condition, firstParamIndex: number) => CompiledCondition;
+
+/**
+ * Translates a checked condition with a dialect's translator (the SQL adapters own them);
+ * placeholders start at `firstParamIndex` (1-based). Throws ConditionError when it is too large.
+ */
+export function translateCondition(
+  condition: Condition,
+  translator: ConditionTranslator,
+  firstParamIndex = 1,
+): CompiledCondition {
+  checkFirstIndex(firstParamIndex);
+  return withinStack(() => translator(condition, firstParamIndex));
+}
+
+/** Parses, checks and translates `input` in one step (what each adapter's `compile…Condition` is). */
+export function compileConditionWith(
+  translator: ConditionTranslator,
+  input: string,
+  columns: readonly ColumnInfo[],
+  firstParamIndex = 1,
+): CompiledCondition {
+  checkFirstIndex(firstParamIndex);
+  return translateCondition(checkCondition(input, columns), translator, firstParamIndex);
 }

@@ -1,6 +1,12 @@
 /** Collects the parameters of a compiled condition and hands out their placeholders. */
-import type { SqlDialect } from '../database.js';
 import { ConditionError } from './errors.js';
+
+export interface CompiledCondition {
+  /** A parenthesised boolean expression for a WHERE clause; literals are placeholders. */
+  sql: string;
+  /** The values of the placeholders, in placeholder order from the first index. */
+  params: unknown[];
+}
 
 /** Most parameters one condition may use (SQL Server allows 2100 per statement, the caller adds some). */
 export const MAX_PARAMS = 2000;
@@ -10,7 +16,8 @@ export const MAX_SQL_LENGTH = 200_000;
 export class ParamSink {
   readonly params: unknown[] = [];
   constructor(
-    private readonly dialect: SqlDialect,
+    /** The dialect's placeholder of a 1-based parameter index. */
+    private readonly placeholder: (index: number) => string,
     private readonly firstIndex: number,
   ) {}
 
@@ -23,7 +30,7 @@ export class ParamSink {
       );
     }
     this.params.push(value);
-    return this.dialect.param(this.firstIndex + this.params.length - 1);
+    return this.placeholder(this.firstIndex + this.params.length - 1);
   }
 }
 

@@ -117,35 +117,9 @@ export function isSqlTypeName(word: string): word is SqlTypeName {
   return Object.hasOwn(TYPE_RULES, word);
 }
 
-/**
- * CONVERT styles accepted, with the PostgreSQL `to_char` / `to_timestamp` format of each (used
- * when converting between date/time values and strings).
- */
-export const CONVERT_STYLES: ReadonlyMap<number, string> = new Map([
-  [1, 'MM/DD/YY'],
-  [101, 'MM/DD/YYYY'],
-  [2, 'YY.MM.DD'],
-  [102, 'YYYY.MM.DD'],
-  [3, 'DD/MM/YY'],
-  [103, 'DD/MM/YYYY'],
-  [4, 'DD.MM.YY'],
-  [104, 'DD.MM.YYYY'],
-  [5, 'DD-MM-YY'],
-  [105, 'DD-MM-YYYY'],
-  [8, 'HH24:MI:SS'],
-  [108, 'HH24:MI:SS'],
-  [10, 'MM-DD-YY'],
-  [110, 'MM-DD-YYYY'],
-  [11, 'YY/MM/DD'],
-  [111, 'YYYY/MM/DD'],
-  [12, 'YYMMDD'],
-  [112, 'YYYYMMDD'],
-  [20, 'YYYY-MM-DD HH24:MI:SS'],
-  [120, 'YYYY-MM-DD HH24:MI:SS'],
-  [21, 'YYYY-MM-DD HH24:MI:SS.MS'],
-  [121, 'YYYY-MM-DD HH24:MI:SS.MS'],
-  [23, 'YYYY-MM-DD'],
-  [126, 'YYYY-MM-DD"T"HH24:MI:SS.MS'],
+/** CONVERT styles accepted (each SQL adapter knows how to write each of them in its dialect). */
+export const CONVERT_STYLES: ReadonlySet<number> = new Set([
+  1, 101, 2, 102, 3, 103, 4, 104, 5, 105, 8, 108, 10, 110, 11, 111, 12, 112, 20, 120, 21, 121, 23, 126,
 ]);
 
 /** T-SQL reserved words: refused with "Keyword X is not allowed" when written bare. */

@@ -1,4 +1,11 @@
-import type { Database, DataSourceInfo } from '../database.js';
+import type { DataSourceInfo } from '../database.js';
+
+/** Port: the tables and views of a tenant database, looked up case-insensitively. */
+export interface DataSourceCatalogue {
+  /** Undefined when absent. */
+  findDataSource(schema: string | undefined, name: string): Promise<DataSourceInfo | undefined>;
+}
+
 import { badRequest, notFound } from '../errors.js';
 import { parseQualifiedName, type QualifiedName } from '../sql-names.js';
 
@@ -26,10 +33,10 @@ interface CacheEntry {
 
 const CATALOGUE_TTL_MS = 60_000;
 const CATALOGUE_MAX_ENTRIES = 2000;
-const catalogueCache = new WeakMap<Database, Map<string, CacheEntry>>();
+const catalogueCache = new WeakMap<DataSourceCatalogue, Map<string, CacheEntry>>();
 
 /** Catalogue lookup remembered for a minute per warm process: schemas change rarely, requests often. */
-async function lookUp(db: Database, name: QualifiedName): Promise<DataSourceInfo | undefined> {
+async function lookUp(db: DataSourceCatalogue, name: QualifiedName): Promise<DataSourceInfo | undefined> {
   let cache = catalogueCache.get(db);
   if (!cache) {
     cache = new Map();
@@ -50,7 +57,7 @@ async function lookUp(db: Database, name: QualifiedName): Promise<DataSourceInfo
  * never-served objects all get the same 404, so that a caller cannot probe for what exists.
  */
 export async function resolveDataSource(
-  db: Database,
+  db: DataSourceCatalogue,
   raw: string,
   allowed: AllowedDataSources,
 ): Promise<DataSourceInfo> {

@@ -1,12 +1,13 @@
 import { type AnswerLimits, AnswerWriter } from '../answers.js';
-import { ConditionError, compileCondition } from '../condition/index.js';
-import { type ColumnInfo, type Database, DatabaseStatementError, type DataSourceInfo } from '../database.js';
+import { type Condition, ConditionError, checkCondition } from '../condition/index.js';
+import { DatabaseStatementError, type DataSourceInfo, type Row } from '../database.js';
 import { badRequest } from '../errors.js';
 import { type AllowedDataSources, resolveDataSource } from './data-source.js';
+import type { DataSourceReader } from './reader.js';
 import { encodeRecord } from './records.js';
 
 export interface DataApiContext {
-  readonly db: Database;
+  readonly reader: DataSourceReader;
   readonly allowed: AllowedDataSources;
   readonly limits: AnswerLimits;
   /** Rows fetched from the database per batch. */
@@ -15,42 +16,18 @@ export interface DataApiContext {
 
 export const MAX_PAGE_ROWS = 10_000;
 
-// Types SQL Server cannot sort by; ordering on them would fail.
-const UNSORTABLE_TYPES = new Set(['text', 'ntext', 'image', 'xml', 'sql_variant', 'geography', 'geometry']);
-
-/** Deterministic order: the primary key, else every sortable column in ordinal order. */
-function orderBy(db: Database, source: DataSourceInfo): string {
-  const columns =
-    source.primaryKey.length > 0
-      ? source.primaryKey
-      : source.columns
-          .filter((c) => c.kind !== 'binary' && c.kind !== 'other' && !UNSORTABLE_TYPES.has(c.dataType))
-          .map((c) => c.name);
-  if (columns.length === 0) return db.dialect.name === 'mssql' ? 'ORDER BY (SELECT NULL)' : '';
-  return `ORDER BY ${columns.map((c) => db.dialect.quoteIdent(c)).join(', ')}`;
-}
-
-function fromClause(db: Database, source: DataSourceInfo): string {
-  return `${db.dialect.quoteIdent(source.schema)}.${db.dialect.quoteIdent(source.name)}`;
-}
-
-function selectList(db: Database, columns: readonly ColumnInfo[]): string {
-  return columns.map((c) => db.dialect.quoteIdent(c.name)).join(', ');
-}
-
 /** Streams `{"<root>":[record, ...]}` batch by batch into an answer. */
 async function writeRecords(
   ctx: DataApiContext,
   rootKey: string,
   source: DataSourceInfo,
-  sql: string,
-  params: readonly unknown[],
+  rows: AsyncIterable<Row[]>,
 ) {
   const writer = new AnswerWriter(ctx.limits, 'application/json; charset=utf-8', 'json');
   try {
     await writer.write(`{${JSON.stringify(rootKey)}:[`);
     let first = true;
-    for await (const batch of ctx.db.streamBatches(sql, params, ctx.batchRows)) {
+    for await (const batch of rows) {
       let text = '';
       for (const row of batch) {
         text += (first ? '' : ',') + JSON.stringify(encodeRecord(row, source.columns));
@@ -68,9 +45,8 @@ async function writeRecords(
 
 /** `getData`: every row of a table or view. */
 export async function getData(ctx: DataApiContext, rawName: string) {
-  const source = await resolveDataSource(ctx.db, rawName, ctx.allowed);
-  const sql = `SELECT ${selectList(ctx.db, source.columns)} FROM ${fromClause(ctx.db, source)} ${orderBy(ctx.db, source)}`;
-  return writeRecords(ctx, rawName, source, sql, []);
+  const source = await resolveDataSource(ctx.reader.catalogue, rawName, ctx.allowed);
+  return writeRecords(ctx, rawName, source, ctx.reader.readAll(source, ctx.batchRows));
 }
 
 /** `getDataWithCondition`: rows that satisfy a checked T-SQL condition. */
@@ -82,19 +58,17 @@ export async function getDataWithCondition(
   if (condition === undefined || condition.trim() === '') {
     throw badRequest('invalid_condition', 'The query parameter "condition" is required');
   }
-  const source = await resolveDataSource(ctx.db, rawName, ctx.allowed);
-  let compiled: { sql: string; params: unknown[] };
+  const source = await resolveDataSource(ctx.reader.catalogue, rawName, ctx.allowed);
+  let rows: AsyncIterable<Row[]>;
   try {
-    compiled = compileCondition(condition, source.columns, ctx.db.dialect, 1);
+    const checked: Condition = checkCondition(condition, source.columns);
+    rows = ctx.reader.readMatching(source, checked, ctx.batchRows);
   } catch (error) {
     if (error instanceof ConditionError) throw badRequest('invalid_condition', error.message);
     throw error;
   }
-  const sql =
-    `SELECT ${selectList(ctx.db, source.columns)} FROM ${fromClause(ctx.db, source)} ` +
-    `WHERE ${compiled.sql} ${orderBy(ctx.db, source)}`;
   try {
-    return await writeRecords(ctx, rawName, source, sql, compiled.params);
+    return await writeRecords(ctx, rawName, source, rows);
   } catch (error) {
     // The condition is checked, so what the database still refuses is a value that does not fit
     // its column (e.g. ID = 'abc'): the caller's mistake, answered without the database's text.
@@ -124,12 +98,8 @@ function evaluationProblem(error: DatabaseStatementError): string {
 
 /** `getRowsCount`: `{"<root>":[{"rowsCount":N}]}`. */
 export async function getRowsCount(ctx: DataApiContext, rawName: string) {
-  const source = await resolveDataSource(ctx.db, rawName, ctx.allowed);
-  const count = ctx.db.dialect.name === 'mssql' ? 'COUNT_BIG(*)' : 'count(*)';
-  const rows = await ctx.db.query(
-    `SELECT ${count} AS ${ctx.db.dialect.quoteIdent('n')} FROM ${fromClause(ctx.db, source)}`,
-  );
-  const body = JSON.stringify({ [rawName]: [{ rowsCount: Number(rows[0]?.n ?? 0) }] });
+  const source = await resolveDataSource(ctx.reader.catalogue, rawName, ctx.allowed);
+  const body = JSON.stringify({ [rawName]: [{ rowsCount: await ctx.reader.count(source) }] });
   return { kind: 'inline' as const, body: Buffer.from(body), contentType: 'application/json; charset=utf-8' };
 }
 
@@ -156,9 +126,6 @@ export async function getDataPaginate(
 ) {
   const fromRow = pagingNumber('fromRow', fromRowRaw, Number.MAX_SAFE_INTEGER);
   const rows = pagingNumber('rows', rowsRaw, MAX_PAGE_ROWS);
-  const source = await resolveDataSource(ctx.db, rawName, ctx.allowed);
-  const sql =
-    `SELECT ${selectList(ctx.db, source.columns)} FROM ${fromClause(ctx.db, source)} ${orderBy(ctx.db, source)} ` +
-    ctx.db.dialect.paginate(ctx.db.dialect.param(1), ctx.db.dialect.param(2));
-  return writeRecords(ctx, rawName, source, sql, [fromRow - 1, rows]);
+  const source = await resolveDataSource(ctx.reader.catalogue, rawName, ctx.allowed);
+  return writeRecords(ctx, rawName, source, ctx.reader.readPage(source, fromRow - 1, rows, ctx.batchRows));
 }

@@ -1,5 +1,3 @@
-import type { Database } from '../database.js';
-
 /** What the service records about every attempt (and every decision not to attempt). */
 export type DeliveryOutcome =
   /** The receiver answered 2xx. */
@@ -54,69 +52,4 @@ export interface WebhookDeliveryLog {
   /** The subject's webhook settings and whether the event was delivered already, in one round trip. */
   findTarget(eventId: string, subjectId: number): Promise<DeliveryTarget>;
   record(entry: DeliveryRecord): Promise<void>;
-}
-
-const MAX_ERROR_LENGTH = 400;
-
-/** Wall-clock UTC `YYYY-MM-DD hh:mm:ss.mmm`, which both SQL Server and PostgreSQL read as a date-time. */
-function sqlTimestamp(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 23).replace('T', ' ');
-}
-
-/** WEBHOOK_DELIVERY and SUBJECT in a tenant database (infra/sql/*\/040-webhook.sql). */
-export function createWebhookDeliveryLog(db: Pick<Database, 'query' | 'dialect'>): WebhookDeliveryLog {
-  const q = (name: string) => db.dialect.quoteIdent(name);
-  const p = (index: number) => db.dialect.param(index);
-  // One row whether or not the subject exists; the count is served by the unique filtered index
-  // on delivered events. Valid T-SQL and PostgreSQL alike.
-  const targetSql = `SELECT
-      (SELECT COUNT(*) FROM ${q('dbo')}.${q('WEBHOOK_DELIVERY')}
-        WHERE ${q('EVENT_ID')} = ${p(1)} AND ${q('OUTCOME')} = 'delivered') AS ${q('delivered')},
-      ${q('s')}.${q('ID')} AS ${q('subjectId')},
-      ${q('s')}.${q('WEBHOOK_URL')} AS ${q('webhookUrl')},
-      ${q('s')}.${q('SECRET_WEBHOOK')} AS ${q('secret')}
-    FROM (SELECT 1 AS ${q('one')}) AS ${q('x')}
-    LEFT JOIN ${q('dbo')}.${q('SUBJECT')} AS ${q('s')} ON ${q('s')}.${q('ID')} = ${p(2)}`;
-  const columns = [
-    'EVENT_ID',
-    'SUBJECT_ID',
-    'DOCUMENT_ID',
-    'ATTEMPT',
-    'ATTEMPTED_AT',
-    'OUTCOME',
-    'HTTP_STATUS',
-    'ERROR',
-    'DURATION_MS',
-    'RETRY_IN_SECONDS',
-  ];
-  const insertSql = `INSERT INTO ${q('dbo')}.${q('WEBHOOK_DELIVERY')} (${columns.map(q).join(', ')})
-    VALUES (${columns.map((_, i) => p(i + 1)).join(', ')})`;
-
-  return {
-    async findTarget(eventId, subjectId) {
-      const [row] = await db.query(targetSql, [eventId, subjectId]);
-      const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value : null);
-      return {
-        alreadyDelivered: Number(row?.delivered ?? 0) > 0,
-        subject:
-          row?.subjectId === null || row?.subjectId === undefined
-            ? undefined
-            : { webhookUrl: text(row.webhookUrl), secret: text(row.secret) },
-      };
-    },
-    async record(entry) {
-      await db.query(insertSql, [
-        entry.eventId,
-        entry.subjectId,
-        entry.documentId,
-        entry.attempt,
-        sqlTimestamp(entry.attemptedAt),
-        entry.outcome,
-        entry.httpStatus ?? null,
-        entry.error === undefined ? null : entry.error.slice(0, MAX_ERROR_LENGTH),
-        entry.durationMs === undefined ? null : Math.round(entry.durationMs),
-        entry.retryInSeconds ?? null,
-      ]);
-    },
-  };
 }

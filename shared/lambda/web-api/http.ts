@@ -5,11 +5,11 @@ import { webApiPolicy } from '../../config/web-api.js';
 import { ServiceError } from '../../core/errors.js';
 import { authenticateApplication, type SignedCall, type WebApiContext } from '../../core/web-api/calls.js';
 import { type CallResult, errorAnswer, WebApiErrorCode } from '../../core/web-api/envelope.js';
-import { createSqlWebApiStore } from '../../core/web-api/sql-store.js';
 import { type HttpRequest, type HttpResponse, httpHandler, toServiceError } from '../http.js';
 import { requireTenant } from '../tenant.js';
 import { decodeRequest, encodeAnswer, encodeObject } from './codec.js';
 import { type AnswerFormat, negotiateAnswerFormat, requestFormat } from './format.js';
+import { tenantWebApiStore } from './store.js';
 
 /** The Web API version that `test` reports: the package's. */
 export const WEB_API_VERSION: string = packageJson.version;
@@ -80,7 +80,7 @@ async function webApiContext(tenant: TenantConfig, request: HttpRequest): Promis
   const db = await openDatabase(tenant.database);
   return {
     tenant: tenant.id,
-    store: createSqlWebApiStore(db),
+    store: tenantWebApiStore(db),
     policy: webApiPolicy(tenant),
     requestId: request.requestId,
   };

@@ -3,7 +3,7 @@ import { openDatabase } from '../../config/databases.js';
 import { loadTenantRegistry } from '../../config/tenants.js';
 import { getWebApiJobSettings } from '../../config/web-api.js';
 import { type JobOutcome, parseWebApiJob, runJob } from '../../core/web-api/jobs.js';
-import { createSqlWebApiStore } from '../../core/web-api/sql-store.js';
+import { tenantWebApiStore } from './store.js';
 
 /** Time kept back from the Lambda's remaining time to write the journal after an operation is cut off. */
 const SAFETY_MS = 5_000;
@@ -31,7 +31,7 @@ async function processRecord(record: SQSRecord, context: Context): Promise<JobOu
     return 'done';
   }
   const settings = getWebApiJobSettings();
-  const store = createSqlWebApiStore(await openDatabase(tenant.database));
+  const store = tenantWebApiStore(await openDatabase(tenant.database));
   return runJob(
     { store, leaseSeconds: settings.jobLeaseSeconds, requestId: context.awsRequestId ?? job.requestId },
     job,

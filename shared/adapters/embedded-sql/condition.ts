@@ -9,13 +9,58 @@
  * - every parameter carries an explicit CAST, because PGlite sends untyped text parameters.
  * The output never contains a quote: formats and patterns are parameters too.
  */
-import type { SqlDialect } from '../database.js';
-import type { Call, Cast, Condition, DateAdd, DateDiff, DatePart, Expr, Kind, SqlType } from './ast.js';
-import { ConditionError } from './errors.js';
-import { translateLikePattern } from './like-pattern.js';
-import { limitSize, type ParamSink } from './params.js';
-import { commonKind } from './typing.js';
-import { CONVERT_STYLES } from './vocabulary.js';
+
+import type {
+  Call,
+  Cast,
+  Condition,
+  DateAdd,
+  DateDiff,
+  DatePart,
+  Expr,
+  Kind,
+  SqlType,
+} from '../../core/condition/ast.js';
+import { ConditionError } from '../../core/condition/errors.js';
+import {
+  type CompiledCondition,
+  type ConditionTranslator,
+  compileConditionWith,
+  ParamSink,
+} from '../../core/condition/index.js';
+import { translateLikePattern } from '../../core/condition/like-pattern.js';
+import { limitSize } from '../../core/condition/params.js';
+import { commonKind } from '../../core/condition/typing.js';
+import type { ColumnInfo } from '../../core/database.js';
+import { postgresDialect } from './dialect.js';
+
+/** The PostgreSQL `to_char` / `to_timestamp` format of each CONVERT style of the language (`CONVERT_STYLES`). */
+export const CONVERT_FORMATS: ReadonlyMap<number, string> = new Map([
+  [1, 'MM/DD/YY'],
+  [101, 'MM/DD/YYYY'],
+  [2, 'YY.MM.DD'],
+  [102, 'YYYY.MM.DD'],
+  [3, 'DD/MM/YY'],
+  [103, 'DD/MM/YYYY'],
+  [4, 'DD.MM.YY'],
+  [104, 'DD.MM.YYYY'],
+  [5, 'DD-MM-YY'],
+  [105, 'DD-MM-YYYY'],
+  [8, 'HH24:MI:SS'],
+  [108, 'HH24:MI:SS'],
+  [10, 'MM-DD-YY'],
+  [110, 'MM-DD-YYYY'],
+  [11, 'YY/MM/DD'],
+  [111, 'YYYY/MM/DD'],
+  [12, 'YYMMDD'],
+  [112, 'YYYYMMDD'],
+  [20, 'YYYY-MM-DD HH24:MI:SS'],
+  [120, 'YYYY-MM-DD HH24:MI:SS'],
+  [21, 'YYYY-MM-DD HH24:MI:SS.MS'],
+  [121, 'YYYY-MM-DD HH24:MI:SS.MS'],
+  [23, 'YYYY-MM-DD'],
+  [126, 'YYYY-MM-DD"T"HH24:MI:SS.MS'],
+]);
 
 /** PostgreSQL type a value of `kind` is cast to. */
 function pgType(kind: Kind): string {
@@ -108,10 +153,7 @@ function internal(message: string): never {
 }
 
 export class PostgresCompiler {
-  constructor(
-    private readonly dialect: SqlDialect,
-    private readonly sink: ParamSink,
-  ) {}
+  constructor(private readonly sink: ParamSink) {}
 
   condition(node: Condition): string {
     return limitSize(this.conditionSql(node));
@@ -179,7 +221,7 @@ export class PostgresCompiler {
   private exprSql(node: Expr): string {
     switch (node.type) {
       case 'column':
-        return this.dialect.quoteIdent(node.name);
+        return postgresDialect.quoteIdent(node.name);
       case 'string':
         return this.text(node.value);
       case 'number':
@@ -339,7 +381,7 @@ export class PostgresCompiler {
         : from === 'unknown'
           ? this.expr(operand)
           : this.as(operand, via);
-    const style = node.style === undefined ? undefined : CONVERT_STYLES.get(node.style);
+    const style = node.style === undefined ? undefined : CONVERT_FORMATS.get(node.style);
     switch (node.kind) {
       case 'string': {
         if (style !== undefined && (from === 'date' || from === 'datetime' || from === 'time')) {
@@ -375,4 +417,20 @@ export class PostgresCompiler {
         return internal(`unexpected CAST target ${node.target.name}`);
     }
   }
+}
+
+/** Translates a checked condition to PostgreSQL. */
+export const translateEmbeddedCondition: ConditionTranslator = (condition, firstParamIndex) => {
+  const sink = new ParamSink(postgresDialect.param, firstParamIndex);
+  const sql = new PostgresCompiler(sink).condition(condition);
+  return { sql, params: sink.params };
+};
+
+/** Parses, checks and translates `input`; placeholders from `firstParamIndex` (1-based). Throws ConditionError. */
+export function compileEmbeddedCondition(
+  input: string,
+  columns: readonly ColumnInfo[],
+  firstParamIndex = 1,
+): CompiledCondition {
+  return compileConditionWith(translateEmbeddedCondition, input, columns, firstParamIndex);
 }

@@ -3,9 +3,17 @@
  * parentheses and every literal a parameter. Decimal literals are sent as their exact text and
  * cast to the `DECIMAL(p,s)` T-SQL gives the literal, so `1234.50` stays `1234.50`.
  */
-import type { SqlDialect } from '../database.js';
-import type { Condition, Expr, SqlType } from './ast.js';
-import { limitSize, type ParamSink } from './params.js';
+
+import type { Condition, Expr, SqlType } from '../../core/condition/ast.js';
+import {
+  type CompiledCondition,
+  type ConditionTranslator,
+  compileConditionWith,
+  ParamSink,
+} from '../../core/condition/index.js';
+import { limitSize } from '../../core/condition/params.js';
+import type { ColumnInfo } from '../../core/database.js';
+import { mssqlDialect } from './dialect.js';
 
 export function typeSql(type: SqlType): string {
   if (type.max) return `${type.name}(MAX)`;
@@ -13,10 +21,7 @@ export function typeSql(type: SqlType): string {
 }
 
 export class MssqlCompiler {
-  constructor(
-    private readonly dialect: SqlDialect,
-    private readonly sink: ParamSink,
-  ) {}
+  constructor(private readonly sink: ParamSink) {}
 
   condition(node: Condition): string {
     return limitSize(this.conditionSql(node));
@@ -54,7 +59,7 @@ export class MssqlCompiler {
   private exprSql(node: Expr): string {
     switch (node.type) {
       case 'column':
-        return this.dialect.quoteIdent(node.name);
+        return mssqlDialect.quoteIdent(node.name);
       case 'string':
         return this.sink.add(node.value);
       case 'number':
@@ -78,4 +83,20 @@ export class MssqlCompiler {
         return `CONVERT(${typeSql(node.target)}, ${this.expr(node.operand)}${node.style === undefined ? '' : `, ${node.style}`})`;
     }
   }
+}
+
+/** Translates a checked condition to T-SQL. */
+export const translateMssqlCondition: ConditionTranslator = (condition, firstParamIndex) => {
+  const sink = new ParamSink(mssqlDialect.param, firstParamIndex);
+  const sql = new MssqlCompiler(sink).condition(condition);
+  return { sql, params: sink.params };
+};
+
+/** Parses, checks and translates `input`; placeholders from `firstParamIndex` (1-based). Throws ConditionError. */
+export function compileMssqlCondition(
+  input: string,
+  columns: readonly ColumnInfo[],
+  firstParamIndex = 1,
+): CompiledCondition {
+  return compileConditionWith(translateMssqlCondition, input, columns, firstParamIndex);
 }

@@ -1,0 +1,51 @@
+/** The Web API's tables and operation procedures (infra/sql/embedded/030-web-api.sql) in PostgreSQL. */
+import type { Database, DatabaseStatementError } from '../../core/database.js';
+import type { WebApiStore } from '../../core/web-api/store.js';
+import {
+  createSqlWebApiStore,
+  procedureReference,
+  type WebApiStatements,
+} from '../sql-common/web-api-store.js';
+import { postgresDialect } from './dialect.js';
+
+const JOURNAL_COLUMNS = `"ID" AS "id", "APPLICATION_ID" AS "applicationId", "VLTYP" AS "vltyp", "STATE" AS "state",
+    "REQUEST" AS "request", "ANSWER" AS "answer", "ROW_NAME" AS "rowName", "ATTEMPTS" AS "attempts"`;
+
+const NOW = `(now() AT TIME ZONE 'utc')`;
+
+export const EMBEDDED_WEB_API_STATEMENTS: WebApiStatements = {
+  findApplication: `SELECT "ID" AS "id", "API_KEY" AS "apiKey", "API_HASH" AS "apiHash", "AKTIVNI" AS "active"
+    FROM dbo."WS_APPLICATION" WHERE "API_KEY" = $1`,
+  // A live row of the same request wins; an expired one is taken over. Atomic under concurrency.
+  claimRequest: `INSERT INTO dbo."WS_REPLAY_GUARD" ("APPLICATION_ID", "REQUEST_DIGEST", "EXPIRES_AT")
+    VALUES ($1, $2, ${NOW} + make_interval(secs => $3))
+    ON CONFLICT ("APPLICATION_ID", "REQUEST_DIGEST") DO UPDATE SET "EXPIRES_AT" = EXCLUDED."EXPIRES_AT"
+      WHERE dbo."WS_REPLAY_GUARD"."EXPIRES_AT" <= ${NOW}
+    RETURNING 1 AS "accepted"`,
+  sweepReplayGuard: `DELETE FROM dbo."WS_REPLAY_GUARD" WHERE "EXPIRES_AT" < ${NOW}`,
+  findOperation: `SELECT "VLTYP" AS "vltyp", "PROCEDURE_NAME" AS "procedure", "ROW_NAME" AS "rowName"
+    FROM dbo."WS_OPERATION" WHERE "VLTYP" = $1 AND "AKTIVNI" = 1`,
+  openJournal: `INSERT INTO dbo."WS_JOURNAL" ("APPLICATION_ID", "VLTYP", "CALL_MODE", "REQUEST", "REQUEST_ID")
+    VALUES ($1, $2, $3, $4, $5) RETURNING "ID" AS "id"`,
+  finishJournal: `UPDATE dbo."WS_JOURNAL"
+    SET "STATE" = $2, "ANSWER" = $3, "VL_RESULT" = $4, "ROW_NAME" = $5, "FINISHED_AT" = ${NOW},
+        "LEASE_UNTIL" = NULL
+    WHERE "ID" = $1 AND "STATE" = 'running' RETURNING "ID" AS "id"`,
+  readJournal: `SELECT ${JOURNAL_COLUMNS},
+      EXTRACT(EPOCH FROM (${NOW} - "CREATED_AT")) AS "ageSeconds"
+    FROM dbo."WS_JOURNAL" WHERE "ID" = $1`,
+  startAttempt: `UPDATE dbo."WS_JOURNAL"
+    SET "ATTEMPTS" = "ATTEMPTS" + 1, "LEASE_UNTIL" = ${NOW} + make_interval(secs => $2)
+    WHERE "ID" = $1 AND "STATE" = 'running' AND ("LEASE_UNTIL" IS NULL OR "LEASE_UNTIL" <= ${NOW})
+    RETURNING ${JOURNAL_COLUMNS}, EXTRACT(EPOCH FROM (${NOW} - "CREATED_AT")) AS "ageSeconds"`,
+  releaseJob: `UPDATE dbo."WS_JOURNAL" SET "LEASE_UNTIL" = NULL WHERE "ID" = $1 AND "STATE" = 'running'`,
+  callOperation: (operation) =>
+    `SELECT * FROM ${procedureReference(postgresDialect.quoteIdent, operation.procedure)}($1::jsonb)`,
+  // RAISE EXCEPTION without an SQLSTATE: the procedure's own words.
+  raisedByProcedure: (error: DatabaseStatementError) => error.dbCode === 'P0001',
+};
+
+/** The Web API store on the embedded database. */
+export function createEmbeddedWebApiStore(db: Pick<Database, 'query'>): WebApiStore {
+  return createSqlWebApiStore(db, EMBEDDED_WEB_API_STATEMENTS);
+}

@@ -1,0 +1,28 @@
+/** The webhook's delivery log (`WEBHOOK_DELIVERY`, `SUBJECT`; infra/sql/embedded/040-webhook.sql) in PostgreSQL. */
+import type { Database } from '../../core/database.js';
+import type { WebhookDeliveryLog } from '../../core/webhook/delivery-log.js';
+import {
+  createSqlWebhookDeliveryLog,
+  type DeliveryLogStatements,
+} from '../sql-common/webhook-delivery-log.js';
+
+export const EMBEDDED_DELIVERY_LOG_STATEMENTS: DeliveryLogStatements = {
+  // One row whether or not the subject exists; the count is served by the unique partial index
+  // on delivered events.
+  findTarget: `SELECT
+      (SELECT COUNT(*) FROM "dbo"."WEBHOOK_DELIVERY"
+        WHERE "EVENT_ID" = $1 AND "OUTCOME" = 'delivered') AS "delivered",
+      "s"."ID" AS "subjectId",
+      "s"."WEBHOOK_URL" AS "webhookUrl",
+      "s"."SECRET_WEBHOOK" AS "secret"
+    FROM (SELECT 1 AS "one") AS "x"
+    LEFT JOIN "dbo"."SUBJECT" AS "s" ON "s"."ID" = $2`,
+  insert: `INSERT INTO "dbo"."WEBHOOK_DELIVERY" ("EVENT_ID", "SUBJECT_ID", "DOCUMENT_ID", "ATTEMPT",
+      "ATTEMPTED_AT", "OUTCOME", "HTTP_STATUS", "ERROR", "DURATION_MS", "RETRY_IN_SECONDS")
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+};
+
+/** The delivery log on the embedded database. */
+export function createEmbeddedWebhookDeliveryLog(db: Pick<Database, 'query'>): WebhookDeliveryLog {
+  return createSqlWebhookDeliveryLog(db, EMBEDDED_DELIVERY_LOG_STATEMENTS);
+}

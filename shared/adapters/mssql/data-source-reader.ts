@@ -1,0 +1,31 @@
+/** The Data API's reads in T-SQL. */
+import type { ConditionTranslator } from '../../core/condition/index.js';
+import type { DataSourceReader } from '../../core/data-api/reader.js';
+import type { Database, DataSourceInfo } from '../../core/database.js';
+import { createSqlDataSourceReader, sortColumns } from '../sql-common/data-source-reader.js';
+import { mssqlDialect } from './dialect.js';
+
+const q = mssqlDialect.quoteIdent;
+const columnList = (source: DataSourceInfo) => source.columns.map((c) => q(c.name)).join(', ');
+const from = (source: DataSourceInfo) => `${q(source.schema)}.${q(source.name)}`;
+/** T-SQL requires an ORDER BY for OFFSET/FETCH; without sortable columns, an explicitly arbitrary one. */
+function orderBy(source: DataSourceInfo): string {
+  const columns = sortColumns(source);
+  return columns.length === 0 ? 'ORDER BY (SELECT NULL)' : `ORDER BY ${columns.map(q).join(', ')}`;
+}
+
+/** The reads; `translate` (this folder's `condition.ts`) where conditions are read. */
+export function createMssqlDataSourceReader(db: Database, translate?: ConditionTranslator): DataSourceReader {
+  return createSqlDataSourceReader(
+    db,
+    {
+      selectAll: (source) => `SELECT ${columnList(source)} FROM ${from(source)} ${orderBy(source)}`,
+      selectWhere: (source, where) =>
+        `SELECT ${columnList(source)} FROM ${from(source)} WHERE ${where.sql} ${orderBy(source)}`,
+      selectPage: (source) =>
+        `SELECT ${columnList(source)} FROM ${from(source)} ${orderBy(source)} OFFSET @p1 ROWS FETCH NEXT @p2 ROWS ONLY`,
+      count: (source) => `SELECT COUNT_BIG(*) AS [n] FROM ${from(source)}`,
+    },
+    translate,
+  );
+}

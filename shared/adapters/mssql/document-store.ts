@@ -1,0 +1,42 @@
+/** The document store (`dbo.SVCDOC`, `setFile` procedures) in T-SQL. */
+import type { Database } from '../../core/database.js';
+import type { DocumentStore } from '../../core/files/document-store.js';
+import { createSqlDocumentStore, type DocumentStatements } from '../sql-common/document-store.js';
+import { mssqlDialect } from './dialect.js';
+
+function driverBuffer(value: unknown): Buffer {
+  if (Buffer.isBuffer(value)) return value;
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  throw new TypeError('The database returned file content that is not binary');
+}
+
+const q = mssqlDialect.quoteIdent;
+
+export const MSSQL_DOCUMENT_STATEMENTS: DocumentStatements = {
+  insert: `INSERT INTO [dbo].[SVCDOC] ([FILEGUID], [FILENAME], [CONTENT_TYPE], [SIZE_BYTES], [SHA256], [CONTENT])
+    VALUES (@p1, @p2, @p3, @p4, @p5, @p6)`,
+  find: `SELECT [FILEGUID] AS [fileGuid], [FILENAME] AS [fileName],
+      [CONTENT_TYPE] AS [contentType], DATALENGTH([CONTENT]) AS [size],
+      [SHA256] AS [sha256]
+    FROM [dbo].[SVCDOC] WHERE [FILEGUID] = @p1`,
+  readContent: `SELECT [CONTENT] AS [content] FROM [dbo].[SVCDOC] WHERE [FILEGUID] = @p1`,
+  // SUBSTRING counts from 1.
+  readContentSlice: `SELECT SUBSTRING([CONTENT], @p2, @p3) AS [content]
+    FROM [dbo].[SVCDOC] WHERE [FILEGUID] = @p1`,
+  // LOWER() on both sides: the lookup stays case-insensitive under a case-sensitive collation.
+  findProcedure: `SELECT TOP (1) s.name AS [schema], p.name AS [name]
+      FROM sys.procedures AS p
+      JOIN sys.schemas AS s ON s.schema_id = p.schema_id
+     WHERE LOWER(s.name) = LOWER(@p1) AND LOWER(p.name) = LOWER(@p2)
+     ORDER BY CASE WHEN s.name = @p1 AND p.name = @p2 THEN 0 ELSE 1 END, s.name, p.name`,
+  call: (procedure) => `EXEC ${q(procedure.schema)}.${q(procedure.name)} @p1`,
+  // Typed, or SQL Server compares the GUID as nvarchar.
+  guid: (value) => ({ type: 'uniqueidentifier', value }),
+  binary: (value) => ({ type: 'varbinary', value }),
+  toBuffer: driverBuffer,
+};
+
+/** The document store on table `dbo.SVCDOC` of a SQL Server database. */
+export function createMssqlDocumentStore(db: Pick<Database, 'query'>): DocumentStore {
+  return createSqlDocumentStore(db, MSSQL_DOCUMENT_STATEMENTS);
+}

@@ -1,0 +1,67 @@
+/** The Web API's tables and operation procedures (infra/sql/mssql/030-web-api.sql) in T-SQL. */
+import type { Database, DatabaseStatementError } from '../../core/database.js';
+import type { WebApiStore } from '../../core/web-api/store.js';
+import {
+  createSqlWebApiStore,
+  procedureReference,
+  type WebApiStatements,
+} from '../sql-common/web-api-store.js';
+import { mssqlDialect } from './dialect.js';
+
+const JOURNAL_COLUMNS = `ID AS id, APPLICATION_ID AS applicationId, VLTYP AS vltyp, STATE AS state,
+    REQUEST AS request, ANSWER AS answer, ROW_NAME AS rowName, ATTEMPTS AS attempts`;
+
+export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
+  findApplication: `SELECT ID AS id, API_KEY AS apiKey, API_HASH AS apiHash, AKTIVNI AS active
+    FROM dbo.WS_APPLICATION WHERE API_KEY = @p1`,
+  // The update takes over an expired row under its lock; a second insert of the same key fails
+  // on the primary key (2627/2601) and is the refusal. Atomic under concurrency.
+  claimRequest: `SET NOCOUNT ON;
+    DECLARE @now datetime2(3) = SYSUTCDATETIME();
+    UPDATE dbo.WS_REPLAY_GUARD SET EXPIRES_AT = DATEADD(second, @p3, @now)
+      WHERE APPLICATION_ID = @p1 AND REQUEST_DIGEST = @p2 AND EXPIRES_AT <= @now;
+    IF @@ROWCOUNT = 1
+      SELECT 1 AS accepted;
+    ELSE
+    BEGIN
+      BEGIN TRY
+        INSERT INTO dbo.WS_REPLAY_GUARD (APPLICATION_ID, REQUEST_DIGEST, EXPIRES_AT)
+          VALUES (@p1, @p2, DATEADD(second, @p3, @now));
+        SELECT 1 AS accepted;
+      END TRY
+      BEGIN CATCH
+        IF ERROR_NUMBER() IN (2627, 2601) SELECT 0 AS accepted;
+        ELSE THROW;
+      END CATCH
+    END`,
+  sweepReplayGuard: `DELETE TOP (1000) FROM dbo.WS_REPLAY_GUARD WHERE EXPIRES_AT < SYSUTCDATETIME()`,
+  findOperation: `SELECT VLTYP AS vltyp, PROCEDURE_NAME AS [procedure], ROW_NAME AS rowName
+    FROM dbo.WS_OPERATION WHERE VLTYP = @p1 AND AKTIVNI = 1`,
+  openJournal: `INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID)
+    OUTPUT inserted.ID AS id VALUES (@p1, @p2, @p3, @p4, @p5)`,
+  finishJournal: `UPDATE dbo.WS_JOURNAL
+    SET STATE = @p2, ANSWER = @p3, VL_RESULT = @p4, ROW_NAME = @p5, FINISHED_AT = SYSUTCDATETIME(),
+        LEASE_UNTIL = NULL
+    OUTPUT inserted.ID AS id
+    WHERE ID = @p1 AND STATE = N'running'`,
+  readJournal: `SELECT ${JOURNAL_COLUMNS},
+      DATEDIFF_BIG(millisecond, CREATED_AT, SYSUTCDATETIME()) / 1000.0 AS ageSeconds
+    FROM dbo.WS_JOURNAL WHERE ID = @p1`,
+  startAttempt: `UPDATE dbo.WS_JOURNAL
+    SET ATTEMPTS = ATTEMPTS + 1, LEASE_UNTIL = DATEADD(second, @p2, SYSUTCDATETIME())
+    OUTPUT inserted.ID AS id, inserted.APPLICATION_ID AS applicationId, inserted.VLTYP AS vltyp,
+      inserted.STATE AS state, inserted.REQUEST AS request, inserted.ANSWER AS answer,
+      inserted.ROW_NAME AS rowName, inserted.ATTEMPTS AS attempts,
+      DATEDIFF_BIG(millisecond, inserted.CREATED_AT, SYSUTCDATETIME()) / 1000.0 AS ageSeconds
+    WHERE ID = @p1 AND STATE = N'running' AND (LEASE_UNTIL IS NULL OR LEASE_UNTIL <= SYSUTCDATETIME())`,
+  releaseJob: `UPDATE dbo.WS_JOURNAL SET LEASE_UNTIL = NULL WHERE ID = @p1 AND STATE = N'running'`,
+  callOperation: (operation) =>
+    `EXEC ${procedureReference(mssqlDialect.quoteIdent, operation.procedure)} @params = @p1`,
+  // THROW/RAISERROR with a user message number: the procedure's own words.
+  raisedByProcedure: (error: DatabaseStatementError) => Number(error.dbCode) >= 50000,
+};
+
+/** The Web API store on a SQL Server tenant database. */
+export function createMssqlWebApiStore(db: Pick<Database, 'query'>): WebApiStore {
+  return createSqlWebApiStore(db, MSSQL_WEB_API_STATEMENTS);
+}

@@ -1,0 +1,28 @@
+/** The webhook's delivery log (`WEBHOOK_DELIVERY`, `SUBJECT`; infra/sql/mssql/040-webhook.sql) in T-SQL. */
+import type { Database } from '../../core/database.js';
+import type { WebhookDeliveryLog } from '../../core/webhook/delivery-log.js';
+import {
+  createSqlWebhookDeliveryLog,
+  type DeliveryLogStatements,
+} from '../sql-common/webhook-delivery-log.js';
+
+export const MSSQL_DELIVERY_LOG_STATEMENTS: DeliveryLogStatements = {
+  // One row whether or not the subject exists; the count is served by the unique filtered index
+  // on delivered events.
+  findTarget: `SELECT
+      (SELECT COUNT(*) FROM [dbo].[WEBHOOK_DELIVERY]
+        WHERE [EVENT_ID] = @p1 AND [OUTCOME] = 'delivered') AS [delivered],
+      [s].[ID] AS [subjectId],
+      [s].[WEBHOOK_URL] AS [webhookUrl],
+      [s].[SECRET_WEBHOOK] AS [secret]
+    FROM (SELECT 1 AS [one]) AS [x]
+    LEFT JOIN [dbo].[SUBJECT] AS [s] ON [s].[ID] = @p2`,
+  insert: `INSERT INTO [dbo].[WEBHOOK_DELIVERY] ([EVENT_ID], [SUBJECT_ID], [DOCUMENT_ID], [ATTEMPT],
+      [ATTEMPTED_AT], [OUTCOME], [HTTP_STATUS], [ERROR], [DURATION_MS], [RETRY_IN_SECONDS])
+    VALUES (@p1, @p2, @p3, @p4, @p5, @p6, @p7, @p8, @p9, @p10)`,
+};
+
+/** The delivery log on a SQL Server tenant database. */
+export function createMssqlWebhookDeliveryLog(db: Pick<Database, 'query'>): WebhookDeliveryLog {
+  return createSqlWebhookDeliveryLog(db, MSSQL_DELIVERY_LOG_STATEMENTS);
+}

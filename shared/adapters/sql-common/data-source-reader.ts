@@ -1,0 +1,58 @@
+/**
+ * What the two SQL adapters share of the Data API's reads: the sort order and the call sequence.
+ * No SQL text of either dialect lives here; each adapter passes its own statements.
+ */
+import type { CompiledCondition, Condition } from '../../core/condition/index.js';
+import { type ConditionTranslator, translateCondition } from '../../core/condition/index.js';
+import type { DataSourceReader } from '../../core/data-api/reader.js';
+import type { Database, DataSourceInfo } from '../../core/database.js';
+
+// Types SQL Server cannot sort by; ordering on them would fail.
+const UNSORTABLE_TYPES = new Set(['text', 'ntext', 'image', 'xml', 'sql_variant', 'geography', 'geometry']);
+
+/** Deterministic order: the primary key, else every sortable column in ordinal order; may be empty. */
+export function sortColumns(source: DataSourceInfo): readonly string[] {
+  return source.primaryKey.length > 0
+    ? source.primaryKey
+    : source.columns
+        .filter((c) => c.kind !== 'binary' && c.kind !== 'other' && !UNSORTABLE_TYPES.has(c.dataType))
+        .map((c) => c.name);
+}
+
+/** A dialect's statements of the Data API's reads, every one selecting all columns in {@link sortColumns} order. */
+export interface DataSourceStatements {
+  selectAll(source: DataSourceInfo): string;
+  /** Rows satisfying `where`, a translated condition whose placeholders start at 1. */
+  selectWhere(source: DataSourceInfo, where: CompiledCondition): string;
+  /** Skips parameter 1 rows and returns parameter 2 rows. */
+  selectPage(source: DataSourceInfo): string;
+  /** One row, one column `n`: the number of rows. */
+  count(source: DataSourceInfo): string;
+}
+
+/**
+ * The Data API's reads over a database connection, in the statements of its dialect. The
+ * condition translator is given only where conditions are read (`getDataWithCondition`), so that
+ * the other functions' bundles do not carry the condition compilers.
+ */
+export function createSqlDataSourceReader(
+  db: Database,
+  sql: DataSourceStatements,
+  translate: ConditionTranslator | undefined,
+): DataSourceReader {
+  return {
+    catalogue: db,
+    readAll: (source, batchRows) => db.streamBatches(sql.selectAll(source), [], batchRows),
+    readMatching(source: DataSourceInfo, condition: Condition, batchRows: number) {
+      if (!translate) throw new Error('This function reads no conditions: no condition translator is wired');
+      const where = translateCondition(condition, translate, 1);
+      return db.streamBatches(sql.selectWhere(source, where), where.params, batchRows);
+    },
+    readPage: (source, offset, rows, batchRows) =>
+      db.streamBatches(sql.selectPage(source), [offset, rows], batchRows),
+    async count(source) {
+      const rows = await db.query(sql.count(source));
+      return Number(rows[0]?.n ?? 0);
+    },
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * The document store on table `dbo.SVCDOC`, shared by the SQL adapters: the call sequence and the
+ * row mapping. No SQL text of either dialect lives here; each adapter passes its statements.
+ */
+import type { Database, Row } from '../../core/database.js';
+import type {
+  DocumentStore,
+  NewStoredFile,
+  ProcedureName,
+  StoredFileInfo,
+} from '../../core/files/document-store.js';
+
+/** A dialect's statements of the document store and how its driver wants GUIDs and binaries. */
+export interface DocumentStatements {
+  /** Parameters: GUID, file name, content type, size, SHA-256, content. */
+  readonly insert: string;
+  /** By GUID (parameter 1): `fileGuid`, `fileName`, `contentType`, `size` (of the content), `sha256`. */
+  readonly find: string;
+  /** By GUID (parameter 1): `content`. */
+  readonly readContent: string;
+  /** By GUID (parameter 1): `content`, parameter 3 bytes from the 1-based byte parameter 2. */
+  readonly readContentSlice: string;
+  /** One procedure of the catalogue by schema (parameter 1) and name (parameter 2), case-insensitively: `schema`, `name`. */
+  readonly findProcedure: string;
+  /** Calls a procedure with the GUID (parameter 1) as its only argument. */
+  call(procedure: ProcedureName): string;
+  /** A GUID parameter. */
+  guid(value: string): unknown;
+  /** A binary parameter. */
+  binary(value: Buffer): unknown;
+  /** A selected binary value as a Buffer. */
+  toBuffer(value: unknown): Buffer;
+}
+
+/** The document store of a database, in the statements of its dialect. */
+export function createSqlDocumentStore(db: Pick<Database, 'query'>, sql: DocumentStatements): DocumentStore {
+  return {
+    async save(file: NewStoredFile) {
+      await db.query(sql.insert, [
+        sql.guid(file.fileGuid),
+        file.fileName,
+        file.contentType ?? null,
+        file.size,
+        file.sha256,
+        sql.binary(file.content),
+      ]);
+    },
+
+    async find(fileGuid) {
+      const rows = await db.query(sql.find, [sql.guid(fileGuid)]);
+      const row: Row | undefined = rows[0];
+      if (!row) return undefined;
+      const info: StoredFileInfo = {
+        fileGuid: String(row.fileGuid).toUpperCase(),
+        fileName: String(row.fileName ?? ''),
+        contentType: typeof row.contentType === 'string' ? row.contentType.trim() : undefined,
+        size: Number(row.size),
+        sha256: String(row.sha256 ?? '')
+          .trim()
+          .toLowerCase(),
+      };
+      return info;
+    },
+
+    async readContent(fileGuid) {
+      const rows = await db.query(sql.readContent, [sql.guid(fileGuid)]);
+      return rows[0] ? sql.toBuffer(rows[0].content) : undefined;
+    },
+
+    async readContentSlice(fileGuid, offset, length) {
+      const rows = await db.query(sql.readContentSlice, [sql.guid(fileGuid), offset + 1, length]);
+      return rows[0] ? sql.toBuffer(rows[0].content) : Buffer.alloc(0);
+    },
+
+    async findProcedure(procedure: ProcedureName) {
+      const rows = await db.query(sql.findProcedure, [procedure.schema, procedure.name]);
+      const row = rows[0];
+      return row ? { schema: String(row.schema), name: String(row.name) } : undefined;
+    },
+
+    async callProcedure(procedure, fileGuid) {
+      await db.query(sql.call(procedure), [sql.guid(fileGuid)]);
+    },
+  };
+}

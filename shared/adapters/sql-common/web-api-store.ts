@@ -1,0 +1,158 @@
+/**
+ * The Web API store over a database connection, shared by the SQL adapters: `WS_APPLICATION`,
+ * `WS_OPERATION`, `WS_JOURNAL` and `WS_REPLAY_GUARD` (infra/sql/*\/030-web-api.sql). Times come
+ * from the database's clock, so that every Lambda agrees on them. No SQL text of either dialect
+ * lives here; each adapter passes its statements.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { type Database, DatabaseStatementError, type Row } from '../../core/database.js';
+import { parseQualifiedName } from '../../core/sql-names.js';
+import type { ParamObject } from '../../core/web-api/envelope.js';
+import {
+  type Application,
+  type JournalEntry,
+  type JournalState,
+  type Operation,
+  OperationFailedError,
+  type WebApiStore,
+} from '../../core/web-api/store.js';
+
+/** A dialect's statements of the Web API store; the parameters of each are those its method passes. */
+export interface WebApiStatements {
+  /** Parameter: the API key. Columns `id`, `apiKey`, `apiHash`, `active`. */
+  readonly findApplication: string;
+  /** Parameters: application, request digest, hold seconds. One row `accepted` = 1 for the first caller only, atomically. */
+  readonly claimRequest: string;
+  /** Deletes expired replay rows. */
+  readonly sweepReplayGuard: string;
+  /** Parameter: vltyp. Columns `vltyp`, `procedure`, `rowName` of an active operation. */
+  readonly findOperation: string;
+  /** Parameters: application, vltyp, mode, request, request id. One row `id`. */
+  readonly openJournal: string;
+  /** Parameters: id, state, answer, vl result, row name. A row `id` when it was running. */
+  readonly finishJournal: string;
+  /** Parameter: id. The journal columns and `ageSeconds`. */
+  readonly readJournal: string;
+  /** Parameters: id, lease seconds. The journal columns and `ageSeconds` when the attempt started. */
+  readonly startAttempt: string;
+  /** Parameter: id. */
+  readonly releaseJob: string;
+  /** Calls the operation's procedure with parameter 1, the params as JSON. */
+  callOperation(operation: Operation): string;
+  /** Whether a failed statement carries a message the procedure raised on purpose (safe to show the caller). */
+  raisedByProcedure(error: DatabaseStatementError): boolean;
+}
+
+/** Expired replay rows are swept on every this many claims of a process. */
+const SWEEP_EVERY = 100;
+
+/** Splits and checks `schema.NAME`: names come from a trusted table, but still never reach SQL unchecked. */
+export function procedureReference(quoteIdent: (name: string) => string, procedure: string): string {
+  const parsed = parseQualifiedName(procedure.trim());
+  if (!parsed) {
+    throw new Error(`WS_OPERATION.PROCEDURE_NAME "${procedure.slice(0, 140)}" is not NAME or schema.NAME`);
+  }
+  return `${quoteIdent(parsed.schema ?? 'dbo')}.${quoteIdent(parsed.name)}`;
+}
+
+function sameKey(a: string, b: string): boolean {
+  const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+function toJournalEntry(row: Row): JournalEntry {
+  return {
+    id: Number(row.id),
+    applicationId: Number(row.applicationId),
+    vltyp: Number(row.vltyp),
+    state: String(row.state) as JournalState,
+    request: String(row.request),
+    answer: row.answer === null || row.answer === undefined ? undefined : String(row.answer),
+    rowName: row.rowName === null || row.rowName === undefined ? undefined : String(row.rowName),
+    attempts: Number(row.attempts),
+    ageSeconds: Number(row.ageSeconds),
+  };
+}
+
+let claims = 0;
+
+/** The Web API store on a tenant database, in the statements of its dialect. */
+export function createSqlWebApiStore(db: Pick<Database, 'query'>, sql: WebApiStatements): WebApiStore {
+  return {
+    async findApplication(apiKey) {
+      const row = (await db.query(sql.findApplication, [apiKey]))[0];
+      // SQL Server compares case-insensitively; the key itself must match exactly.
+      if (!row || !sameKey(String(row.apiKey), apiKey)) return undefined;
+      return {
+        id: Number(row.id),
+        apiHash: String(row.apiHash),
+        active: Number(row.active) === 1,
+      } satisfies Application;
+    },
+
+    async claimRequest(applicationId, requestDigest, holdSeconds) {
+      const rows = await db.query(sql.claimRequest, [applicationId, requestDigest, holdSeconds]);
+      const accepted = rows.length > 0 && Number(rows[0]!.accepted) === 1;
+      if (accepted && claims++ % SWEEP_EVERY === 0) {
+        // Housekeeping only: a failed sweep must not fail the call.
+        await db.query(sql.sweepReplayGuard).catch(() => undefined);
+      }
+      return accepted;
+    },
+
+    async findOperation(vltyp) {
+      const row = (await db.query(sql.findOperation, [vltyp]))[0];
+      if (!row) return undefined;
+      return { vltyp: Number(row.vltyp), procedure: String(row.procedure), rowName: String(row.rowName) };
+    },
+
+    async callOperation(operation: Operation, params: readonly ParamObject[]) {
+      const statement = sql.callOperation(operation);
+      try {
+        return await db.query(statement, [JSON.stringify(params)]);
+      } catch (error) {
+        if (!(error instanceof DatabaseStatementError)) throw error;
+        const own = sql.raisedByProcedure(error) ? error.message.slice(0, 1000) : undefined;
+        throw new OperationFailedError(`Operation ${operation.vltyp} failed: ${error.message}`, own, {
+          cause: error,
+        });
+      }
+    },
+
+    async openJournal(opening) {
+      const rows = await db.query(sql.openJournal, [
+        opening.applicationId,
+        opening.vltyp,
+        opening.mode,
+        opening.request,
+        opening.requestId.slice(0, 100),
+      ]);
+      return Number(rows[0]!.id);
+    },
+
+    async finishJournal(id, outcome) {
+      const rows = await db.query(sql.finishJournal, [
+        id,
+        outcome.state,
+        outcome.answer,
+        outcome.vlResult,
+        outcome.rowName ?? null,
+      ]);
+      return rows.length > 0;
+    },
+
+    async readJournal(id) {
+      const row = (await db.query(sql.readJournal, [id]))[0];
+      return row ? toJournalEntry(row) : undefined;
+    },
+
+    async startAttempt(id, leaseSeconds) {
+      const row = (await db.query(sql.startAttempt, [id, leaseSeconds]))[0];
+      return row ? toJournalEntry(row) : undefined;
+    },
+
+    async releaseJob(id) {
+      await db.query(sql.releaseJob, [id]);
+    },
+  };
+}

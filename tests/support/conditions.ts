@@ -1,0 +1,15 @@
+import { compileEmbeddedCondition } from '../../shared/adapters/embedded-sql/condition.js';
+import { compileMssqlCondition } from '../../shared/adapters/mssql/condition.js';
+import type { CompiledCondition } from '../../shared/core/condition/index.js';
+import type { ColumnInfo, SqlDialect } from '../../shared/core/database.js';
+
+/** Parses, checks and translates `input` with the condition compiler of `dialect`'s adapter. */
+export function compileCondition(
+  input: string,
+  columns: readonly ColumnInfo[],
+  dialect: SqlDialect,
+  firstParamIndex = 1,
+): CompiledCondition {
+  const compile = dialect.name === 'mssql' ? compileMssqlCondition : compileEmbeddedCondition;
+  return compile(input, columns, firstParamIndex);
+}
