@@ -1,6 +1,6 @@
-import { compileEmbeddedCondition } from '../../shared/adapters/embedded-sql/condition.js';
-import { compileMssqlCondition } from '../../shared/adapters/mssql/condition.js';
-import type { CompiledCondition } from '../../shared/core/condition/index.js';
+import { translateEmbeddedCondition } from '../../shared/adapters/embedded-sql/condition.js';
+import { translateMssqlCondition } from '../../shared/adapters/mssql/condition.js';
+import { type CompiledCondition, compileConditionWith } from '../../shared/core/condition/index.js';
 import type { ColumnInfo, SqlDialect } from '../../shared/core/database.js';
 
 /** Parses, checks and translates `input` with the condition compiler of `dialect`'s adapter. */
@@ -10,6 +10,6 @@ export function compileCondition(
   dialect: SqlDialect,
   firstParamIndex = 1,
 ): CompiledCondition {
-  const compile = dialect.name === 'mssql' ? compileMssqlCondition : compileEmbeddedCondition;
-  return compile(input, columns, firstParamIndex);
+  const translate = dialect.name === 'mssql' ? translateMssqlCondition : translateEmbeddedCondition;
+  return compileConditionWith(translate, input, columns, firstParamIndex);
 }

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { compileMssqlCondition } from '../../shared/adapters/mssql/condition.js';
+import { translateMssqlCondition } from '../../shared/adapters/mssql/condition.js';
 import { mssqlDialect } from '../../shared/adapters/mssql/dialect.js';
+import { compileConditionWith } from '../../shared/core/condition/index.js';
 import { COLUMNS, checkCompiled } from './condition-fixture.js';
 
 function compile(condition: string, first = 1) {
-  const result = compileMssqlCondition(condition, COLUMNS, first);
+  const result = compileConditionWith(translateMssqlCondition, condition, COLUMNS, first);
   checkCompiled(result.sql, result.params, mssqlDialect, COLUMNS, first);
   return result;
 }

@@ -22,16 +22,10 @@ import type {
   SqlType,
 } from '../../core/condition/ast.js';
 import { ConditionError } from '../../core/condition/errors.js';
-import {
-  type CompiledCondition,
-  type ConditionTranslator,
-  compileConditionWith,
-  ParamSink,
-} from '../../core/condition/index.js';
+import { type ConditionTranslator, dialectTranslator, type ParamSink } from '../../core/condition/index.js';
 import { translateLikePattern } from '../../core/condition/like-pattern.js';
 import { limitSize } from '../../core/condition/params.js';
 import { commonKind } from '../../core/condition/typing.js';
-import type { ColumnInfo } from '../../core/database.js';
 import { postgresDialect } from './dialect.js';
 
 /** The PostgreSQL `to_char` / `to_timestamp` format of each CONVERT style of the language (`CONVERT_STYLES`). */
@@ -420,17 +414,7 @@ export class PostgresCompiler {
 }
 
 /** Translates a checked condition to PostgreSQL. */
-export const translateEmbeddedCondition: ConditionTranslator = (condition, firstParamIndex) => {
-  const sink = new ParamSink(postgresDialect.param, firstParamIndex);
-  const sql = new PostgresCompiler(sink).condition(condition);
-  return { sql, params: sink.params };
-};
-
-/** Parses, checks and translates `input`; placeholders from `firstParamIndex` (1-based). Throws ConditionError. */
-export function compileEmbeddedCondition(
-  input: string,
-  columns: readonly ColumnInfo[],
-  firstParamIndex = 1,
-): CompiledCondition {
-  return compileConditionWith(translateEmbeddedCondition, input, columns, firstParamIndex);
-}
+export const translateEmbeddedCondition: ConditionTranslator = dialectTranslator(
+  postgresDialect.param,
+  (condition, sink) => new PostgresCompiler(sink).condition(condition),
+);

@@ -5,14 +5,8 @@
  */
 
 import type { Condition, Expr, SqlType } from '../../core/condition/ast.js';
-import {
-  type CompiledCondition,
-  type ConditionTranslator,
-  compileConditionWith,
-  ParamSink,
-} from '../../core/condition/index.js';
+import { type ConditionTranslator, dialectTranslator, type ParamSink } from '../../core/condition/index.js';
 import { limitSize } from '../../core/condition/params.js';
-import type { ColumnInfo } from '../../core/database.js';
 import { mssqlDialect } from './dialect.js';
 
 export function typeSql(type: SqlType): string {
@@ -86,17 +80,7 @@ export class MssqlCompiler {
 }
 
 /** Translates a checked condition to T-SQL. */
-export const translateMssqlCondition: ConditionTranslator = (condition, firstParamIndex) => {
-  const sink = new ParamSink(mssqlDialect.param, firstParamIndex);
-  const sql = new MssqlCompiler(sink).condition(condition);
-  return { sql, params: sink.params };
-};
-
-/** Parses, checks and translates `input`; placeholders from `firstParamIndex` (1-based). Throws ConditionError. */
-export function compileMssqlCondition(
-  input: string,
-  columns: readonly ColumnInfo[],
-  firstParamIndex = 1,
-): CompiledCondition {
-  return compileConditionWith(translateMssqlCondition, input, columns, firstParamIndex);
-}
+export const translateMssqlCondition: ConditionTranslator = dialectTranslator(
+  mssqlDialect.param,
+  (condition, sink) => new MssqlCompiler(sink).condition(condition),
+);

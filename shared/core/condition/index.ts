@@ -28,7 +28,7 @@
 import type { ColumnInfo } from '../database.js';
 import type { Condition } from './ast.js';
 import { ConditionError } from './errors.js';
-import type { CompiledCondition } from './params.js';
+import { type CompiledCondition, ParamSink } from './params.js';
 import { parseCondition } from './parser.js';
 
 export type { Condition } from './ast.js';
@@ -76,7 +76,19 @@ export function translateCondition(
   return withinStack(() => translator(condition, firstParamIndex));
 }
 
-/** Parses, checks and translates `input` in one step (what each adapter's `compile…Condition` is). */
+/** A dialect's translator from its compiler: fresh parameters per condition, placeholders from the first index. */
+export function dialectTranslator(
+  placeholder: (index: number) => string,
+  compile: (condition: Condition, sink: ParamSink) => string,
+): ConditionTranslator {
+  return (condition, firstParamIndex) => {
+    const sink = new ParamSink(placeholder, firstParamIndex);
+    const sql = compile(condition, sink);
+    return { sql, params: sink.params };
+  };
+}
+
+/** Parses, checks and translates `input` in one step. */
 export function compileConditionWith(
   translator: ConditionTranslator,
   input: string,
