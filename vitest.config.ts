@@ -5,6 +5,9 @@ export default defineConfig({
     include: ['tests/**/*.test.ts'],
     globalSetup: ['tests/global-setup.ts'],
     testTimeout: 30_000,
+    // Handlers running in-process would print a JSON line per request; tests that read the logs
+    // set their own level (or capture them through useObservability).
+    env: { LOG_LEVEL: 'WARN' },
     hookTimeout: 60_000,
     // Each integration/e2e file opens its own copy of the embedded demo database (~1 GB).
     maxWorkers: 2,

@@ -2,6 +2,8 @@ import { intFromEnv } from '../../shared/config/settings.js';
 import { startLocalStack } from './stack.js';
 
 const started = Date.now();
+// A development server's short lines unless LOG_FORMAT=json asks for what Lambda writes.
+process.env.LOG_FORMAT ??= 'text';
 const port = intFromEnv('PORT', 3000, 0, 65535);
 const stack = await startLocalStack({ port });
 const base = stack.url;

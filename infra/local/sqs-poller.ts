@@ -5,6 +5,8 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { describeError } from '../../shared/core/log.js';
+import { serviceLog } from '../../shared/lambda/observability.js';
 
 export type SqsLambda = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
 
@@ -88,9 +90,7 @@ export function startSqsPoller(options: SqsPollerOptions): { stop(): Promise<voi
       const result = await handler(event, context);
       failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (error) {
-      console.error(
-        JSON.stringify({ level: 'error', function: options.functionName, message: (error as Error).message }),
-      );
+      serviceLog().error('batch failed', { function: options.functionName, ...describeError(error) });
       return;
     }
     const done = messages.filter((m) => !failed.has(m.MessageId!));
@@ -109,9 +109,7 @@ export function startSqsPoller(options: SqsPollerOptions): { stop(): Promise<voi
         await pollOnce();
       } catch (error) {
         if (!running) break;
-        console.error(
-          JSON.stringify({ level: 'error', poller: options.functionName, message: (error as Error).message }),
-        );
+        serviceLog().error('poll failed', { function: options.functionName, ...describeError(error) });
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
     }

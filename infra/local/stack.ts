@@ -9,6 +9,9 @@ import type { FauxqsServer } from 'fauxqs';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
+import { describeError } from '../../shared/core/log.js';
+import { serviceLog } from '../../shared/lambda/observability.js';
+import { logAccess, routeMetricsToDebugLog } from './access-log.js';
 import { startAwsEmulator } from './aws-emulator.js';
 import { openDemoDatabase } from './demo-database.js';
 import { createHttpGateway } from './http-gateway.js';
@@ -47,6 +50,7 @@ function isLoopback(request: IncomingMessage): boolean {
  * demo tenant, and the Lambda handlers behind an HTTP API emulation.
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  routeMetricsToDebugLog();
   const { emulator, endpoint } = await startAwsEmulator({
     bucket: LARGE_ANSWER_BUCKET,
     env: {
@@ -113,6 +117,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const localRoutes = createLocalRoutes({ db, sqs, queueUrls });
 
   const server: Server = createServer((request, response) => {
+    logAccess(request, response);
     const url = new URL(request.url ?? '/', 'http://localhost');
     const local = localRoutes.get(`${request.method} ${url.pathname}`);
     const work = local
@@ -123,7 +128,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           if (!handled) json(response, 404, { message: 'Not Found' });
         });
     work.catch((error: unknown) => {
-      console.error(JSON.stringify({ level: 'error', message: (error as Error).message }));
+      serviceLog().error('local server error', describeError(error));
       if (!response.headersSent) json(response, 500, { message: 'Internal Server Error' });
       else response.destroy();
     });

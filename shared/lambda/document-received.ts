@@ -1,4 +1,4 @@
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createEmbeddedWebhookDeliveryLog } from '../adapters/embedded-sql/webhook-delivery-log.js';
 import { createMssqlWebhookDeliveryLog } from '../adapters/mssql/webhook-delivery-log.js';
 import { createSqsMessageVisibility, type MessageVisibility } from '../adapters/sqs/message-visibility.js';
@@ -7,6 +7,8 @@ import { ConfigurationError } from '../config/settings.js';
 import { type DatabaseConnection, loadTenantRegistry, type TenantRegistry } from '../config/tenants.js';
 import { getWebhookSettings, type WebhookSettings } from '../config/webhook.js';
 import type { Database } from '../core/database.js';
+import { describeError } from '../core/log.js';
+import { MetricName } from '../core/metrics.js';
 import { deliverWebhook, type WebhookDecision, type WebhookSender } from '../core/webhook/deliver.js';
 import type { WebhookDeliveryLog } from '../core/webhook/delivery-log.js';
 import {
@@ -15,6 +17,7 @@ import {
   parseDocumentReceivedEvent,
   webhookEventId,
 } from '../core/webhook/event.js';
+import { serviceLog, serviceMetrics } from './observability.js';
 
 /** What the document-received consumer needs; tests replace any of it. */
 export interface DocumentReceivedDependencies {
@@ -29,12 +32,11 @@ export interface DocumentReceivedDependencies {
 
 type LogLevel = 'info' | 'warn' | 'error';
 
-function log(level: LogLevel, message: string, fields: Record<string, unknown>): void {
-  const line = JSON.stringify({ level, message, ...fields });
-  if (level === 'error') console.error(line);
-  else if (level === 'warn') console.warn(line);
-  else console.log(line);
-}
+const log = (level: LogLevel, message: string, fields: Record<string, unknown>) =>
+  serviceLog()[level](message, fields);
+
+/** Outcomes of an attempt that reached (or tried to reach) the target and did not deliver. */
+const FAILED_ATTEMPTS = new Set(['retrying', 'failed', 'gone']);
 
 let senderCache: { key: string; sender: Promise<WebhookSender> } | undefined;
 
@@ -110,7 +112,23 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
   // A bad WEBHOOK_RETRY_SCHEDULE or WEBHOOK_ALLOW_PRIVATE_TARGETS fails the cold start, by name.
   deps.settings();
 
-  async function apply(record: SQSRecord, decision: WebhookDecision, fields: Record<string, unknown>) {
+  async function apply(
+    record: SQSRecord,
+    decision: WebhookDecision,
+    recordFields: Record<string, unknown>,
+    started: number,
+  ) {
+    const fields = { ...recordFields, durationMs: Math.round(performance.now() - started) };
+    serviceMetrics().count(
+      {
+        [MetricName.webhookAttempts]: 1,
+        [MetricName.webhookFailures]: FAILED_ATTEMPTS.has(decision.outcome) ? 1 : 0,
+      },
+      [{}, { outcome: decision.outcome }],
+    );
+    if (decision.action === 'dead-letter') {
+      serviceMetrics().count({ [MetricName.deadLettered]: 1 }, [{ queue: 'document-received' }]);
+    }
     if (decision.action === 'done') {
       log(LEVELS[decision.outcome] ?? 'info', 'webhook', {
         ...fields,
@@ -130,17 +148,27 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
       await deps.visibility().postpone(record.receiptHandle, delaySeconds);
     } catch (error) {
       // The message still comes back, after the queue's own visibility time-out.
-      log('error', 'could not set the message visibility', { ...fields, error: (error as Error).message });
+      log('error', 'could not set the message visibility', { ...fields, ...describeError(error) });
     }
     return false;
   }
 
   /** True when the record is finished and may be deleted. */
-  async function handleRecord(record: SQSRecord, event: DocumentReceivedEvent | Error): Promise<boolean> {
+  async function handleRecord(
+    record: SQSRecord,
+    event: DocumentReceivedEvent | Error,
+    invocation: Record<string, unknown>,
+  ): Promise<boolean> {
     const attempt = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
-    const fields: Record<string, unknown> = { messageId: record.messageId, attempt };
+    const started = performance.now();
+    const fields: Record<string, unknown> = { ...invocation, messageId: record.messageId, attempt };
     if (event instanceof Error) {
-      return apply(record, { action: 'dead-letter', outcome: 'not_recorded', detail: event.message }, fields);
+      return apply(
+        record,
+        { action: 'dead-letter', outcome: 'not_recorded', detail: event.message },
+        fields,
+        started,
+      );
     }
     Object.assign(fields, {
       tenant: event.tenant,
@@ -155,6 +183,7 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
         record,
         { action: 'dead-letter', outcome: 'not_recorded', detail: 'unknown tenant' },
         fields,
+        started,
       );
     }
     const settings = deps.settings();
@@ -169,13 +198,23 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
         log('error', 'could not record the webhook attempt', {
           ...fields,
           outcome: entry.outcome,
-          error: (error as Error).message,
+          ...describeError(error),
         }),
     });
-    return apply(record, decision, fields);
+    return apply(record, decision, fields, started);
   }
 
-  return async function deliverDocumentWebhooks(event: SQSEvent): Promise<SQSBatchResponse> {
+  let coldStart = true;
+  return async function deliverDocumentWebhooks(
+    event: SQSEvent,
+    context?: Context,
+  ): Promise<SQSBatchResponse> {
+    const invocation = {
+      requestId: context?.awsRequestId,
+      function: context?.functionName,
+      coldStart,
+    };
+    coldStart = false;
     const groups = new Map<string, { record: SQSRecord; event: DocumentReceivedEvent | Error }[]>();
     for (const record of event.Records) {
       let parsed: DocumentReceivedEvent | Error;
@@ -195,12 +234,13 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
         for (const { record, event: parsed } of group) {
           let finished = false;
           try {
-            finished = await handleRecord(record, parsed);
+            finished = await handleRecord(record, parsed, invocation);
           } catch (error) {
             // Not deleted: the message comes back after the queue's visibility time-out.
             log('error', 'webhook record failed', {
+              ...invocation,
               messageId: record.messageId,
-              error: (error as Error).message,
+              ...describeError(error),
             });
           }
           if (!finished) failures.push(record.messageId);

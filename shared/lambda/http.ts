@@ -4,6 +4,9 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { jsonStringLength } from '../core/answers.js';
 import { DatabaseUnavailableError } from '../core/database.js';
 import { ServiceError } from '../core/errors.js';
+import { describeError } from '../core/log.js';
+import { MetricName } from '../core/metrics.js';
+import { serviceLog, serviceMetrics, statusClass } from './observability.js';
 
 /** An HTTP request as the service's routes see it: no Lambda event shapes beyond this file. */
 export interface HttpRequest {
@@ -87,20 +90,8 @@ export function toServiceError(error: unknown): ServiceError {
   return new ServiceError(500, 'internal_error', 'The request could not be completed', { cause: error });
 }
 
-function logError(error: ServiceError, requestId: string): void {
-  if (error.status < 500) return;
-  const cause = error.cause instanceof Error ? error.cause : undefined;
-  console.error(
-    JSON.stringify({
-      level: 'error',
-      requestId,
-      status: error.status,
-      code: error.code,
-      error: cause?.name ?? error.name,
-      message: cause?.message ?? error.message,
-    }),
-  );
-}
+/** The error a request ended with, kept for its summary line. */
+const requestErrors = new WeakMap<object, ServiceError>();
 
 type Event = APIGatewayProxyEventV2;
 type Result = APIGatewayProxyStructuredResultV2;
@@ -112,7 +103,16 @@ export function serviceErrors(renderError: ErrorRenderer): middy.MiddlewareObj<E
       const requestId =
         handlerRequest.context?.awsRequestId ?? handlerRequest.event?.requestContext?.requestId ?? 'local';
       const error = toServiceError(handlerRequest.error);
-      logError(error, requestId);
+      requestErrors.set(handlerRequest, error);
+      if (error.status >= 500) {
+        // The cause stays here; the answer says only that the request could not be completed.
+        serviceLog().error('request failed', {
+          requestId,
+          status: error.status,
+          code: error.code,
+          ...describeError(error.cause ?? error),
+        });
+      }
       let request: HttpRequest | undefined;
       try {
         request = toHttpRequest(handlerRequest.event, handlerRequest.context);
@@ -124,9 +124,63 @@ export function serviceErrors(renderError: ErrorRenderer): middy.MiddlewareObj<E
   };
 }
 
+/**
+ * Middleware: one summary line and one metrics document per request (route, tenant, status,
+ * duration, cold start). Registered before `serviceErrors`, so that it sees the rendered error.
+ */
+export function requestSummary(): middy.MiddlewareObj<Event, Result> {
+  let coldStart = true;
+  const started = new WeakMap<object, number>();
+  function summarise(handlerRequest: middy.Request<Event, Result>) {
+    const begun = started.get(handlerRequest) ?? performance.now();
+    const event = handlerRequest.event;
+    const status = handlerRequest.response?.statusCode ?? 500;
+    const route = event?.routeKey ?? 'unknown';
+    const functionName = handlerRequest.context?.functionName ?? 'unknown';
+    const error = requestErrors.get(handlerRequest);
+    const log = serviceLog();
+    // Headers and the answer's (a 303's presigned location, say) go through the log's redaction.
+    log.debug('request detail', {
+      requestId: handlerRequest.context?.awsRequestId,
+      query: event?.rawQueryString,
+      headers: event?.headers,
+      responseHeaders: handlerRequest.response?.headers,
+    });
+    log.info('request', {
+      method: event?.requestContext?.http?.method,
+      path: event?.rawPath,
+      status,
+      durationMs: Math.round(performance.now() - begun),
+      requestId: handlerRequest.context?.awsRequestId ?? event?.requestContext?.requestId,
+      tenant: event?.pathParameters?.tenant,
+      route,
+      function: functionName,
+      coldStart,
+      ...(error ? { errorCode: error.code } : {}),
+    });
+    coldStart = false;
+    serviceMetrics().count({ [MetricName.requests]: 1, [MetricName.serverErrors]: status >= 500 ? 1 : 0 }, [
+      { function: functionName },
+      { route, statusClass: statusClass(status) },
+    ]);
+  }
+  return {
+    before: async function startClock(handlerRequest) {
+      started.set(handlerRequest, performance.now());
+    },
+    after: async function summariseAnswer(handlerRequest) {
+      summarise(handlerRequest);
+    },
+    onError: async function summariseError(handlerRequest) {
+      summarise(handlerRequest);
+    },
+  };
+}
+
 /** Wraps a route as a Lambda handler for HTTP API events. */
 export function httpHandler(route: Route, renderError: ErrorRenderer) {
   return middy<Event, Result>()
+    .use(requestSummary())
     .use(serviceErrors(renderError))
     .handler(async function handleHttp(event, context) {
       return toLambdaResult(await route(toHttpRequest(event, context)));

@@ -43,6 +43,9 @@ describe('npm start', () => {
       headers: { authorization: `Basic ${Buffer.from('demo:demo-password').toString('base64')}` },
     });
     expect(await count.json()).toEqual({ SUBJECT: [{ rowsCount: 60 }] });
+    // A development server's line per request, not the JSON that Lambda writes.
+    await expect.poll(() => output).toMatch(/^GET \/demo\/JsonAPI\/Data\/getRowsCount\/SUBJECT 200 \d+ ms$/m);
+    expect(output).not.toMatch(/^\{"level"/m);
 
     const exited = new Promise<string>((resolve) =>
       child!.once('exit', (code, signal) => resolve(`${code ?? signal}`)),

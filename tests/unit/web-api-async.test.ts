@@ -70,7 +70,17 @@ function setUp(options: { timeoutSeconds?: number; staleSeconds?: number; now?: 
     now: options.now,
   };
   const jobs: WebApiJob[] = [];
-  const jobCtx = { store: memory.store, leaseSeconds: 90, requestId: 'worker' };
+  const jobOutcomes: string[] = [];
+  const jobCtx = {
+    store: memory.store,
+    leaseSeconds: 90,
+    requestId: 'worker',
+    metrics: {
+      count: (values: Record<string, number>, sets: readonly Record<string, string>[]) => {
+        if (values.WebApiJobs) jobOutcomes.push(sets[0]!.outcome!);
+      },
+    },
+  };
   const delivery = (attempt = 1): JobDelivery => ({ attempt, maxAttempts: 3, timeLimitMs: 60_000 });
   /** A queue whose worker runs every job at once, on the same store. */
   const workingQueue: JobQueue = {
@@ -85,7 +95,7 @@ function setUp(options: { timeoutSeconds?: number; staleSeconds?: number; now?: 
       jobs.push(job);
     },
   };
-  return { ...memory, ctx, jobs, jobCtx, delivery, gate, workingQueue, idleQueue };
+  return { ...memory, ctx, jobs, jobCtx, jobOutcomes, delivery, gate, workingQueue, idleQueue };
 }
 
 describe('Function: getDataAsync', () => {
@@ -196,7 +206,7 @@ describe('Function: resultForId (vltyp 997)', () => {
     const running = runJob(jobCtx, jobs[0]!, delivery());
     await vi.waitFor(() => expect(calls).toHaveLength(1));
     gate.release();
-    expect(await running).toBe('done');
+    expect(await running).toBe('finished');
     const j = started.answer.id!;
     const original = { id: j, vlResult: 1, data: [{ slept: 5 }] };
     const viaGetData = await getData(ctx, signed({ vltyp: 997, params: [{ idws_journal: j }] }));
@@ -263,7 +273,7 @@ describe('Function: runJob', () => {
   it('does not run a job that has already ended (a redelivered message)', async () => {
     const { ctx, jobs, jobCtx, delivery, calls, workingQueue } = setUp();
     await getDataAsync(ctx, signed({ vltyp: 7 }), workingQueue);
-    expect(await runJob(jobCtx, jobs[0]!, delivery(2))).toBe('done');
+    expect(await runJob(jobCtx, jobs[0]!, delivery(2))).toBe('ended');
     expect(calls).toHaveLength(1);
   });
 
@@ -273,29 +283,33 @@ describe('Function: runJob', () => {
     const first = runJob(jobCtx, jobs[0]!, delivery(1));
     await vi.waitFor(() => expect(calls).toHaveLength(1));
     expect(await runJob(jobCtx, jobs[0]!, delivery(2))).toBe('retry');
-    expect(await runJob(jobCtx, jobs[0]!, delivery(3))).toBe('done');
+    expect(await runJob(jobCtx, jobs[0]!, delivery(3))).toBe('held');
     gate.release();
-    expect(await first).toBe('done');
+    expect(await first).toBe('finished');
     expect(calls).toHaveLength(1);
   });
 
   it('asks for another delivery when the database fails, and ends the job as failed (150) on the last', async () => {
-    const { ctx, jobs, jobCtx, delivery, journal, gate, idleQueue } = setUp({ timeoutSeconds: 0.05 });
+    const { ctx, jobs, jobCtx, jobOutcomes, delivery, journal, gate, idleQueue } = setUp({
+      timeoutSeconds: 0.05,
+    });
     await getDataAsync(ctx, signed({ vltyp: 9003 }), idleQueue);
     expect(await runJob(jobCtx, jobs[0]!, delivery(1))).toBe('retry');
     // The lease is given back, so the next delivery can start at once.
     expect(await runJob(jobCtx, jobs[0]!, delivery(2))).toBe('retry');
     expect(journal.get(1)).toMatchObject({ state: 'running', attempts: 2 });
-    expect(await runJob(jobCtx, jobs[0]!, delivery(3))).toBe('done');
+    expect(await runJob(jobCtx, jobs[0]!, delivery(3))).toBe('abandoned');
     expect(gate.failures).toBe(3);
     expect(journal.get(1)).toMatchObject({ state: 'failed', attempts: 3 });
     expect(JSON.parse(journal.get(1)!.answer!).data[0].error[0].errorCode).toBe('150');
+    // Each delivery counted once by its outcome (the WebApiJobs metric).
+    expect(jobOutcomes).toEqual(['retry', 'retry', 'abandoned']);
   });
 
   it('does not retry an operation that failed inside the database (120)', async () => {
     const { ctx, jobs, jobCtx, delivery, journal, idleQueue } = setUp({ timeoutSeconds: 0.05 });
     await getDataAsync(ctx, signed({ vltyp: 9002 }), idleQueue);
-    expect(await runJob(jobCtx, jobs[0]!, delivery(1))).toBe('done');
+    expect(await runJob(jobCtx, jobs[0]!, delivery(1))).toBe('failed');
     expect(journal.get(1)?.answer).toContain('"errorCode":"120"');
   });
 
@@ -303,7 +317,7 @@ describe('Function: runJob', () => {
     const { ctx, jobs, jobCtx, journal, idleQueue } = setUp({ timeoutSeconds: 0.05 });
     await getDataAsync(ctx, signed({ vltyp: 9001 }), idleQueue);
     const outcome = await runJob(jobCtx, jobs[0]!, { attempt: 1, maxAttempts: 3, timeLimitMs: 50 });
-    expect(outcome).toBe('done');
+    expect(outcome).toBe('time_limit');
     expect(journal.get(1)?.state).toBe('failed');
     expect(journal.get(1)?.answer).toContain("did not finish within the worker's time limit");
   });

@@ -1,3 +1,4 @@
+import type { Log } from '../log.js';
 import {
   type CallResult,
   type ParamObject,
@@ -27,6 +28,8 @@ export interface WebApiContext {
   readonly store: WebApiStore;
   readonly policy: WebApiPolicy;
   readonly requestId: string;
+  /** Where warnings go (none when absent). */
+  readonly log?: Log;
   /** Milliseconds since the epoch (tests pass their own clock). */
   readonly now?: () => number;
 }
@@ -200,7 +203,7 @@ export async function getData(ctx: WebApiContext, call: SignedCall): Promise<Cal
     request: JSON.stringify(request),
     requestId: ctx.requestId,
   });
-  const outcome = await executeOperation(ctx.store, operation, request, journalId, ctx.requestId);
+  const outcome = await executeOperation(ctx.store, operation, request, journalId, ctx);
   await ctx.store.finishJournal(journalId, outcome);
   return { answer: JSON.parse(outcome.answer) as WebApiAnswer, rowName: outcome.rowName };
 }

@@ -1,4 +1,6 @@
 import { DatabaseUnavailableError } from '../database.js';
+import { describeError, type Log, silentLog } from '../log.js';
+import { MetricName, noMetrics, type ServiceMetrics } from '../metrics.js';
 import type { WebApiJob } from './async-calls.js';
 import { WebApiErrorCode, type WebApiRequest } from './envelope.js';
 import { executeOperation, failedOutcome } from './operations.js';
@@ -19,10 +21,17 @@ export interface JobContext {
   /** How long a worker holds a job it started (at least its own time-out). */
   readonly leaseSeconds: number;
   readonly requestId: string;
+  readonly log?: Log;
+  /** Counts each delivery's outcome (`WebApiJobs` by `outcome`). */
+  readonly metrics?: ServiceMetrics;
 }
 
-/** `done`: the message can go; `retry`: leave it on the queue for another delivery. */
-export type JobOutcome = 'done' | 'retry';
+/**
+ * What one delivery came to: `finished`/`failed` (the operation's answer is journaled),
+ * `time_limit` (it outran the worker), `abandoned` (given up on its last delivery), `retry`,
+ * `held` (another worker runs it) or `ended` (already over: a duplicate delivery).
+ */
+export type JobOutcome = 'finished' | 'failed' | 'time_limit' | 'abandoned' | 'retry' | 'held' | 'ended';
 
 /** Reads a job message; undefined when it is not one (such a message can never succeed). */
 export function parseWebApiJob(body: string): WebApiJob | undefined {
@@ -55,12 +64,6 @@ async function withinTimeLimit<T>(work: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-function log(level: 'warn' | 'error', message: string, fields: Record<string, unknown>): void {
-  const line = JSON.stringify({ level, message, ...fields });
-  if (level === 'error') console.error(line);
-  else console.warn(line);
-}
-
 /**
  * Runs one delivery of a job and writes its answer and state into the journal. Idempotent: a job
  * that has ended is not run again, and a job another worker holds is left to it. A failure
@@ -69,13 +72,20 @@ function log(level: 'warn' | 'error', message: string, fields: Record<string, un
  * worker's time limit ends as failed at once, because another delivery would only outrun it again.
  */
 export async function runJob(ctx: JobContext, job: WebApiJob, delivery: JobDelivery): Promise<JobOutcome> {
+  const outcome = await deliverJob(ctx, job, delivery);
+  (ctx.metrics ?? noMetrics).count({ [MetricName.jobs]: 1 }, [{ outcome }]);
+  return outcome;
+}
+
+async function deliverJob(ctx: JobContext, job: WebApiJob, delivery: JobDelivery): Promise<JobOutcome> {
+  const log = ctx.log ?? silentLog;
   const last = delivery.attempt >= delivery.maxAttempts;
   const entry = await ctx.store.startAttempt(job.journalId, ctx.leaseSeconds);
   if (!entry) {
     const current = await ctx.store.readJournal(job.journalId);
-    if (current?.state !== 'running') return 'done';
+    if (current?.state !== 'running') return 'ended';
     // Another worker holds it: it finishes it, or its lease lapses and a later delivery takes over.
-    return last ? 'done' : 'retry';
+    return last ? 'held' : 'retry';
   }
   const fields = {
     requestId: ctx.requestId,
@@ -84,32 +94,32 @@ export async function runJob(ctx: JobContext, job: WebApiJob, delivery: JobDeliv
     attempt: delivery.attempt,
   };
   let outcome: JournalOutcome;
+  let reported: JobOutcome | undefined;
   try {
     const request = JSON.parse(entry.request) as WebApiRequest;
     const operation = await ctx.store.findOperation(entry.vltyp);
     outcome = operation
       ? await withinTimeLimit(
-          executeOperation(ctx.store, operation, request, entry.id, ctx.requestId),
+          executeOperation(ctx.store, operation, request, entry.id, { requestId: ctx.requestId, log }),
           delivery.timeLimitMs,
         )
       : failedOutcome(entry.id, WebApiErrorCode.unknownVltyp, `Unknown vltyp ${entry.vltyp}`);
   } catch (error) {
     if (error instanceof TimeLimitExceeded) {
-      log('warn', 'job outran the worker', fields);
+      log.warn('job outran the worker', fields);
+      reported = 'time_limit';
       outcome = failedOutcome(
         entry.id,
         WebApiErrorCode.jobAbandoned,
         `The operation did not finish within the worker's time limit (${Math.round(delivery.timeLimitMs / 1000)} s)`,
       );
     } else if (!last) {
-      log('warn', 'job attempt failed; it will be delivered again', {
-        ...fields,
-        error: (error as Error).message,
-      });
+      log.warn('job attempt failed; it will be delivered again', { ...fields, ...describeError(error) });
       await ctx.store.releaseJob(entry.id).catch(() => undefined);
       return 'retry';
     } else {
-      log('error', 'job failed on its last delivery', { ...fields, error: (error as Error).message });
+      log.error('job failed on its last delivery', { ...fields, ...describeError(error) });
+      reported = 'abandoned';
       outcome =
         error instanceof DatabaseUnavailableError
           ? failedOutcome(
@@ -127,5 +137,5 @@ export async function runJob(ctx: JobContext, job: WebApiJob, delivery: JobDeliv
   // Should this fail too, the message goes back to the queue (or to the dead-letter queue) and the
   // job stays running until 997 finds it stale.
   await ctx.store.finishJournal(entry.id, outcome);
-  return 'done';
+  return reported ?? (outcome.state === 'finished' ? 'finished' : 'failed');
 }

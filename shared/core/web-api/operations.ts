@@ -1,4 +1,5 @@
 import type { Row } from '../database.js';
+import { type Log, silentLog } from '../log.js';
 import { errorAnswer, type WebApiAnswer, WebApiErrorCode, type WebApiRequest } from './envelope.js';
 import { type JournalOutcome, type Operation, OperationFailedError, type WebApiStore } from './store.js';
 
@@ -44,7 +45,7 @@ export async function executeOperation(
   operation: Operation,
   request: WebApiRequest,
   journalId: number,
-  requestId: string,
+  trace: { readonly requestId: string; readonly log?: Log },
 ): Promise<JournalOutcome> {
   try {
     const rows = await store.callOperation(operation, request.params);
@@ -52,9 +53,12 @@ export async function executeOperation(
     return { state: 'finished', answer: JSON.stringify(answer), vlResult: 1, rowName: operation.rowName };
   } catch (error) {
     if (!(error instanceof OperationFailedError)) throw error;
-    console.warn(
-      JSON.stringify({ level: 'warn', requestId, journalId, vltyp: operation.vltyp, message: error.message }),
-    );
+    (trace.log ?? silentLog).warn('operation failed in the database', {
+      requestId: trace.requestId,
+      journalId,
+      vltyp: operation.vltyp,
+      errorMessage: error.message,
+    });
     const told = error.publicMessage ? `: ${error.publicMessage}` : '';
     return failedOutcome(
       journalId,

@@ -3,9 +3,16 @@ import { openDatabase } from '../../config/databases.js';
 import type { TenantConfig } from '../../config/tenants.js';
 import { webApiPolicy } from '../../config/web-api.js';
 import { ServiceError } from '../../core/errors.js';
+import { MetricName } from '../../core/metrics.js';
 import { authenticateApplication, type SignedCall, type WebApiContext } from '../../core/web-api/calls.js';
-import { type CallResult, errorAnswer, WebApiErrorCode } from '../../core/web-api/envelope.js';
+import {
+  type CallResult,
+  errorAnswer,
+  WebApiErrorCode,
+  type WebApiRequest,
+} from '../../core/web-api/envelope.js';
 import { type HttpRequest, type HttpResponse, httpHandler, toServiceError } from '../http.js';
+import { serviceLog, serviceMetrics } from '../observability.js';
 import { requireTenant } from '../tenant.js';
 import { decodeRequest, encodeAnswer, encodeObject } from './codec.js';
 import { type AnswerFormat, negotiateAnswerFormat, requestFormat } from './format.js';
@@ -83,6 +90,7 @@ async function webApiContext(tenant: TenantConfig, request: HttpRequest): Promis
     store: tenantWebApiStore(db),
     policy: webApiPolicy(tenant),
     requestId: request.requestId,
+    log: serviceLog(),
   };
 }
 
@@ -104,12 +112,31 @@ export function signedCallRoute(
   return async (request, tenant, format) => {
     const bodyFormat = requestFormat(request.headers['content-type']);
     const ctx = await webApiContext(tenant, request);
-    const result = await useCase(ctx, {
-      apiKey: request.headers['x-api-key'],
-      signature: request.headers['x-svc-signature'],
-      body: request.body,
-      decode: () => decodeRequest(request.body, bodyFormat),
-    });
-    return answer(format, encodeAnswer(result, format.kind), request.requestId);
+    let decoded: WebApiRequest | undefined;
+    let vlResult: number | undefined;
+    try {
+      const result = await useCase(ctx, {
+        apiKey: request.headers['x-api-key'],
+        signature: request.headers['x-svc-signature'],
+        body: request.body,
+        decode: () => {
+          decoded = decodeRequest(request.body, bodyFormat);
+          return decoded;
+        },
+      });
+      vlResult = result.answer.vlResult;
+      return answer(format, encodeAnswer(result, format.kind), request.requestId);
+    } finally {
+      // Only admitted calls (their envelope decoded) are counted. A call refused after decoding
+      // (unknown vltyp, say) counts as `rejected`, so that callers cannot invent dimension values.
+      if (decoded) countCall(vlResult === undefined ? 'rejected' : String(decoded.vltyp), vlResult ?? -1);
+    }
   };
+}
+
+/** `WebApiCalls` by `vltyp` and `vlResult`; -2 is an async call past `CommandTimeoutAsync` (160). */
+function countCall(vltyp: string, vlResult: number): void {
+  const metrics = serviceMetrics();
+  metrics.count({ [MetricName.webApiCalls]: 1 }, [{ vltyp, vlResult: String(vlResult) }]);
+  if (vlResult === -2) metrics.count({ [MetricName.asyncTimeouts]: 1 }, [{}]);
 }

@@ -2,7 +2,10 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { openDatabase } from '../../config/databases.js';
 import { loadTenantRegistry } from '../../config/tenants.js';
 import { getWebApiJobSettings } from '../../config/web-api.js';
+import { describeError } from '../../core/log.js';
+import { MetricName } from '../../core/metrics.js';
 import { type JobOutcome, parseWebApiJob, runJob } from '../../core/web-api/jobs.js';
+import { serviceLog, serviceMetrics } from '../observability.js';
 import { tenantWebApiStore } from './store.js';
 
 /** Time kept back from the Lambda's remaining time to write the journal after an operation is cut off. */
@@ -13,27 +16,29 @@ const remainingMs = (context: Context | undefined, leaseSeconds: number) =>
     ? context.getRemainingTimeInMillis()
     : leaseSeconds * 1000;
 
-function log(level: 'warn' | 'error', message: string, fields: Record<string, unknown>): void {
-  const line = JSON.stringify({ level, message, ...fields });
-  if (level === 'error') console.error(line);
-  else console.warn(line);
-}
+/** What one record came to, for its summary line: a job's outcome, or why it was dropped. */
+type RecordOutcome = JobOutcome | 'not_a_job' | 'unknown_tenant' | 'error';
 
-async function processRecord(record: SQSRecord, context: Context): Promise<JobOutcome> {
+async function processRecord(
+  record: SQSRecord,
+  context: Context,
+  fields: Record<string, unknown>,
+): Promise<RecordOutcome> {
   const job = parseWebApiJob(record.body);
-  if (!job) {
-    log('error', 'not a Web API job; dropped', { messageId: record.messageId });
-    return 'done';
-  }
+  if (!job) return 'not_a_job';
+  Object.assign(fields, { tenant: job.tenant, journalId: job.journalId, callRequestId: job.requestId });
   const tenant = (await loadTenantRegistry()).get(job.tenant);
-  if (!tenant) {
-    log('error', 'job of an unknown tenant; dropped', { messageId: record.messageId, tenant: job.tenant });
-    return 'done';
-  }
+  if (!tenant) return 'unknown_tenant';
   const settings = getWebApiJobSettings();
   const store = tenantWebApiStore(await openDatabase(tenant.database));
   return runJob(
-    { store, leaseSeconds: settings.jobLeaseSeconds, requestId: context.awsRequestId ?? job.requestId },
+    {
+      store,
+      leaseSeconds: settings.jobLeaseSeconds,
+      requestId: context.awsRequestId ?? job.requestId,
+      log: serviceLog(),
+      metrics: serviceMetrics(),
+    },
     job,
     {
       attempt: Number(record.attributes.ApproximateReceiveCount) || 1,
@@ -46,26 +51,45 @@ async function processRecord(record: SQSRecord, context: Context): Promise<JobOu
 /**
  * The Web API worker: runs the jobs of an SQS batch side by side and reports the ones to deliver
  * again as partial batch failures (`ReportBatchItemFailures`), so that the others are not repeated.
+ * One summary line per record; a record that fails its last delivery is counted as dead-lettered.
  */
 export function webApiJobWorker() {
+  let coldStart = true;
   return async function runJobs(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+    const cold = coldStart;
+    coldStart = false;
     const outcomes = await Promise.all(
-      event.Records.map((record) =>
-        processRecord(record, context).catch((error: unknown): JobOutcome => {
-          log('error', 'job delivery failed', {
-            messageId: record.messageId,
-            error: (error as Error).message,
-          });
-          return 'retry';
-        }),
-      ),
+      event.Records.map(async (record): Promise<RecordOutcome> => {
+        const started = performance.now();
+        const attempt = Number(record.attributes.ApproximateReceiveCount) || 1;
+        const fields: Record<string, unknown> = {
+          requestId: context?.awsRequestId,
+          messageId: record.messageId,
+          function: context?.functionName,
+          attempt,
+          coldStart: cold,
+        };
+        let outcome: RecordOutcome;
+        try {
+          outcome = await processRecord(record, context, fields);
+        } catch (error) {
+          serviceLog().error('job delivery failed', { ...fields, ...describeError(error) });
+          outcome = 'error';
+        }
+        const again = outcome === 'retry' || outcome === 'error';
+        const durationMs = Math.round(performance.now() - started);
+        const level = outcome === 'not_a_job' || outcome === 'unknown_tenant' ? 'error' : 'info';
+        serviceLog()[level]('job', { ...fields, outcome, durationMs });
+        if (again && attempt >= getWebApiJobSettings().jobMaxReceives) {
+          serviceMetrics().count({ [MetricName.deadLettered]: 1 }, [{ queue: 'web-api-jobs' }]);
+        }
+        return outcome;
+      }),
     );
     return {
-      batchItemFailures: event.Records.filter((_record, index) => outcomes[index] === 'retry').map(
-        (record) => ({
-          itemIdentifier: record.messageId,
-        }),
-      ),
+      batchItemFailures: event.Records.filter(
+        (_record, index) => outcomes[index] === 'retry' || outcomes[index] === 'error',
+      ).map((record) => ({ itemIdentifier: record.messageId })),
     };
   };
 }
