@@ -10,7 +10,7 @@ describe('npm start', () => {
   it('starts the local stack, prints URLs and demo credentials, serves, and stops cleanly on SIGTERM', async () => {
     const started = Date.now();
     child = spawn('npm', ['start', '--silent'], {
-      env: { ...process.env, PORT: '0' },
+      env: { ...process.env, PORT: '0', LOG_LEVEL: 'INFO' },
       stdio: ['ignore', 'pipe', 'pipe'],
       // Its own process group, as in a terminal, where Ctrl+C signals npm and the stack together.
       detached: true,
