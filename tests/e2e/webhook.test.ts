@@ -13,7 +13,9 @@ import { DOCUMENT_RECEIVED_QUEUE } from '../../infra/local/queues.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { createEmbeddedWebhookDeliveryLog } from '../../shared/adapters/embedded-sql/webhook-delivery-log.js';
+import { createEmfMetrics } from '../../shared/adapters/powertools/metrics.js';
 import { webhookEventId } from '../../shared/core/webhook/event.js';
+import { useObservability } from '../../shared/lambda/observability.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import {
   type ReceivedWebhook,
@@ -230,6 +232,11 @@ describe('Receipt webhook over HTTP (local stack)', () => {
   });
 
   it('moves the event to the dead-letter queue after the last attempt', async () => {
+    // The EMF documents of this test's records (the local stack would log them at DEBUG).
+    const documents: Record<string, unknown>[] = [];
+    useObservability({
+      metrics: createEmfMetrics({ sink: (document) => documents.push(JSON.parse(document)) }),
+    });
     receiver.on('/always-500', { status: 500 });
     await subjectWebhook(4, `${receiver.url}/always-500`);
     await documentReceived(4, 4001);
@@ -241,6 +248,16 @@ describe('Receipt webhook over HTTP (local stack)', () => {
     // No fourth attempt.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(receiver.receivedOn('/always-500')).toHaveLength(3);
+    // Three failed attempts for the failure-rate alarm, and one event dead-lettered.
+    const attempts = documents.filter((d) => d.WebhookAttempts !== undefined);
+    expect(attempts.map((d) => [d.outcome, d.WebhookFailures])).toEqual([
+      ['retrying', 1],
+      ['retrying', 1],
+      ['failed', 1],
+    ]);
+    expect(documents.filter((d) => d.DeadLettered !== undefined)).toMatchObject([
+      { queue: 'document-received', DeadLettered: 1 },
+    ]);
   });
 
   it('stops at once after 410 Gone: no retry, no dead-letter queue', async () => {

@@ -26,8 +26,11 @@ export function createEmfMetrics(options: EmfMetricsOptions = {}): ServiceMetric
   return {
     count(values, dimensionSets) {
       const metrics = new Metrics({ namespace, serviceName });
-      const [first, ...others] = dimensionSets;
-      for (const [name, value] of Object.entries(first ?? {})) metrics.addDimension(name, value);
+      const [first = {}, ...others] = dimensionSets;
+      // An empty set stands for the service dimension alone; Powertools would leave it out once
+      // another set is added, unless it is added as a set of its own.
+      if (Object.keys(first).length === 0) metrics.addDimensions({});
+      for (const [name, value] of Object.entries(first)) metrics.addDimension(name, value);
       for (const set of others) metrics.addDimensions({ ...set });
       for (const [name, value] of Object.entries(values)) metrics.addMetric(name, MetricUnit.Count, value);
       sink(JSON.stringify(metrics.serializeMetrics()));
