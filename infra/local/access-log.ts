@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createEmfMetrics } from '../../shared/adapters/powertools/metrics.js';
-import { serviceLog, useObservability } from '../../shared/lambda/observability.js';
+import { serviceLog } from '../../shared/lambda/observability.js';
 
 /**
  * The development server's line per request, once the answer is sent: `GET /path 200 12 ms` (or
@@ -15,14 +14,5 @@ export function logAccess(request: IncomingMessage, response: ServerResponse): v
       status: response.writableFinished ? response.statusCode : 'aborted',
       durationMs: Math.round(performance.now() - started),
     });
-  });
-}
-
-/** Locally the EMF documents would drown the console: they go to the log at DEBUG instead. */
-export function routeMetricsToDebugLog(): void {
-  useObservability({
-    metrics: createEmfMetrics({
-      sink: (document) => serviceLog().debug('metrics', { emf: JSON.parse(document) as unknown }),
-    }),
   });
 }

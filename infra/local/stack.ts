@@ -11,7 +11,7 @@ import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
 import { describeError } from '../../shared/core/log.js';
 import { serviceLog } from '../../shared/lambda/observability.js';
-import { logAccess, routeMetricsToDebugLog } from './access-log.js';
+import { logAccess } from './access-log.js';
 import { startAwsEmulator } from './aws-emulator.js';
 import { openDemoDatabase } from './demo-database.js';
 import { createHttpGateway } from './http-gateway.js';
@@ -50,7 +50,6 @@ function isLoopback(request: IncomingMessage): boolean {
  * demo tenant, and the Lambda handlers behind an HTTP API emulation.
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
-  routeMetricsToDebugLog();
   const { emulator, endpoint } = await startAwsEmulator({
     bucket: LARGE_ANSWER_BUCKET,
     env: {

@@ -19,7 +19,15 @@ export const silentLog: Log = {
 
 /** What is safe to log of an error: its name, message and the chain of causes (never a stack of secrets). */
 export function describeError(error: unknown): Record<string, unknown> {
-  if (!(error instanceof Error)) return { error: String(error) };
+  if (!(error instanceof Error)) {
+    // SDK and driver errors are sometimes plain objects: their name and message, not `[object Object]`.
+    const { name, message, code } = (typeof error === 'object' && error ? error : {}) as Record<
+      string,
+      unknown
+    >;
+    if (typeof message === 'string') return { error: String(name ?? code ?? 'Error'), errorMessage: message };
+    return { error: String(error) };
+  }
   const described: Record<string, unknown> = { error: error.name, errorMessage: error.message };
   if (error.cause !== undefined && error.cause !== error) described.cause = describeError(error.cause);
   return described;

@@ -14,8 +14,9 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { createEmbeddedWebhookDeliveryLog } from '../../shared/adapters/embedded-sql/webhook-delivery-log.js';
 import { createEmfMetrics } from '../../shared/adapters/powertools/metrics.js';
+import type { LogFields } from '../../shared/core/log.js';
 import { webhookEventId } from '../../shared/core/webhook/event.js';
-import { useObservability } from '../../shared/lambda/observability.js';
+import { serviceLog, useObservability } from '../../shared/lambda/observability.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import {
   type ReceivedWebhook,
@@ -373,19 +374,21 @@ describe('Receipt webhook over HTTP (local stack)', () => {
 
   it('loses nothing when the database fails: the event comes back and is delivered later', async () => {
     await subjectWebhook(11, `${receiver.url}/db-outage`);
-    const errors = vi.spyOn(console, 'error');
+    const errors: LogFields[] = [];
+    const previous = serviceLog();
+    useObservability({ log: { ...previous, error: (_message, fields = {}) => errors.push(fields) } });
     await stack.db.exec('ALTER TABLE dbo."WEBHOOK_DELIVERY" RENAME TO "WEBHOOK_DELIVERY_AWAY"');
     try {
       await documentReceived(11, 11001);
       await until(
         'the failed attempt',
-        async () => errors.mock.calls.map((call) => String(call[0])),
-        (lines) => lines.some((line) => line.includes('"documentId":11001') && line.includes('not_recorded')),
+        async () => errors,
+        (entries) => entries.some((entry) => entry.documentId === 11001 && entry.outcome === 'not_recorded'),
       );
       expect(receiver.receivedOn('/db-outage')).toHaveLength(0);
     } finally {
       await stack.db.exec('ALTER TABLE dbo."WEBHOOK_DELIVERY_AWAY" RENAME TO "WEBHOOK_DELIVERY"');
-      errors.mockRestore();
+      useObservability({ log: previous });
     }
     await receiver.waitFor('/db-outage', 1);
     expect(await until('the record', () => deliveries(11001), finished(1))).toEqual([
