@@ -1,5 +1,5 @@
 import { createPowertoolsLog, type LogFormat } from '../adapters/powertools/log.js';
-import { createEmfMetrics, writeToStdout } from '../adapters/powertools/metrics.js';
+import { createEmfMetrics, type EmfSink, writeToStdout } from '../adapters/powertools/metrics.js';
 import { ConfigurationError } from '../config/settings.js';
 import type { Log } from '../core/log.js';
 import type { ServiceMetrics } from '../core/metrics.js';
@@ -22,16 +22,18 @@ export function serviceLog(): Log {
 }
 
 /**
- * The one metrics emitter of this process, created on first use: EMF documents on stdout in Lambda
- * (where CloudWatch Logs turns them into metrics); elsewhere (the local stack, tests calling
- * handlers) they would only flood the console, so they go to the log at DEBUG.
+ * Where EMF documents go: stdout in Lambda (where CloudWatch Logs turns them into metrics);
+ * elsewhere (the local stack, tests calling handlers) they would only flood the console, so they
+ * go to the log at DEBUG.
  */
+export function defaultEmfSink(): EmfSink {
+  if (process.env.AWS_LAMBDA_FUNCTION_NAME) return writeToStdout;
+  return (document) => serviceLog().debug('metrics', { emf: JSON.parse(document) as unknown });
+}
+
+/** The one metrics emitter of this process, created on first use. */
 export function serviceMetrics(): ServiceMetrics {
-  metrics ??= createEmfMetrics({
-    sink: process.env.AWS_LAMBDA_FUNCTION_NAME
-      ? writeToStdout
-      : (document) => serviceLog().debug('metrics', { emf: JSON.parse(document) as unknown }),
-  });
+  metrics ??= createEmfMetrics({ sink: defaultEmfSink() });
   return metrics;
 }
 

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createPowertoolsLog } from '../../shared/adapters/powertools/log.js';
-import { createEmfMetrics } from '../../shared/adapters/powertools/metrics.js';
+import { createEmfMetrics, writeToStdout } from '../../shared/adapters/powertools/metrics.js';
 import { redactFields, redactText } from '../../shared/adapters/powertools/redact.js';
 import { describeError } from '../../shared/core/log.js';
-import { logFormatFromEnv } from '../../shared/lambda/observability.js';
+import { defaultEmfSink, logFormatFromEnv, useObservability } from '../../shared/lambda/observability.js';
 
 /** What the logger writes to stdout and stderr while `act` runs. */
 function captureOutput(act: () => void): string[] {
@@ -140,6 +140,21 @@ describe('Function: createEmfMetrics', () => {
     });
     // The webhook failure alarm reads the set with the service alone.
     expect(webhook._aws.CloudWatchMetrics[0].Dimensions).toEqual([['service'], ['service', 'outcome']]);
+  });
+});
+
+describe('Function: defaultEmfSink', () => {
+  it('writes EMF to stdout in Lambda, and elsewhere to the log at DEBUG', () => {
+    vi.stubEnv('AWS_LAMBDA_FUNCTION_NAME', 'erp-integration-gateway-dev-webTest');
+    expect(defaultEmfSink()).toBe(writeToStdout);
+    vi.stubEnv('AWS_LAMBDA_FUNCTION_NAME', '');
+    const debug: unknown[] = [];
+    const none = () => undefined;
+    useObservability({
+      log: { debug: (_message, fields) => debug.push(fields), info: none, warn: none, error: none },
+    });
+    defaultEmfSink()('{"_aws":{},"Requests":1}');
+    expect(debug).toEqual([{ emf: { _aws: {}, Requests: 1 } }]);
   });
 });
 
