@@ -7,22 +7,33 @@ import type { Answer, AnswerLimits, LargeObjectStore } from '../core/answers.js'
 import type { ConditionTranslator } from '../core/condition/index.js';
 import type { DataApiContext } from '../core/data-api/read.js';
 import type { SqlDialectName } from '../core/database.js';
-import { badRequest, type ServiceError } from '../core/errors.js';
+import { badRequest } from '../core/errors.js';
 import { requireBasicAuth } from './basic-auth.js';
-import { type HttpRequest, type HttpResponse, httpHandler, MAX_RESPONSE_BODY_BYTES } from './http.js';
+import {
+  type HttpRequest,
+  type HttpResponse,
+  httpHandler,
+  MAX_RESPONSE_BODY_BYTES,
+  type RenderedError,
+  toServiceError,
+} from './http.js';
 import { requireTenant } from './tenant.js';
 
 /** The Data API's error body: `{"error":{"code","message","requestId"}}`. */
 export function renderDataApiError(
-  error: ServiceError,
+  thrown: unknown,
   _request: HttpRequest | undefined,
   requestId: string,
-) {
+): RenderedError {
+  const error = toServiceError(thrown);
   const message = error.expose ? error.message : 'The request could not be completed';
   return {
-    status: error.status,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...error.headers },
-    body: JSON.stringify({ error: { code: error.code, message, requestId, ...error.details } }),
+    code: error.code,
+    response: {
+      status: error.status,
+      headers: { 'content-type': 'application/json; charset=utf-8', ...error.headers },
+      body: JSON.stringify({ error: { code: error.code, message, requestId, ...error.details } }),
+    },
   };
 }
 

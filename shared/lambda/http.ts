@@ -27,11 +27,18 @@ export interface HttpResponse {
 }
 
 export type Route = (request: HttpRequest) => Promise<HttpResponse>;
+/** An error's answer, and the machine code it carries (for the request's log lines). */
+export interface RenderedError {
+  readonly response: HttpResponse;
+  readonly code: string;
+}
+
+/** Turns whatever a route threw into its API's error answer; anything unexpected becomes a plain 500. */
 export type ErrorRenderer = (
-  error: ServiceError,
+  error: unknown,
   request: HttpRequest | undefined,
   requestId: string,
-) => HttpResponse;
+) => RenderedError;
 
 /** Decodes an API Gateway HTTP API (payload 2.0) event. */
 export function toHttpRequest(event: APIGatewayProxyEventV2, context?: Context): HttpRequest {
@@ -90,8 +97,15 @@ export function toServiceError(error: unknown): ServiceError {
   return new ServiceError(500, 'internal_error', 'The request could not be completed', { cause: error });
 }
 
-/** The error a request ended with, kept for its summary line. */
-const requestErrors = new WeakMap<object, ServiceError>();
+/** The code of the error a request ended with, kept for its summary line. */
+const requestErrors = new WeakMap<object, string>();
+
+/** The innermost cause of an error: what the log needs, whatever wrapped it on the way out. */
+function rootCause(error: unknown): unknown {
+  let root = error;
+  while (root instanceof Error && root.cause instanceof Error) root = root.cause;
+  return root;
+}
 
 type Event = APIGatewayProxyEventV2;
 type Result = APIGatewayProxyStructuredResultV2;
@@ -102,24 +116,24 @@ export function serviceErrors(renderError: ErrorRenderer): middy.MiddlewareObj<E
     onError: async function renderServiceError(handlerRequest) {
       const requestId =
         handlerRequest.context?.awsRequestId ?? handlerRequest.event?.requestContext?.requestId ?? 'local';
-      const error = toServiceError(handlerRequest.error);
-      requestErrors.set(handlerRequest, error);
-      if (error.status >= 500) {
-        // The cause stays here; the answer says only that the request could not be completed.
-        serviceLog().error('request failed', {
-          requestId,
-          status: error.status,
-          code: error.code,
-          ...describeError(error.cause ?? error),
-        });
-      }
       let request: HttpRequest | undefined;
       try {
         request = toHttpRequest(handlerRequest.event, handlerRequest.context);
       } catch {
         request = undefined;
       }
-      handlerRequest.response = toLambdaResult(renderError(error, request, requestId));
+      const { response, code } = renderError(handlerRequest.error, request, requestId);
+      requestErrors.set(handlerRequest, code);
+      if (response.status >= 500) {
+        // The cause stays here; the answer says only that the request could not be completed.
+        serviceLog().error('request failed', {
+          requestId,
+          status: response.status,
+          code,
+          ...describeError(rootCause(handlerRequest.error)),
+        });
+      }
+      handlerRequest.response = toLambdaResult(response);
     },
   };
 }
@@ -156,7 +170,7 @@ export function requestSummary(): middy.MiddlewareObj<Event, Result> {
       route,
       function: functionName,
       coldStart,
-      ...(error ? { errorCode: error.code } : {}),
+      ...(error ? { errorCode: error } : {}),
     });
     coldStart = false;
     serviceMetrics().count({ [MetricName.requests]: 1, [MetricName.serverErrors]: status >= 500 ? 1 : 0 }, [

@@ -1,6 +1,6 @@
 /** Helpers of the unit tests of the Web API core (shared/core/web-api). */
 import type { Row } from '../../shared/core/database.js';
-import type { ServiceError } from '../../shared/core/errors.js';
+import type { WebApiError } from '../../shared/core/web-api/envelope.js';
 import type { Operation } from '../../shared/core/web-api/store.js';
 
 /** An operation of the memory Web API store whose every run throws what `error` makes. */
@@ -19,11 +19,11 @@ export const failingOperation = (
 });
 
 /** The error a call is refused with; fails when the call is accepted. */
-export async function refusal(promise: Promise<unknown>): Promise<ServiceError> {
+export async function refusal(promise: Promise<unknown>): Promise<WebApiError> {
   try {
     await promise;
   } catch (error) {
-    return error as ServiceError;
+    return error as WebApiError;
   }
   throw new Error('the call was accepted');
 }

@@ -6,6 +6,7 @@ import { validateEnvelope } from '../../shared/core/web-api/envelope.js';
 import { type JobDelivery, parseWebApiJob, runJob } from '../../shared/core/web-api/jobs.js';
 import { signatureHeader } from '../../shared/core/web-api/signature.js';
 import { OperationFailedError } from '../../shared/core/web-api/store.js';
+import { webApiHttpStatus } from '../../shared/lambda/web-api/http.js';
 import { memoryWebApiStore } from '../support/memory-web-api-store.js';
 import { failingOperation, refusal } from '../support/web-api-core.js';
 
@@ -171,7 +172,7 @@ describe('Function: getDataAsync', () => {
   it('refuses an unknown vltyp with 404/110 before anything is journaled or queued', async () => {
     const { ctx, journal, jobs, idleQueue } = setUp();
     const error = await refusal(getDataAsync(ctx, signed({ vltyp: 4242 }), idleQueue));
-    expect([error.status, error.code, journal.size, jobs.length]).toEqual([404, '110', 0, 0]);
+    expect([webApiHttpStatus(error), error.errorCode, journal.size, jobs.length]).toEqual([404, '110', 0, 0]);
   });
 });
 
@@ -236,7 +237,7 @@ describe('Function: resultForId (vltyp 997)', () => {
       const error = await refusal(
         getData(ctx, signed({ vltyp: 997, params: [{ idws_journal: id }] }, key, hash)),
       );
-      expect([error.status, error.code]).toEqual([404, '111']);
+      expect([webApiHttpStatus(error), error.errorCode]).toEqual([404, '111']);
     }
     expect(journal.size).toBe(1);
   });
@@ -245,7 +246,7 @@ describe('Function: resultForId (vltyp 997)', () => {
     const { ctx } = setUp();
     for (const params of [[], [{ idws_journal: 'abc' }], [{ idws_journal: 1.5 }], [{ idws: 1 }]]) {
       const error = await refusal(getData(ctx, signed({ vltyp: 997, params })));
-      expect([error.status, error.code]).toEqual([400, '100']);
+      expect([webApiHttpStatus(error), error.errorCode]).toEqual([400, '100']);
       expect(error.message).toMatch(/idws_journal/);
     }
   });

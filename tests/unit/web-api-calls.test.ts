@@ -4,6 +4,7 @@ import { getData, type SignedCall, type WebApiContext } from '../../shared/core/
 import { validateEnvelope, type WebApiRequest } from '../../shared/core/web-api/envelope.js';
 import { signatureHeader } from '../../shared/core/web-api/signature.js';
 import { OperationFailedError } from '../../shared/core/web-api/store.js';
+import { webApiHttpStatus } from '../../shared/lambda/web-api/http.js';
 import { memoryWebApiStore } from '../support/memory-web-api-store.js';
 import { failingOperation, refusal } from '../support/web-api-core.js';
 
@@ -102,7 +103,7 @@ describe('Function: getData', () => {
     const { ctx, journal, calls } = setUp();
     const { call, decoded } = signed({ vltyp: 1001 }, overrides);
     const error = await refusal(getData(ctx, call));
-    expect([error.status, error.code]).toEqual([400, '101']);
+    expect([webApiHttpStatus(error), error.errorCode]).toEqual([400, '101']);
     expect(error.message).toMatch(message);
     expect([journal.size, calls.length, decoded.count]).toEqual([0, 0, 0]);
   });
@@ -116,7 +117,7 @@ describe('Function: getData', () => {
     const { ctx, journal, calls, claimed } = setUp();
     const { call, decoded } = signed({ vltyp: 1001 }, overrides);
     const error = await refusal(getData(ctx, call));
-    expect([error.status, error.code]).toEqual([status, code]);
+    expect([webApiHttpStatus(error), error.errorCode]).toEqual([status, code]);
     expect([journal.size, calls.length, decoded.count, claimed.size]).toEqual([0, 0, 0, 0]);
   });
 
@@ -133,7 +134,7 @@ describe('Function: getData', () => {
         },
       }),
     );
-    expect(error.code).toBe('103');
+    expect(error.errorCode).toBe('103');
   });
 
   it('refuses the same signed request twice with 409/105 and runs it once', async () => {
@@ -141,7 +142,7 @@ describe('Function: getData', () => {
     const { call } = signed({ vltyp: 1001 });
     await getData(ctx, call);
     const error = await refusal(getData(ctx, call));
-    expect([error.status, error.code]).toEqual([409, '105']);
+    expect([webApiHttpStatus(error), error.errorCode]).toEqual([409, '105']);
     expect(error.message).toMatch(/already accepted/);
     expect([journal.size, calls.length]).toEqual([1, 1]);
   });
@@ -158,13 +159,18 @@ describe('Function: getData', () => {
     const { ctx, journal } = setUp();
     const { call, decoded } = signed({ params: [] });
     const error = await refusal(getData(ctx, call));
-    expect([error.status, error.code, decoded.count, journal.size]).toEqual([400, '100', 1, 0]);
+    expect([webApiHttpStatus(error), error.errorCode, decoded.count, journal.size]).toEqual([
+      400,
+      '100',
+      1,
+      0,
+    ]);
   });
 
   it('refuses an unknown vltyp with 404/110 and journals nothing', async () => {
     const { ctx, journal, calls } = setUp();
     const error = await refusal(getData(ctx, signed({ vltyp: 4242 }).call));
-    expect([error.status, error.code]).toEqual([404, '110']);
+    expect([webApiHttpStatus(error), error.errorCode]).toEqual([404, '110']);
     expect(error.message).toMatch(/4242/);
     expect([journal.size, calls.length]).toEqual([0, 0]);
   });

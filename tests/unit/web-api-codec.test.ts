@@ -1,19 +1,19 @@
 import { XMLParser } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import type { ServiceError } from '../../shared/core/errors.js';
-import type { CallResult } from '../../shared/core/web-api/envelope.js';
+import type { CallResult, WebApiError } from '../../shared/core/web-api/envelope.js';
 import { jsonNameOf, rowElementName, xmlNameOf } from '../../shared/core/web-api/names.js';
 import { decodeRequest, encodeAnswer, encodeObject } from '../../shared/lambda/web-api/codec.js';
+import { webApiHttpStatus } from '../../shared/lambda/web-api/http.js';
 
 const json = (text: string) => decodeRequest(Buffer.from(text, 'utf8'), 'json');
 const xml = (text: string) => decodeRequest(Buffer.from(text, 'utf8'), 'xml');
 
 /** The 400/100 refusal a decoder throws, or a failure when it accepts the body. */
-function refusal(decode: () => unknown): ServiceError {
+function refusal(decode: () => unknown): WebApiError {
   try {
     decode();
   } catch (error) {
-    return error as ServiceError;
+    return error as WebApiError;
   }
   throw new Error('the body was accepted');
 }
@@ -79,7 +79,7 @@ describe('Function: decodeRequest (JSON)', () => {
     ['an unknown field', '{"vltyp":1,"param":[]}', /Unknown field "param"/],
   ])('refuses %s with 400/100', (_case, body, message) => {
     const error = refusal(() => json(body));
-    expect([error.status, error.code]).toEqual([400, '100']);
+    expect([webApiHttpStatus(error), error.errorCode]).toEqual([400, '100']);
     expect(error.message).toMatch(message);
   });
 
@@ -187,7 +187,7 @@ describe('Function: decodeRequest (XML)', () => {
     ],
   ])('refuses %s with 400/100', (_case, body, message) => {
     const error = refusal(() => xml(body));
-    expect([error.status, error.code]).toEqual([400, '100']);
+    expect([webApiHttpStatus(error), error.errorCode]).toEqual([400, '100']);
     expect(error.message).toMatch(message);
   });
 });

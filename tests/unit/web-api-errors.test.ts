@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
 import { DatabaseStatementError, DatabaseUnavailableError } from '../../shared/core/database.js';
 import { ServiceError } from '../../shared/core/errors.js';
-import { renderWebApiError, type WebApiRoute, webApiHandler } from '../../shared/lambda/web-api/http.js';
+import { WebApiError, WebApiErrorCode } from '../../shared/core/web-api/envelope.js';
+import {
+  renderWebApiError,
+  type WebApiRoute,
+  webApiHandler,
+  webApiHttpStatus,
+} from '../../shared/lambda/web-api/http.js';
 import { httpApiEvent, invokeHttp } from '../support/http-api-event.js';
 
 const tenant = (defaultType: string) => ({
@@ -49,9 +55,7 @@ async function failWith(error: unknown, tenantId = 'json', headers: Record<strin
 
 describe('Function: webApiHandler (error rendering)', () => {
   it('renders a refusal as the contract error body with its status and errorCode as a string', async () => {
-    const { status, type, body } = await failWith(
-      new ServiceError(401, '103', 'The signature does not match'),
-    );
+    const { status, type, body } = await failWith(new WebApiError('103', 'The signature does not match'));
     expect(status).toBe(401);
     expect(type).toBe('application/json; charset=utf-8');
     expect(JSON.parse(body)).toEqual({
@@ -62,10 +66,7 @@ describe('Function: webApiHandler (error rendering)', () => {
   });
 
   it("renders in the tenant's DefContentType when the request names no format", async () => {
-    const { type, body } = await failWith(
-      new ServiceError(400, '101', 'Header Content-Type is missing'),
-      'xml',
-    );
+    const { type, body } = await failWith(new WebApiError('101', 'Header Content-Type is missing'), 'xml');
     expect(type).toBe('application/xml; charset=utf-8');
     expect(body).toBe(
       '<?xml version="1.0" encoding="UTF-8"?><result><id/><vlResult>-1</vlResult><data><error>' +
@@ -74,7 +75,7 @@ describe('Function: webApiHandler (error rendering)', () => {
   });
 
   it('renders per Accept, then per the request Content-Type, before DefContentType', async () => {
-    const error = new ServiceError(409, '105', 'replayed');
+    const error = new WebApiError('105', 'replayed');
     expect((await failWith(error, 'xml', { accept: 'application/json' })).type).toMatch(/^application\/json/);
     expect((await failWith(error, 'xml', { 'content-type': 'application/json' })).type).toMatch(
       /^application\/json/,
@@ -118,14 +119,46 @@ describe('Function: webApiHandler (error rendering)', () => {
   });
 
   it('renders errors raised outside a route from the request headers alone', () => {
-    const response = renderWebApiError(
-      new ServiceError(400, '101', 'missing'),
+    const { response, code } = renderWebApiError(
+      new WebApiError('101', 'missing'),
       { headers: { accept: 'text/xml' } } as never,
       'request-1',
     );
+    expect(code).toBe('101');
     expect(response.headers).toEqual({
       'content-type': 'text/xml; charset=utf-8',
       'x-request-id': 'request-1',
+    });
+  });
+
+  it("answers each errorCode with the contract's HTTP status", () => {
+    const contract: Record<string, number> = {
+      '100': 400,
+      '101': 400,
+      '102': 401,
+      '103': 401,
+      '104': 401,
+      '105': 409,
+      '106': 415,
+      '110': 404,
+      '111': 404,
+      '120': 200,
+      '150': 503,
+      '160': 200,
+      '161': 200,
+    };
+    for (const [code, status] of Object.entries(contract)) {
+      expect([code, webApiHttpStatus(new WebApiError(code as WebApiErrorCode, 'x'))]).toEqual([code, status]);
+    }
+    expect(webApiHttpStatus(new WebApiError(WebApiErrorCode.internal, 'x'))).toBe(500);
+  });
+
+  it("does not take a Data API error's code for a Web API errorCode, even when it looks like one", async () => {
+    const { status, body } = await failWith(new ServiceError(409, '105', 'a Data API refusal'));
+    expect(status).toBe(500);
+    expect(JSON.parse(body).data[0].error[0]).toEqual({
+      errorCode: '190',
+      errorMessage: 'The request could not be completed',
     });
   });
 });

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { ServiceError } from '../../shared/core/errors.js';
+import type { WebApiError } from '../../shared/core/web-api/envelope.js';
 import { negotiateAnswerFormat, requestFormat } from '../../shared/lambda/web-api/format.js';
+import { webApiHttpStatus } from '../../shared/lambda/web-api/http.js';
 
-function refusal(check: () => unknown): ServiceError {
+function refusal(check: () => unknown): WebApiError {
   try {
     check();
   } catch (error) {
-    return error as ServiceError;
+    return error as WebApiError;
   }
   throw new Error('accepted');
 }
@@ -25,7 +26,7 @@ describe('Function: requestFormat', () => {
   it('refuses a missing Content-Type with 400/101', () => {
     for (const missing of [undefined, '', '  ']) {
       const error = refusal(() => requestFormat(missing));
-      expect([error.status, error.code]).toEqual([400, '101']);
+      expect([webApiHttpStatus(error), error.errorCode]).toEqual([400, '101']);
       expect(error.message).toMatch(/Content-Type/);
     }
   });
@@ -37,7 +38,7 @@ describe('Function: requestFormat', () => {
     'json',
   ])('refuses %s with 415/106', (contentType) => {
     const error = refusal(() => requestFormat(contentType));
-    expect([error.status, error.code]).toEqual([415, '106']);
+    expect([webApiHttpStatus(error), error.errorCode]).toEqual([415, '106']);
   });
 });
 

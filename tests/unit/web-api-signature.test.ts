@@ -1,22 +1,23 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { ServiceError } from '../../shared/core/errors.js';
+import type { WebApiError } from '../../shared/core/web-api/envelope.js';
 import {
   parseSignatureHeader,
   signatureHeader,
   signBody,
   verifySignature,
 } from '../../shared/core/web-api/signature.js';
+import { webApiHttpStatus } from '../../shared/lambda/web-api/http.js';
 
 const HASH = 'demo-api-hash';
 const NOW = 1_700_000_000;
 const body = Buffer.from('{"vltyp":1001,"params":[{"nazev":"alfa"}]}');
 
-function refusal(check: () => unknown): ServiceError {
+function refusal(check: () => unknown): WebApiError {
   try {
     check();
   } catch (error) {
-    return error as ServiceError;
+    return error as WebApiError;
   }
   throw new Error('the signature was accepted');
 }
@@ -78,14 +79,14 @@ describe('Function: verifySignature', () => {
       () => verifySignature(header.replace(`t=${NOW}`, `t=${NOW + 1}`), HASH, body, NOW, 300),
     ]) {
       const error = refusal(check);
-      expect([error.status, error.code]).toEqual([401, '103']);
+      expect([webApiHttpStatus(error), error.errorCode]).toEqual([401, '103']);
       expect(error.message).toMatch(/does not match/);
     }
   });
 
   it('refuses a malformed header with 401/103 that shows the expected form', () => {
     const error = refusal(() => verifySignature('sha256=abc', HASH, body, NOW, 300));
-    expect([error.status, error.code]).toEqual([401, '103']);
+    expect([webApiHttpStatus(error), error.errorCode]).toEqual([401, '103']);
     expect(error.message).toMatch(/t=<unix seconds>,v1=/);
   });
 
@@ -94,14 +95,14 @@ describe('Function: verifySignature', () => {
     expect(() => verifySignature(header, HASH, body, NOW - 300, 300)).not.toThrow();
     for (const now of [NOW + 301, NOW - 301]) {
       const error = refusal(() => verifySignature(header, HASH, body, now, 300));
-      expect([error.status, error.code]).toEqual([401, '104']);
+      expect([webApiHttpStatus(error), error.errorCode]).toEqual([401, '104']);
     }
   });
 
   it('refuses a correctly signed time stamp in milliseconds with 401/104 that says so', () => {
     const ms = NOW * 1000 + 123;
     const error = refusal(() => verifySignature(signatureHeader(HASH, body, ms), HASH, body, NOW, 300));
-    expect([error.status, error.code]).toEqual([401, '104']);
+    expect([webApiHttpStatus(error), error.errorCode]).toEqual([401, '104']);
     expect(error.message).toMatch(/in seconds, not milliseconds/);
   });
 

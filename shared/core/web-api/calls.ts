@@ -4,9 +4,9 @@ import {
   type ParamObject,
   RESULT_FOR_ID,
   type WebApiAnswer,
+  WebApiError,
   WebApiErrorCode,
   type WebApiRequest,
-  webApiError,
 } from './envelope.js';
 import { executeOperation, failedOutcome } from './operations.js';
 import { verifySignature } from './signature.js';
@@ -55,11 +55,10 @@ export async function authenticateApplication(
   store: WebApiStore,
   apiKey: string | undefined,
 ): Promise<Application> {
-  if (!apiKey) throw webApiError(400, WebApiErrorCode.missingHeader, 'Header x-api-key is missing');
+  if (!apiKey) throw new WebApiError(WebApiErrorCode.missingHeader, 'Header x-api-key is missing');
   const application = await store.findApplication(apiKey);
   if (!application?.active) {
-    throw webApiError(
-      401,
+    throw new WebApiError(
       WebApiErrorCode.unknownApiKey,
       'x-api-key is unknown or its application is inactive',
     );
@@ -77,7 +76,7 @@ export async function admitCall(ctx: WebApiContext, call: SignedCall): Promise<A
     call.signature ? undefined : 'x-svc-signature',
   ].filter(Boolean);
   if (missing.length > 0) {
-    throw webApiError(400, WebApiErrorCode.missingHeader, `Missing header: ${missing.join(', ')}`);
+    throw new WebApiError(WebApiErrorCode.missingHeader, `Missing header: ${missing.join(', ')}`);
   }
   const application = await authenticateApplication(ctx.store, call.apiKey);
   const { requestDigest } = verifySignature(
@@ -90,8 +89,7 @@ export async function admitCall(ctx: WebApiContext, call: SignedCall): Promise<A
   if (ctx.policy.checkReplayRequest) {
     const first = await ctx.store.claimRequest(application.id, requestDigest, ctx.policy.replayRequestTime);
     if (!first) {
-      throw webApiError(
-        409,
+      throw new WebApiError(
         WebApiErrorCode.replayedRequest,
         `This request was already accepted within the last ${ctx.policy.replayRequestTime} s; sign it again with a new time stamp`,
       );
@@ -104,7 +102,7 @@ export async function admitCall(ctx: WebApiContext, call: SignedCall): Promise<A
 export async function requireOperation(ctx: WebApiContext, vltyp: number): Promise<Operation> {
   // A vltyp beyond the column's range names no operation; the database would refuse it (a 500).
   const operation = isSqlInt(vltyp) ? await ctx.store.findOperation(vltyp) : undefined;
-  if (!operation) throw webApiError(404, WebApiErrorCode.unknownVltyp, `Unknown vltyp ${vltyp}`);
+  if (!operation) throw new WebApiError(WebApiErrorCode.unknownVltyp, `Unknown vltyp ${vltyp}`);
   return operation;
 }
 
@@ -112,8 +110,7 @@ function journalIdOf(params: readonly ParamObject[]): number {
   const raw = params[0]?.idws_journal;
   const id = typeof raw === 'string' && /^\s*\d{1,10}\s*$/.test(raw) ? Number(raw) : raw;
   if (typeof id !== 'number' || !Number.isSafeInteger(id)) {
-    throw webApiError(
-      400,
+    throw new WebApiError(
       WebApiErrorCode.invalidEnvelope,
       'vltyp 997 needs params [{"idws_journal": <journal id>}] (XML: <params><idwsJournal>…</idwsJournal></params>)',
     );
@@ -149,8 +146,7 @@ export async function resultForId(
   const id = journalIdOf(request.params);
   const found = id >= 1 && id <= MAX_JOURNAL_ID ? await ctx.store.readJournal(id) : undefined;
   if (!found || found.applicationId !== application.id) {
-    throw webApiError(
-      404,
+    throw new WebApiError(
       WebApiErrorCode.unknownJournal,
       `Journal entry ${id} does not exist for this application`,
     );

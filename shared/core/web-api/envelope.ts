@@ -1,5 +1,3 @@
-import { ServiceError } from '../errors.js';
-
 /** `vltyp` that fetches the result of an earlier call (SERVICE-SPEC 4.2 rule 2). */
 export const RESULT_FOR_ID = 997;
 
@@ -19,15 +17,30 @@ export const WebApiErrorCode = {
   operationFailed: '120',
   databaseUnavailable: '150',
   timeLimit: '160',
+  /** A synchronous operation outlasted the synchronous time limit and was cancelled. */
+  syncTimeLimit: '161',
   /** Project's own: an asynchronous job failed permanently outside the database (retries used up, worker stopped). */
   jobAbandoned: '170',
   /** Project's own: anything unexpected (HTTP 500). */
   internal: '190',
 } as const;
 
-/** A refusal of the Web API: HTTP status, `errorCode` and a message that says what is wrong. */
-export function webApiError(status: number, code: string, message: string): ServiceError {
-  return new ServiceError(status, code, message);
+export type WebApiErrorCode = (typeof WebApiErrorCode)[keyof typeof WebApiErrorCode];
+
+/**
+ * A refusal of the Web API: its `errorCode` and a message that says what is wrong. The HTTP status
+ * follows from the code (CONTRACT.md section 5) and is set in one place, shared/lambda/web-api.
+ * Kept apart from the Data API's `ServiceError`, whose codes are words.
+ */
+export class WebApiError extends Error {
+  override readonly name = 'WebApiError';
+  constructor(
+    readonly errorCode: WebApiErrorCode,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
 }
 
 export type ParamValue = string | number | boolean | null;
@@ -56,11 +69,16 @@ export interface CallResult {
 }
 
 /** `{"id":…,"vlResult":-1,"data":[{"error":[{"errorCode":"…","errorMessage":"…"}]}]}` */
-export function errorAnswer(id: number | null, errorCode: string, errorMessage: string, vlResult = -1) {
+export function errorAnswer(
+  id: number | null,
+  errorCode: WebApiErrorCode,
+  errorMessage: string,
+  vlResult = -1,
+) {
   return { id, vlResult, data: [{ error: [{ errorCode, errorMessage }] }] } satisfies WebApiAnswer;
 }
 
-const invalid = (message: string) => webApiError(400, WebApiErrorCode.invalidEnvelope, message);
+const invalid = (message: string) => new WebApiError(WebApiErrorCode.invalidEnvelope, message);
 
 /**
  * Checks a decoded body against the envelope: `vltyp` an integer, `params` absent or an array of

@@ -26,7 +26,7 @@ function encodeValue(value: unknown): unknown {
 }
 
 /** The outcome of a failed call, as journaled and answered. */
-export function failedOutcome(journalId: number, code: string, message: string): JournalOutcome {
+export function failedOutcome(journalId: number, code: WebApiErrorCode, message: string): JournalOutcome {
   return {
     state: 'failed',
     answer: JSON.stringify(errorAnswer(journalId, code, message)),

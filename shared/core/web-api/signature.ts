@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { WebApiErrorCode, webApiError } from './envelope.js';
+import { WebApiError, WebApiErrorCode } from './envelope.js';
 
 /**
  * The request signature of CONTRACT.md section 5: `x-svc-signature: t=<unix seconds>,v1=<hex>`,
@@ -76,8 +76,7 @@ export function verifySignature(
 ): VerifiedSignature {
   const parsed = parseSignatureHeader(header);
   if (!parsed) {
-    throw webApiError(
-      401,
+    throw new WebApiError(
       WebApiErrorCode.badSignature,
       'x-svc-signature must be t=<unix seconds>,v1=<hex HMAC-SHA256>',
     );
@@ -90,16 +89,14 @@ export function verifySignature(
     if (timingSafeEqual(candidate, expected)) matched = true;
   }
   if (!matched) {
-    throw webApiError(
-      401,
+    throw new WebApiError(
       WebApiErrorCode.badSignature,
       'The signature does not match the request body (HMAC-SHA256 of "<t>.<body>" keyed with the API hash)',
     );
   }
   if (Math.abs(nowSeconds - parsed.timestamp) > maxSkewSeconds) {
     const unit = parsed.timestamp > MILLISECONDS_FROM ? ' (t is in seconds, not milliseconds)' : '';
-    throw webApiError(
-      401,
+    throw new WebApiError(
       WebApiErrorCode.expiredSignature,
       `The signature time stamp t=${parsed.timestamp} is more than ${maxSkewSeconds} s away from the server time${unit}`,
     );

@@ -5,9 +5,9 @@ import {
   type ParamObject,
   validateEnvelope,
   type WebApiAnswer,
+  WebApiError,
   WebApiErrorCode,
   type WebApiRequest,
-  webApiError,
 } from '../../core/web-api/envelope.js';
 import { jsonNameOf, rowElementName, xmlNameOf } from '../../core/web-api/names.js';
 import type { WireFormat } from './format.js';
@@ -25,7 +25,7 @@ import type { WireFormat } from './format.js';
 const ENVELOPE_FIELDS = new Set(['vltyp', 'params']);
 const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
 
-const invalid = (message: string) => webApiError(400, WebApiErrorCode.invalidEnvelope, message);
+const invalid = (message: string) => new WebApiError(WebApiErrorCode.invalidEnvelope, message);
 
 function bodyText(body: Uint8Array): string {
   if (!isUtf8(body)) throw invalid('The body is not valid UTF-8');

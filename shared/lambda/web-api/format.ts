@@ -1,4 +1,4 @@
-import { WebApiErrorCode, webApiError } from '../../core/web-api/envelope.js';
+import { WebApiError, WebApiErrorCode } from '../../core/web-api/envelope.js';
 
 /**
  * Format negotiation of the Web API (CONTRACT.md section 5): the request in the format of its
@@ -59,14 +59,13 @@ function namedFormat(contentType: string | undefined): { kind: WireFormat; type:
 /** The request body's format: 400/101 without `Content-Type`, 415/106 for another type or a charset other than UTF-8. */
 export function requestFormat(contentType: string | undefined): WireFormat {
   if (!contentType?.trim()) {
-    throw webApiError(400, WebApiErrorCode.missingHeader, 'Header Content-Type is missing');
+    throw new WebApiError(WebApiErrorCode.missingHeader, 'Header Content-Type is missing');
   }
   const range = parseMediaRange(contentType);
   const kind = MEDIA_TYPES[range.type];
   const charset = range.parameters.get('charset')?.toLowerCase();
   if (!kind || (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')) {
-    throw webApiError(
-      415,
+    throw new WebApiError(
       WebApiErrorCode.unsupportedContentType,
       `Content-Type "${contentType.slice(0, 100)}" is not supported: send application/json, application/xml or text/xml in UTF-8`,
     );

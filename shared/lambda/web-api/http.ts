@@ -2,16 +2,18 @@ import packageJson from '../../../package.json' with { type: 'json' };
 import { openDatabase } from '../../config/databases.js';
 import type { TenantConfig } from '../../config/tenants.js';
 import { webApiPolicy } from '../../config/web-api.js';
+import { DatabaseUnavailableError } from '../../core/database.js';
 import { ServiceError } from '../../core/errors.js';
 import { MetricName } from '../../core/metrics.js';
 import { authenticateApplication, type SignedCall, type WebApiContext } from '../../core/web-api/calls.js';
 import {
   type CallResult,
   errorAnswer,
+  WebApiError,
   WebApiErrorCode,
   type WebApiRequest,
 } from '../../core/web-api/envelope.js';
-import { type HttpRequest, type HttpResponse, httpHandler, toServiceError } from '../http.js';
+import { type HttpRequest, type HttpResponse, httpHandler, type RenderedError } from '../http.js';
 import { serviceLog, serviceMetrics } from '../observability.js';
 import { requireTenant } from '../tenant.js';
 import { decodeRequest, encodeAnswer, encodeObject } from './codec.js';
@@ -21,40 +23,82 @@ import { tenantWebApiStore } from './store.js';
 /** The Web API version that `test` reports: the package's. */
 export const WEB_API_VERSION: string = packageJson.version;
 
-/** An error on its way out, with the answer format negotiated for its request. */
-class FormattedError extends ServiceError {
-  constructor(
-    error: ServiceError,
-    readonly format: AnswerFormat,
-  ) {
-    super(error.status, error.code, error.message, { cause: error.cause ?? error });
+/** The HTTP status of each `errorCode` (CONTRACT.md section 5): the one mapping of Web API errors to HTTP. */
+const HTTP_STATUS: Readonly<Record<WebApiErrorCode, number>> = {
+  '100': 400,
+  '101': 400,
+  '102': 401,
+  '103': 401,
+  '104': 401,
+  '105': 409,
+  '106': 415,
+  '110': 404,
+  '111': 404,
+  '112': 404,
+  // Journaled outcomes: answered 200 with vlResult -1 (or -2), never thrown by the service itself.
+  '120': 200,
+  '160': 200,
+  '161': 200,
+  '170': 200,
+  '150': 503,
+  '190': 500,
+};
+
+/** The HTTP status a Web API error is answered with. */
+export const webApiHttpStatus = (error: WebApiError): number => HTTP_STATUS[error.errorCode];
+
+/**
+ * Any error as a Web API error: the service's own errors met on the way (unknown tenant, database
+ * unreachable) get their Web API codes; anything else is 190, whose message never reaches the client.
+ */
+export function toWebApiError(error: unknown): WebApiError {
+  if (error instanceof WebApiError) return error;
+  if (error instanceof ServiceError && error.code === 'tenant_not_found') {
+    return new WebApiError(WebApiErrorCode.unknownTenant, error.message, { cause: error });
   }
+  if (error instanceof DatabaseUnavailableError || (error instanceof ServiceError && error.status === 503)) {
+    return new WebApiError(
+      WebApiErrorCode.databaseUnavailable,
+      'The database is not reachable; try again later',
+      { cause: error },
+    );
+  }
+  return new WebApiError(WebApiErrorCode.internal, 'The request could not be completed', { cause: error });
 }
 
-/** The `errorCode` of an error: the Web API's own codes, then the shared errors mapped onto them. */
-function errorCodeOf(error: ServiceError): string {
-  if (/^\d{3}$/.test(error.code)) return error.code;
-  if (error.code === 'tenant_not_found') return WebApiErrorCode.unknownTenant;
-  if (error.status === 503) return WebApiErrorCode.databaseUnavailable;
-  return WebApiErrorCode.internal;
+/** An error on its way out, with the answer format negotiated for its request. */
+class FormattedError extends Error {
+  override readonly name = 'FormattedError';
+  constructor(
+    readonly error: WebApiError,
+    readonly format: AnswerFormat,
+  ) {
+    super(error.message, { cause: error });
+  }
 }
 
 /** The Web API's error body (CONTRACT.md section 5) in the negotiated format. */
 export function renderWebApiError(
-  error: ServiceError,
+  thrown: unknown,
   request: HttpRequest | undefined,
   requestId: string,
-): HttpResponse {
+): RenderedError {
   const format =
-    error instanceof FormattedError
-      ? error.format
+    thrown instanceof FormattedError
+      ? thrown.format
       : negotiateAnswerFormat(request?.headers ?? {}, 'application/json');
-  const message = error.expose ? error.message : 'The request could not be completed';
-  const result: CallResult = { answer: errorAnswer(null, errorCodeOf(error), message), rowName: undefined };
+  const error = toWebApiError(thrown instanceof FormattedError ? thrown.error : thrown);
+  const result: CallResult = {
+    answer: errorAnswer(null, error.errorCode, error.message),
+    rowName: undefined,
+  };
   return {
-    status: error.status,
-    headers: { 'content-type': format.contentType, 'x-request-id': requestId },
-    body: encodeAnswer(result, format.kind),
+    code: error.errorCode,
+    response: {
+      status: webApiHttpStatus(error),
+      headers: { 'content-type': format.contentType, 'x-request-id': requestId },
+      body: encodeAnswer(result, format.kind),
+    },
   };
 }
 
@@ -74,7 +118,7 @@ export function webApiHandler(route: WebApiRoute) {
       format = negotiateAnswerFormat(request.headers, tenant.webApi.DefContentType);
       return await route(request, tenant, format);
     } catch (error) {
-      throw new FormattedError(toServiceError(error), format);
+      throw new FormattedError(toWebApiError(error), format);
     }
   }, renderWebApiError);
 }
