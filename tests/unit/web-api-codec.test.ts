@@ -113,6 +113,16 @@ describe('Function: decodeRequest (XML)', () => {
     expect(request.params).toEqual([{ a: 'A & <b>', b: 'x & y <> "\'', c: 'čč', d: '&#269;' }]);
   });
 
+  it("expands exactly XML's five entities and allowed character references, CDATA kept literal", () => {
+    const request = xml(
+      '<data><vlTyp>7</vlTyp><params><a>&#9;&#xA;&#xD7FF;&#xE000;&#xFFFD;&#x10000;&#1114111;</a>' +
+        '<b><![CDATA[&e; &#0; <!DOCTYPE x>]]></b><!-- <!DOCTYPE x> &e; &#0; --><c>&amp;e;</c></params></data>',
+    );
+    expect(request.params).toEqual([
+      { a: '\t\n\uD7FF\uE000\uFFFD\u{10000}\u{10FFFF}', b: '&e; &#0; <!DOCTYPE x>', c: '&e;' },
+    ]);
+  });
+
   it('reads a pretty-printed document with a declaration and comments', () => {
     const body = `<?xml version="1.0" encoding="UTF-8"?>
 <!-- a call -->
@@ -180,6 +190,64 @@ describe('Function: decodeRequest (XML)', () => {
       '<?xml version="1.0"?><!DOCTYPE data [<!ENTITY e "boom">]><data><vlTyp>&e;</vlTyp></data>',
       /DOCTYPE/,
     ],
+    [
+      'a DOCTYPE inside the root, whose entity would be expanded',
+      '<data><!DOCTYPE data [<!ENTITY e "7">]><vlTyp>&e;</vlTyp></data>',
+      /markup declaration \(<!DOCTYPE.*reads no DTD/,
+    ],
+    [
+      'a DOCTYPE inside a parameter',
+      '<data><vlTyp>7</vlTyp><params><a><!DOCTYPE a [<!ENTITY x "y">]>&x;</a></params></data>',
+      /reads no DTD/,
+    ],
+    ['a DOCTYPE after the root', '<data><vlTyp>7</vlTyp></data><!DOCTYPE data>', /reads no DTD/],
+    ['a lower-case doctype', '<!doctype data><data><vlTyp>7</vlTyp></data>', /reads no DTD/],
+    ['an ENTITY declaration alone', '<data><!ENTITY e "7"><vlTyp>7</vlTyp></data>', /reads no DTD/],
+    ['an undefined entity', '<data><vlTyp>7</vlTyp><params><a>&e;</a></params></data>', /&e; is not defined/],
+    [
+      "an HTML entity (not one of XML's five)",
+      '<data><vlTyp>7</vlTyp><params><a>&nbsp;&copy;</a></params></data>',
+      /&nbsp; is not defined/,
+    ],
+    ['an undefined entity in an attribute', '<data a="&e;"><vlTyp>7</vlTyp></data>', /&e; is not defined/],
+    ['a bare &', '<data><vlTyp>7</vlTyp><params><a>A & B</a></params></data>', /must start a reference/],
+    [
+      'a reference without ;',
+      '<data><vlTyp>7</vlTyp><params><a>&amp</a></params></data>',
+      /must start a reference/,
+    ],
+    ['&#0;', '<data><vlTyp>7</vlTyp><params><a>&#0;</a></params></data>', /&#0; names a character XML/],
+    ['&#x0;', '<data><vlTyp>7</vlTyp><params><a>&#x0;</a></params></data>', /names a character XML/],
+    [
+      '&#1; (a control character)',
+      '<data><vlTyp>7</vlTyp><params><a>&#1;</a></params></data>',
+      /names a character/,
+    ],
+    ['&#x1F;', '<data><vlTyp>7</vlTyp><params><a>&#x1F;</a></params></data>', /names a character/],
+    ['&#xFFFE;', '<data><vlTyp>7</vlTyp><params><a>&#xFFFE;</a></params></data>', /names a character/],
+    ['&#65535;', '<data><vlTyp>7</vlTyp><params><a>&#65535;</a></params></data>', /names a character/],
+    [
+      'a surrogate &#xD800;',
+      '<data><vlTyp>7</vlTyp><params><a>&#xD800;</a></params></data>',
+      /names a character/,
+    ],
+    [
+      'a surrogate &#57343;',
+      '<data><vlTyp>7</vlTyp><params><a>&#57343;</a></params></data>',
+      /names a character/,
+    ],
+    [
+      '&#x110000; (beyond Unicode)',
+      '<data><vlTyp>7</vlTyp><params><a>&#x110000;</a></params></data>',
+      /names a/,
+    ],
+    [
+      'an empty reference &#;',
+      '<data><vlTyp>7</vlTyp><params><a>&#;</a></params></data>',
+      /&#; names|is not/,
+    ],
+    ['a raw control character', '<data><vlTyp>7</vlTyp><params><a>\u0001</a></params></data>', /U\+0001/],
+    ['a raw U+FFFF', '<data><vlTyp>7</vlTyp><params><a>\uFFFF</a></params></data>', /U\+FFFF/],
     [
       'elements nested deeper than the parser reads',
       `<data><vlTyp>7</vlTyp><params>${'<a>'.repeat(200)}${'</a>'.repeat(200)}</params></data>`,

@@ -17,12 +17,20 @@ import type { WireFormat } from './format.js';
  * with camelCase names: `<data><vlTyp>…</vlTyp><params><kodUctu>…</kodUctu></params></data>` in,
  * `<result><id/><vlResult/><data><rowUcet><kodUctu>…</kodUctu></rowUcet></data></result>` out.
  *
- * XML values stay strings exactly as sent (`1234.50`, surrounding spaces, CDATA and entities
+ * XML values stay strings exactly as sent (`1234.50`, surrounding spaces, CDATA and references
  * resolved). Elements the envelope does not know are refused, like unknown JSON fields, so that
  * a misspelt name is reported instead of silently ignored.
+ *
+ * Both readers are strict: a JSON object with a key twice, and XML with any DTD (`<!DOCTYPE`
+ * before, inside or after the root), a reference to an entity other than XML's five, or a
+ * character XML does not allow (raw or as `&#…;`), are refused 400/100 rather than read one way
+ * or another. The XML reader expands nothing itself: the parser hands over text as written and
+ * {@link expandReferences} resolves exactly the references the check let through.
  */
 
 const ENVELOPE_FIELDS = new Set(['vltyp', 'params']);
+const TEXT = '#text';
+const CDATA = '#cdata';
 const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
 
 const invalid = (message: string) => new WebApiError(WebApiErrorCode.invalidEnvelope, message);
@@ -63,13 +71,14 @@ const xmlParser = new XMLParser({
   trimValues: false,
   ignoreDeclaration: true,
   ignorePiTags: true,
-  processEntities: true,
-  // Also resolves numeric character references (&#269;); named ones beyond XML's five are HTML's.
-  htmlEntities: true,
+  // References are checked and expanded here, not by the parser (which would also read a DTD's entities).
+  processEntities: false,
+  htmlEntities: false,
+  // CDATA apart from text: its "&amp;" is literal, not a reference.
+  cdataPropName: CDATA,
 });
 
 type XmlNode = Record<string, unknown>;
-const TEXT = '#text';
 
 function tagOf(node: XmlNode): string {
   return Object.keys(node).find((key) => key !== ':@') ?? '';
@@ -83,26 +92,97 @@ function isBlankText(node: XmlNode): boolean {
   return tagOf(node) === TEXT && String(node[TEXT]).trim() === '';
 }
 
-/** The text of an element that holds only text (CDATA included); 400 when it holds elements. */
+/** The text of an element that holds only text and CDATA, references expanded; 400 when it holds elements. */
 function leafText(node: XmlNode, where: string): string {
   let text = '';
   for (const child of childrenOf(node)) {
-    if (tagOf(child) !== TEXT)
-      throw invalid(`<${where}> must hold a value, not the element <${tagOf(child)}>`);
-    text += String(child[TEXT]);
+    const tag = tagOf(child);
+    if (tag === TEXT) text += expandReferences(String(child[TEXT]));
+    else if (tag === CDATA)
+      text += childrenOf(child)
+        .map((part) => String(part[TEXT] ?? ''))
+        .join('');
+    else throw invalid(`<${where}> must hold a value, not the element <${tag}>`);
   }
   return text;
 }
 
-/** Everything before the root element: a DOCTYPE there could declare entities, so it is refused. */
-function refuseDoctype(text: string): void {
-  let rest = text.trimStart();
-  while (true) {
-    const skipped = rest.replace(/^(<\?[\s\S]*?\?>|<!--[\s\S]*?-->)\s*/, '');
-    if (skipped === rest) break;
-    rest = skipped;
+const PREDEFINED_ENTITIES: Readonly<Record<string, string>> = {
+  lt: '<',
+  gt: '>',
+  amp: '&',
+  quot: '"',
+  apos: "'",
+};
+
+/** XML 1.0's `Char`: what a document may hold, raw or as a character reference. */
+const isXmlCharacter = (codePoint: number) =>
+  codePoint === 0x9 ||
+  codePoint === 0xa ||
+  codePoint === 0xd ||
+  (codePoint >= 0x20 && codePoint <= 0xd7ff) ||
+  (codePoint >= 0xe000 && codePoint <= 0xfffd) ||
+  (codePoint >= 0x10000 && codePoint <= 0x10ffff);
+
+const NOT_XML_CHARACTER = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
+const REFERENCE = /^&(?:#([0-9]{1,7})|#x([0-9a-fA-F]{1,6})|([A-Za-z_][\w.-]*));$/;
+
+/** The character a reference stands for; undefined when XML does not allow it. */
+function referencedCharacter(reference: string): string | undefined {
+  const match = REFERENCE.exec(reference);
+  if (!match) return undefined;
+  if (match[3] !== undefined) return PREDEFINED_ENTITIES[match[3]];
+  const codePoint = match[1] !== undefined ? Number(match[1]) : Number.parseInt(match[2]!, 16);
+  return isXmlCharacter(codePoint) ? String.fromCodePoint(codePoint) : undefined;
+}
+
+/**
+ * Comments, CDATA sections and processing instructions are passed over whole (a `&` or `<!` in
+ * them is not markup); what is left is every other `<!` and every `&` up to its `;`.
+ */
+const MARKUP = /<!--[\s\S]*?-->|<!\[CDATA\[[\s\S]*?\]\]>|<\?[\s\S]*?\?>|<![^>]{0,40}|&[^&<;\s]{0,40};?/g;
+
+/**
+ * Refuses what the Web API does not read: any markup declaration (`<!DOCTYPE`, `<!ENTITY`,
+ * wherever it stands: the service reads no DTD), references other than XML's five entities and
+ * allowed characters, and characters outside XML's `Char`.
+ */
+function refuseUnreadMarkup(text: string): void {
+  const character = NOT_XML_CHARACTER.exec(text);
+  if (character) {
+    const code = character[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+    throw invalid(`The body holds the character U+${code}, which XML does not allow`);
   }
-  if (/^<!DOCTYPE/i.test(rest)) throw invalid('A DOCTYPE is not allowed in the body');
+  for (const [token] of text.matchAll(MARKUP)) {
+    if (token.startsWith('<!--') || token.startsWith('<![CDATA[') || token.startsWith('<?')) {
+      if (token.startsWith('<!--') && token.slice(4, -3).includes('--')) {
+        throw invalid('The body is not well-formed XML: "--" inside a comment');
+      }
+      continue;
+    }
+    if (token.startsWith('<!')) {
+      throw invalid(
+        token.startsWith('<!--') || token.startsWith('<![CDATA[')
+          ? 'The body is not well-formed XML: an unterminated comment or CDATA section'
+          : `A markup declaration (${token.slice(0, 12)}…) is not allowed: the Web API reads no DTD`,
+      );
+    }
+    if (referencedCharacter(token) === undefined) {
+      const shown = token.slice(0, 20);
+      throw invalid(
+        /^&#/.test(token) && token.endsWith(';')
+          ? `The character reference ${shown} names a character XML does not allow`
+          : token.endsWith(';')
+            ? `The entity reference ${shown} is not defined: only &lt; &gt; &amp; &quot; &apos; and character references are read`
+            : `A "&" must start a reference such as &amp; (found ${shown})`,
+      );
+    }
+  }
+}
+
+/** Resolves the references {@link refuseUnreadMarkup} allowed, in text outside CDATA. */
+function expandReferences(text: string): string {
+  return text.replace(/&[^&;]*;/g, (reference) => referencedCharacter(reference) ?? reference);
 }
 
 function decodeParams(node: XmlNode): ParamObject | undefined {
@@ -122,7 +202,7 @@ function decodeParams(node: XmlNode): ParamObject | undefined {
 
 function decodeXml(body: Uint8Array): WebApiRequest {
   const text = bodyText(body);
-  refuseDoctype(text);
+  refuseUnreadMarkup(text);
   const validation = XMLValidator.validate(text);
   if (validation !== true) {
     const { msg, line } = validation.err;
