@@ -1,8 +1,14 @@
+import fc from 'fast-check';
 import { XMLParser } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import type { CallResult, WebApiError } from '../../shared/core/web-api/envelope.js';
 import { jsonNameOf, rowElementName, xmlNameOf } from '../../shared/core/web-api/names.js';
-import { decodeRequest, encodeAnswer, encodeObject } from '../../shared/lambda/web-api/codec.js';
+import {
+  decodeRequest,
+  duplicateJsonKey,
+  encodeAnswer,
+  encodeObject,
+} from '../../shared/lambda/web-api/codec.js';
 import { webApiHttpStatus } from '../../shared/lambda/web-api/http.js';
 
 const json = (text: string) => decodeRequest(Buffer.from(text, 'utf8'), 'json');
@@ -77,10 +83,51 @@ describe('Function: decodeRequest (JSON)', () => {
     ['a params entry that is not an object', '{"vltyp":1,"params":["x"]}', /params\[0\] must be an object/],
     ['a nested value', '{"vltyp":1,"params":[{"a":{"b":1}}]}', /params\[0\]\.a must be a string/],
     ['an unknown field', '{"vltyp":1,"param":[]}', /Unknown field "param"/],
+    ['vltyp twice', '{"vltyp":1001,"vltyp":7}', /"vltyp" appears twice/],
+    ['vltyp twice, once escaped', '{"vltyp":1001,"vl\\u0074yp":7}', /"vltyp" appears twice/],
+    ['params twice', '{"vltyp":7,"params":[{"a":"1"}],"params":[]}', /"params" appears twice/],
+    [
+      'a parameter twice',
+      '{"vltyp":7,"params":[{"nazev":"A","ico":"1","nazev":"B"}]}',
+      /"nazev" appears twice/,
+    ],
+    [
+      'a key twice in the second params object',
+      '{"vltyp":7,"params":[{"a":"x"},{"b":"1", "b" : "2"}]}',
+      /"b" appears twice/,
+    ],
+    [
+      'a key twice in an object nested deeper than the envelope reads',
+      '{"vltyp":7,"params":[{"a":[{"k":1,"k":2}]}]}',
+      /"k" appears twice/,
+    ],
   ])('refuses %s with 400/100', (_case, body, message) => {
     const error = refusal(() => json(body));
     expect([webApiHttpStatus(error), error.errorCode]).toEqual([400, '100']);
     expect(error.message).toMatch(message);
+  });
+
+  it('finds no duplicate in any JSON that JSON.stringify writes, and finds one added at any depth', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.string(), (value, key) => {
+        const text = JSON.stringify(value, null, 1);
+        expect(duplicateJsonKey(text)).toBeUndefined();
+        const doubled = JSON.stringify({ wrap: [value, { [key]: 1 }] }).replace(
+          `{${JSON.stringify(key)}:1}`,
+          `{${JSON.stringify(key)}:1,${JSON.stringify(key)}:2}`,
+        );
+        expect(duplicateJsonKey(doubled)).toBe(key);
+      }),
+    );
+  });
+
+  it('reads the same key in different objects, and keys that look alike in values', () => {
+    expect(
+      json('{"params":[{"a":"\\"a\\":","b":"{\\"a\\":1}"},{"a":"2","vltyp":"3"}],"vltyp":7}').params,
+    ).toEqual([
+      { a: '"a":', b: '{"a":1}' },
+      { a: '2', vltyp: '3' },
+    ]);
   });
 
   it('refuses a body that is not UTF-8', () => {

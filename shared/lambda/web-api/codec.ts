@@ -42,14 +42,54 @@ function bodyText(body: Uint8Array): string {
     .replace(/^\uFEFF/, '');
 }
 
+/**
+ * The first key given twice in one object of a JSON text that `JSON.parse` accepted (which keeps
+ * the last silently), compared as decoded (`"vltyp"` and `"vl\u0074yp"` are one key), at any depth.
+ */
+export function duplicateJsonKey(text: string): string | undefined {
+  // One entry per open container: the keys seen so far of an object, undefined for an array.
+  const open: (Set<string> | undefined)[] = [];
+  let keyNext = false;
+  for (let at = 0; at < text.length; at += 1) {
+    const char = text[at];
+    if (char === '"') {
+      let end = at + 1;
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      const keys = open.at(-1);
+      if (keys && keyNext) {
+        const key = JSON.parse(text.slice(at, end + 1)) as string;
+        if (keys.has(key)) return key;
+        keys.add(key);
+        keyNext = false;
+      }
+      at = end;
+    } else if (char === '{') {
+      open.push(new Set());
+      keyNext = true;
+    } else if (char === '[') {
+      open.push(undefined);
+    } else if (char === '}' || char === ']') {
+      open.pop();
+    } else if (char === ',') {
+      keyNext = open.at(-1) !== undefined;
+    }
+  }
+  return undefined;
+}
+
 function decodeJson(body: Uint8Array): WebApiRequest {
+  const text = bodyText(body);
   let value: unknown;
   try {
-    value = JSON.parse(bodyText(body));
+    value = JSON.parse(text);
   } catch (error) {
     if (error instanceof SyntaxError)
       throw invalid(`The body is not valid JSON: ${error.message.slice(0, 200)}`);
     throw error;
+  }
+  const duplicate = duplicateJsonKey(text);
+  if (duplicate !== undefined) {
+    throw invalid(`The key "${duplicate.slice(0, 64)}" appears twice in one JSON object`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw invalid('The body must be a JSON object {"vltyp": <integer>, "params": [{…}]}');
