@@ -14,7 +14,7 @@ const option = (name: string) => {
 const apiHash = option('--hash') ?? process.env.WEB_API_HASH;
 const time = option('--time');
 const file = args[0];
-if (!file || !apiHash || (time !== undefined && !/^\d+$/.test(time))) {
+if (!file || !apiHash || (time !== undefined && !/^[0-9]{1,15}$/.test(time))) {
   console.error(
     'usage: WEB_API_HASH=<api hash> npm run -s sign -- <body file> [--hash <api hash>] [--time <unix seconds>]',
   );
@@ -22,4 +22,5 @@ if (!file || !apiHash || (time !== undefined && !/^\d+$/.test(time))) {
 }
 // npm runs scripts in the package root; a relative path means the caller's directory.
 const body = await readFile(resolve(process.env.INIT_CWD ?? process.cwd(), file));
-console.log(signatureHeader(apiHash, body, time === undefined ? undefined : Number(time)));
+// The time stamp is signed exactly as written (a leading zero included), as the service checks it.
+console.log(signatureHeader(apiHash, body, time));

@@ -40,8 +40,19 @@ describe('Function: parseSignatureHeader', () => {
     expect(parsed?.candidates.map((c) => c.toString('hex'))).toEqual([v1, 'b'.repeat(64)]);
   });
 
+  it('keeps t exactly as sent, a leading zero included', () => {
+    const parsed = parseSignatureHeader(`t=0${NOW},v1=${'a'.repeat(64)}`);
+    expect([parsed?.timestampText, parsed?.timestamp]).toEqual([`0${NOW}`, NOW]);
+  });
+
   it.each([
     ['empty', ''],
+    ['t with a sign', `t=+${NOW},v1=${'a'.repeat(64)}`],
+    ['t with a fraction', `t=${NOW}.5,v1=${'a'.repeat(64)}`],
+    ['t in exponent form', `t=1.7e9,v1=${'a'.repeat(64)}`],
+    ['t with a space inside its item', `t= ${NOW},v1=${'a'.repeat(64)}`],
+    ['t with non-ASCII digits', `t=١٧٠٠٠٠٠٠٠٠,v1=${'a'.repeat(64)}`],
+    ['t longer than 15 digits', `t=${'0'.repeat(6)}${NOW},v1=${'a'.repeat(64)}`],
     ['no t', `v1=${'a'.repeat(64)}`],
     ['no v1', `t=${NOW}`],
     ['t twice', `t=1,t=2,v1=${'a'.repeat(64)}`],
@@ -82,6 +93,28 @@ describe('Function: verifySignature', () => {
       expect([webApiHttpStatus(error), error.errorCode]).toEqual([401, '103']);
       expect(error.message).toMatch(/does not match/);
     }
+  });
+
+  it('checks the HMAC over t exactly as sent: a leading zero is signed, not normalised away', () => {
+    const sent = `0${NOW}`;
+    const overSent = signBody(HASH, sent, body);
+    const overNormalised = signBody(HASH, NOW, body);
+    expect(overSent).not.toBe(overNormalised);
+    expect(verifySignature(`t=${sent},v1=${overSent}`, HASH, body, NOW, 300).timestamp).toBe(NOW);
+    const error = refusal(() => verifySignature(`t=${sent},v1=${overNormalised}`, HASH, body, NOW, 300));
+    expect([webApiHttpStatus(error), error.errorCode]).toEqual([401, '103']);
+    // openssl agrees on the bytes: printf '01700000000.%s' "$BODY" | openssl dgst -sha256 -hmac demo-api-hash
+    expect(overSent).toBe(
+      createHmac('sha256', HASH)
+        .update(Buffer.concat([Buffer.from(`${sent}.`), body]))
+        .digest('hex'),
+    );
+  });
+
+  it('gives t=0170… and t=170… different digests for the replay guard (they are different signed bytes)', () => {
+    const a = verifySignature(signatureHeader(HASH, body, `0${NOW}`), HASH, body, NOW, 300);
+    const b = verifySignature(signatureHeader(HASH, body, NOW), HASH, body, NOW, 300);
+    expect(a.requestDigest).not.toBe(b.requestDigest);
   });
 
   it('refuses a malformed header with 401/103 that shows the expected form', () => {

@@ -3,20 +3,30 @@ import { WebApiError, WebApiErrorCode } from './envelope.js';
 
 /**
  * The request signature of CONTRACT.md section 5: `x-svc-signature: t=<unix seconds>,v1=<hex>`,
- * hex = HMAC-SHA256 keyed with the application's API hash over the bytes `<t>.<raw body>`.
- * Several `v1=` may be sent while a key is rotated; one match suffices.
+ * hex = HMAC-SHA256 keyed with the application's API hash over the bytes `<t>.<raw body>`, `<t>`
+ * exactly as sent. Several `v1=` may be sent while a key is rotated; one match suffices.
+ *
+ * The header is a comma-separated list of `key=value` items (spaces allowed around an item, not
+ * inside it). `t` is 1 to 15 ASCII digits, nothing else (no sign, no spaces, no fraction); leading
+ * zeros are allowed and are part of the signed bytes, so `t=0170…` is signed as `0170….<body>`.
  */
 
 const HEX_SHA256 = /^[0-9a-f]{64}$/i;
+/** Up to 15 digits, so that a time stamp in milliseconds is read and refused as one (104). */
+const TIMESTAMP = /^[0-9]{1,15}$/;
 /** A time stamp beyond this (the year 5138 in seconds) was written in milliseconds. */
 const MILLISECONDS_FROM = 1e11;
 
-function signedPayload(timestamp: number, body: Uint8Array): Buffer {
+/** The signed bytes: `t` as the header carries it (never re-written from its number), a dot, the raw body. */
+function signedPayload(timestamp: number | string, body: Uint8Array): Buffer {
   return Buffer.concat([Buffer.from(`${timestamp}.`, 'utf8'), body]);
 }
 
-/** The `v1` value for a body: lower-case hex HMAC-SHA256 of `<t>.<body>` keyed with the API hash. */
-export function signBody(apiHash: string, timestamp: number, body: Uint8Array): string {
+/**
+ * The `v1` value for a body: lower-case hex HMAC-SHA256 of `<t>.<body>` keyed with the API hash;
+ * `timestamp` as the header will carry it.
+ */
+export function signBody(apiHash: string, timestamp: number | string, body: Uint8Array): string {
   return createHmac('sha256', apiHash).update(signedPayload(timestamp, body)).digest('hex');
 }
 
@@ -24,37 +34,39 @@ export function signBody(apiHash: string, timestamp: number, body: Uint8Array): 
 export function signatureHeader(
   apiHash: string,
   body: Uint8Array,
-  timestamp = Math.floor(Date.now() / 1000),
+  timestamp: number | string = Math.floor(Date.now() / 1000),
 ): string {
   return `t=${timestamp},v1=${signBody(apiHash, timestamp, body)}`;
 }
 
 export interface ParsedSignature {
   readonly timestamp: number;
+  /** `t` exactly as sent: what was signed. */
+  readonly timestampText: string;
   /** The `v1` values, decoded; other schemes are ignored. */
   readonly candidates: readonly Buffer[];
 }
 
 /** Parses `t=…,v1=…[,v1=…]`; undefined when the header does not have that form. */
 export function parseSignatureHeader(header: string): ParsedSignature | undefined {
-  let timestamp: number | undefined;
+  let timestampText: string | undefined;
   const candidates: Buffer[] = [];
   for (const part of header.split(',')) {
-    const equals = part.indexOf('=');
+    const item = part.trim();
+    const equals = item.indexOf('=');
     if (equals < 0) return undefined;
-    const key = part.slice(0, equals).trim();
-    const value = part.slice(equals + 1).trim();
+    const key = item.slice(0, equals);
+    const value = item.slice(equals + 1);
     if (key === 't') {
-      // Up to 15 digits, so that a time stamp in milliseconds is read and refused as one (104).
-      if (timestamp !== undefined || !/^\d{1,15}$/.test(value)) return undefined;
-      timestamp = Number(value);
+      if (timestampText !== undefined || !TIMESTAMP.test(value)) return undefined;
+      timestampText = value;
     } else if (key === 'v1') {
       if (!HEX_SHA256.test(value)) return undefined;
       candidates.push(Buffer.from(value, 'hex'));
     }
   }
-  if (timestamp === undefined || candidates.length === 0) return undefined;
-  return { timestamp, candidates };
+  if (timestampText === undefined || candidates.length === 0) return undefined;
+  return { timestamp: Number(timestampText), timestampText, candidates };
 }
 
 export interface VerifiedSignature {
@@ -78,10 +90,10 @@ export function verifySignature(
   if (!parsed) {
     throw new WebApiError(
       WebApiErrorCode.badSignature,
-      'x-svc-signature must be t=<unix seconds>,v1=<hex HMAC-SHA256>',
+      'x-svc-signature must be t=<unix seconds>,v1=<hex HMAC-SHA256>, t being 1 to 15 digits',
     );
   }
-  const payload = signedPayload(parsed.timestamp, body);
+  const payload = signedPayload(parsed.timestampText, body);
   const expected = createHmac('sha256', apiHash).update(payload).digest();
   let matched = false;
   // Every candidate is compared, so the time taken does not say which one matched.
@@ -98,7 +110,7 @@ export function verifySignature(
     const unit = parsed.timestamp > MILLISECONDS_FROM ? ' (t is in seconds, not milliseconds)' : '';
     throw new WebApiError(
       WebApiErrorCode.expiredSignature,
-      `The signature time stamp t=${parsed.timestamp} is more than ${maxSkewSeconds} s away from the server time${unit}`,
+      `The signature time stamp t=${parsed.timestampText} is more than ${maxSkewSeconds} s away from the server time${unit}`,
     );
   }
   return { timestamp: parsed.timestamp, requestDigest: createHash('sha256').update(payload).digest('hex') };
