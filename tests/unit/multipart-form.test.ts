@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../shared/core/errors.js';
 import { MAX_UPLOAD_BYTES } from '../../shared/core/files/set-file.js';
 import type { HttpRequest } from '../../shared/lambda/http.js';
-import { formBoundary, formParts, readFilePart } from '../../shared/lambda/multipart-form.js';
+import { formBoundary, readFilePart } from '../../shared/lambda/multipart-form.js';
 
 function request(body: Buffer, contentType: string | undefined): HttpRequest {
   return {
@@ -62,7 +62,7 @@ describe('Function: readFilePart', () => {
     expect(upload.content.equals(content)).toBe(true);
   });
 
-  it('accepts an empty file (lambda-multipart-parser alone would drop it)', async () => {
+  it('accepts an empty file as an empty file', async () => {
     const upload = await readFilePart(
       await formRequest((form) => form.append('file', new Blob([], { type: 'text/plain' }), 'empty.txt')),
     );
@@ -85,17 +85,66 @@ describe('Function: readFilePart', () => {
     expect(upload.content.equals(Buffer.from([0x8a, 0x9a]))).toBe(true);
   });
 
-  it('keeps only the last path segment of a file name, like busboy', async () => {
+  it.each([
+    ['a Windows path (backslashes escaped, RFC 7578)', 'C:\\\\Users\\\\eva\\\\faktura.xml'],
+    ['a POSIX path', '/home/eva/faktura.xml'],
+  ])('keeps only the last path segment of %s', async (_name, sent) => {
     const upload = await readFilePart(
       rawRequest([
         '--XyZ',
-        'Content-Disposition: form-data; name="file"; filename="C:\\Users\\eva\\faktura.xml"',
+        `Content-Disposition: form-data; name="file"; filename="${sent}"`,
         '',
         'x',
         '--XyZ--',
       ]),
     );
     expect(upload.fileName).toBe('faktura.xml');
+  });
+
+  it('keeps a file whose bytes hold pieces of the boundary, at any split', async () => {
+    for (const cut of [1, 2, 3, 5, 6]) {
+      const content = Buffer.concat([
+        Buffer.from('a\r\n--XyZ'.slice(0, cut)),
+        Buffer.from([0, 0x2d, 0x2d, 0x0d]),
+      ]);
+      const upload = await readFilePart(
+        rawRequest([
+          '--XyZ',
+          'Content-Disposition: form-data; name="file"; filename="a.bin"',
+          '',
+          Buffer.concat([content, Buffer.from('\r\n')]),
+          '--XyZ--',
+        ]),
+      );
+      expect(upload.content.equals(content)).toBe(true);
+    }
+  });
+
+  it('reads a field named "files" beside the file as a field', async () => {
+    const upload = await readFilePart(
+      await formRequest((form) => {
+        form.append('file', new Blob(['x']), 'a.txt');
+        form.append('files', 'a note');
+      }),
+    );
+    expect([upload.fileName, upload.content.toString()]).toEqual(['a.txt', 'x']);
+  });
+
+  it('passes over a part whose disposition is not form-data', async () => {
+    const upload = await readFilePart(
+      rawRequest([
+        '--XyZ',
+        'Content-Disposition: attachment; name="file"; filename="other.txt"',
+        '',
+        'ignored',
+        '--XyZ',
+        'Content-Disposition: form-data; name="file"; filename="a.txt"',
+        '',
+        'kept',
+        '--XyZ--',
+      ]),
+    );
+    expect([upload.fileName, upload.content.toString()]).toEqual(['a.txt', 'kept']);
   });
 
   it('decodes an RFC 8187 filename*', async () => {
@@ -210,15 +259,29 @@ describe('Function: readFilePart', () => {
       rawRequest(['--XyZ', 'Content-Disposition: form-data; name="file"; filename="a"', '', 'x']),
     ],
     ['with another boundary than announced', rawRequest(['--Other', '--Other--'])],
-    ['with a field named "files" beside the file', undefined],
+    ['that is empty', request(Buffer.alloc(0), 'multipart/form-data; boundary=XyZ')],
+    [
+      'with a part header that is not UTF-8',
+      rawRequest([
+        '--XyZ',
+        Buffer.from('Content-Disposition: form-data; name="file"; filename="\xff"\r\n', 'latin1'),
+        '',
+        'x',
+        '--XyZ--',
+      ]),
+    ],
+    [
+      'with a part header over 8 KB',
+      rawRequest([
+        '--XyZ',
+        `Content-Disposition: form-data; name="file"; filename="${'a'.repeat(9000)}"`,
+        '',
+        'x',
+        '--XyZ--',
+      ]),
+    ],
   ])('refuses a body %s with 400 invalid_multipart', async (_name, bad) => {
-    const target =
-      bad ??
-      (await formRequest((form) => {
-        form.append('file', new Blob(['x']), 'a.txt');
-        form.append('files', 'x');
-      }));
-    expect(await refusal(readFilePart(target))).toEqual([400, 'invalid_multipart']);
+    expect(await refusal(readFilePart(bad))).toEqual([400, 'invalid_multipart']);
   });
 });
 
@@ -226,30 +289,5 @@ describe('Function: formBoundary', () => {
   it('reads a plain or quoted boundary, case-insensitively', () => {
     expect(formBoundary('multipart/form-data; boundary=abc')).toBe('abc');
     expect(formBoundary('Multipart/Form-Data; charset=utf-8; BOUNDARY="a b:c"')).toBe('a b:c');
-  });
-});
-
-describe('Function: formParts', () => {
-  it('lists fields and files with their sizes, skipping a preamble', () => {
-    const body = Buffer.from(
-      [
-        'preamble',
-        '--B',
-        'Content-Disposition: form-data; name="a"',
-        '',
-        'one',
-        '--B',
-        'Content-Disposition: form-data; name="file"; filename="x;y.txt"',
-        'Content-Type: text/plain',
-        '',
-        'four',
-        '--B--',
-        '',
-      ].join('\r\n'),
-    );
-    expect(formParts(body, 'B')).toEqual([
-      { name: 'a', fileName: undefined, contentType: undefined, isFile: false, size: 3 },
-      { name: 'file', fileName: 'x;y.txt', contentType: 'text/plain', isFile: true, size: 4 },
-    ]);
   });
 });
