@@ -2,7 +2,7 @@ import type { WebApiPolicy } from '../core/web-api/calls.js';
 import { ConfigurationError, intFromEnv } from './settings.js';
 import type { TenantConfig } from './tenants.js';
 
-/** Process-wide settings of the Web API's asynchronous path, from the environment. */
+/** Process-wide settings of the Web API (time limits, the asynchronous path), from the environment. */
 export interface WebApiJobSettings {
   /** `COMMAND_TIMEOUT_ASYNC` (seconds): when set, it replaces every tenant's `CommandTimeoutAsync`. */
   readonly commandTimeoutAsyncOverride: number | undefined;
@@ -14,6 +14,8 @@ export interface WebApiJobSettings {
   readonly jobLeaseSeconds: number;
   /** `WEB_API_JOB_STALE_SECONDS`: a job running longer than this has lost its worker (997 ends it). */
   readonly jobStaleSeconds: number;
+  /** `WEB_API_SYNC_TIME_LIMIT` (seconds, 1–28, default 25): how long getData gives an operation before 161. */
+  readonly syncTimeLimitSeconds: number;
 }
 
 const NAMES = [
@@ -22,6 +24,7 @@ const NAMES = [
   'WEB_API_JOB_MAX_RECEIVES',
   'WEB_API_JOB_LEASE_SECONDS',
   'WEB_API_JOB_STALE_SECONDS',
+  'WEB_API_SYNC_TIME_LIMIT',
 ];
 
 let cached: { key: string; settings: WebApiJobSettings } | undefined;
@@ -45,6 +48,8 @@ export function getWebApiJobSettings(): WebApiJobSettings {
     jobMaxReceives,
     jobLeaseSeconds,
     jobStaleSeconds,
+    // Below the HTTP API's 30 s, with room to cancel, journal and answer.
+    syncTimeLimitSeconds: intFromEnv('WEB_API_SYNC_TIME_LIMIT', 25, 1, 28),
   });
   cached = { key, settings };
   return settings;
@@ -60,5 +65,6 @@ export function webApiPolicy(tenant: TenantConfig): WebApiPolicy {
     replayRequestTime: settings.ReplayRequestTime,
     commandTimeoutAsyncSeconds: jobs.commandTimeoutAsyncOverride ?? settings.CommandTimeoutAsync,
     jobStaleSeconds: jobs.jobStaleSeconds,
+    syncTimeLimitSeconds: jobs.syncTimeLimitSeconds,
   });
 }

@@ -53,10 +53,18 @@ export interface SqlDialect {
 
 export type Row = Record<string, unknown>;
 
+export interface QueryOptions {
+  /**
+   * Cancels the statement in the database when it aborts: the query then rejects with
+   * {@link StatementCancelledError}, and the database stops working on it.
+   */
+  readonly signal?: AbortSignal;
+}
+
 export interface Database {
   readonly dialect: SqlDialect;
   /** Runs one parameterised statement and returns its first result set. */
-  query(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  query(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<Row[]>;
   /**
    * Runs one parameterised statement and yields its rows in batches of at most `batchSize`,
    * never holding more than one batch in memory.
@@ -85,4 +93,9 @@ export class DatabaseStatementError extends Error {
   ) {
     super(message, options);
   }
+}
+
+/** Thrown by adapters when a statement was cancelled through {@link QueryOptions.signal}. */
+export class StatementCancelledError extends Error {
+  override readonly name = 'StatementCancelledError';
 }

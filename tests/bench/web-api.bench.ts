@@ -39,6 +39,7 @@ export default async function webApiBench(): Promise<void> {
         replayRequestTime: 300,
         commandTimeoutAsyncSeconds: 20,
         jobStaleSeconds: 1800,
+        syncTimeLimitSeconds: 25,
       },
       requestId: 'bench',
     };

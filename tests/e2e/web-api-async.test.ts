@@ -7,8 +7,11 @@ import { envelope, type SignOptions, signedCall } from '../support/web-api.js';
 let stack: LocalStack;
 
 beforeAll(async () => {
-  // The issue's scenario: a 2 s limit against a 5 s operation.
-  stack = await startLocalStack({ port: 0, env: { COMMAND_TIMEOUT_ASYNC: '2' } });
+  // The issue's scenario: a 2 s limit against a 5 s operation, on getDataAsync and on getData.
+  stack = await startLocalStack({
+    port: 0,
+    env: { COMMAND_TIMEOUT_ASYNC: '2', WEB_API_SYNC_TIME_LIMIT: '2' },
+  });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -27,7 +30,7 @@ async function post(path: 'getData' | 'getDataAsync', body: string, options: Sig
 const result997 = (journalId: number) => envelope(997, [{ idws_journal: journalId }]);
 const xmlParser = new XMLParser({ parseTagValue: false, isArray: (name) => name.startsWith('row') });
 
-describe('Web API async over HTTP (local stack, COMMAND_TIMEOUT_ASYNC=2)', () => {
+describe('Web API time limits over HTTP (local stack, COMMAND_TIMEOUT_ASYNC=2, WEB_API_SYNC_TIME_LIMIT=2)', () => {
   it('9001 for 5 s: -2/160 after 2 s, "still running" at once, the full answer after 6 s', async () => {
     const started = Date.now();
     const first = await post('getDataAsync', envelope(9001, [{ seconds: 5 }]));
@@ -91,6 +94,45 @@ describe('Web API async over HTTP (local stack, COMMAND_TIMEOUT_ASYNC=2)', () =>
       { VLTYP: 997, CALL_MODE: 'async', STATE: 'finished' },
     ]);
   }, 20_000);
+
+  it('getData of 9001 for 5 s: cancelled after 2 s with 200, -1/161 and its journal id; 997 the same', async () => {
+    const started = Date.now();
+    const first = await post('getData', envelope(9001, [{ seconds: 5 }]));
+    const waited = Date.now() - started;
+    expect(first.status).toBe(200);
+    const answer = JSON.parse(first.text);
+    const j = answer.id as number;
+    expect(answer).toEqual({
+      id: expect.any(Number),
+      vlResult: -1,
+      data: [
+        {
+          error: [
+            {
+              errorCode: '161',
+              errorMessage: `The operation (vltyp 9001, journal ${j}) did not finish within the synchronous time limit of 2 s and was cancelled; use getDataAsync`,
+            },
+          ],
+        },
+      ],
+    });
+    expect(waited).toBeGreaterThanOrEqual(1900);
+    expect(waited).toBeLessThan(4000);
+    const { rows } = await stack.db.query<{ STATE: string; CALL_MODE: string }>(
+      'SELECT "STATE", "CALL_MODE" FROM dbo."WS_JOURNAL" WHERE "ID" = $1',
+      [j],
+    );
+    expect(rows).toEqual([{ STATE: 'failed', CALL_MODE: 'sync' }]);
+    const later = JSON.parse((await post('getData', result997(j))).text);
+    expect(later.data).toEqual([{ resultForId: answer, id: j }]);
+    // A late finish cannot overwrite the answer: the row stays failed after its 5 s would have passed.
+    await sleep(Math.max(0, started + 5500 - Date.now()));
+    const after = await stack.db.query<{ STATE: string; ANSWER: string }>(
+      'SELECT "STATE", "ANSWER" FROM dbo."WS_JOURNAL" WHERE "ID" = $1',
+      [j],
+    );
+    expect([after.rows[0]!.STATE, JSON.parse(after.rows[0]!.ANSWER)]).toEqual(['failed', answer]);
+  }, 15_000);
 
   it('answers a fast operation on getDataAsync with its normal answer, in JSON and XML', async () => {
     const json = await post('getDataAsync', envelope(1001, [{ ico: '25596641' }]));

@@ -5,7 +5,7 @@ import { handler as test } from '../../functions/web-api/test.js';
 import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded-sql/web-api-store.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
-import type { Database } from '../../shared/core/database.js';
+import { type Database, StatementCancelledError } from '../../shared/core/database.js';
 import { demoDatabase } from '../support/demo.js';
 import { httpApiEvent, invokeHttp } from '../support/http-api-event.js';
 import { envelope, type SignOptions } from '../support/web-api.js';
@@ -209,6 +209,47 @@ describe('Web API handlers on the embedded database', () => {
     expect(slept.at).toBeGreaterThanOrEqual(1000);
     expect(other.status).toBe(200);
     expect(otherAt).toBeLessThan(900);
+  });
+
+  it('cancels 9001 past WEB_API_SYNC_TIME_LIMIT: 200 with 161 and the journal id, journaled failed, 997 the same', async () => {
+    process.env.WEB_API_SYNC_TIME_LIMIT = '1';
+    try {
+      const started = Date.now();
+      const { status, body } = await call(envelope(9001, [{ seconds: '4' }]));
+      const tookMs = Date.now() - started;
+      const answer = JSON.parse(body);
+      expect(status).toBe(200);
+      expect(answer).toMatchObject({ vlResult: -1, data: [{ error: [{ errorCode: '161' }] }] });
+      expect(answer.data[0].error[0].errorMessage).toMatch(
+        /did not finish within the synchronous time limit of 1 s.*use getDataAsync/,
+      );
+      expect(tookMs).toBeGreaterThanOrEqual(1000);
+      expect(tookMs).toBeLessThan(3000);
+      const row = (
+        await pg.query<{ STATE: string; ANSWER: string; VL_RESULT: number }>(
+          'SELECT "STATE", "ANSWER", "VL_RESULT" FROM dbo."WS_JOURNAL" WHERE "ID" = $1',
+          [answer.id],
+        )
+      ).rows[0]!;
+      expect([row.STATE, row.VL_RESULT, JSON.parse(row.ANSWER)]).toEqual(['failed', -1, answer]);
+      const again = JSON.parse((await call(envelope(997, [{ idws_journal: answer.id }]))).body);
+      expect(again.data).toEqual([{ resultForId: answer, id: answer.id }]);
+    } finally {
+      delete process.env.WEB_API_SYNC_TIME_LIMIT;
+    }
+  });
+
+  it('stops the embedded wait of an operation when its call is cancelled', async () => {
+    const store = createEmbeddedWebApiStore(db);
+    const cancellation = new AbortController();
+    const started = Date.now();
+    const running = store
+      .callOperation((await store.findOperation(9001))!, [{ seconds: '5' }], cancellation.signal)
+      .catch((error: unknown) => error);
+    setTimeout(() => cancellation.abort(), 200);
+    const error = await running;
+    expect(error).toBeInstanceOf(StatementCancelledError);
+    expect(Date.now() - started).toBeLessThan(1500);
   });
 
   it('answers 503/150 when the tenant database cannot be reached, without connection details', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { createMssqlWebApiStore } from '../../shared/adapters/mssql/web-api-store.js';
-import type { Database } from '../../shared/core/database.js';
+import { type Database, StatementCancelledError } from '../../shared/core/database.js';
 import { OperationFailedError, type WebApiStore } from '../../shared/core/web-api/store.js';
 import { runMssqlScripts, mssqlUrl as url } from '../support/mssql.js';
 
@@ -52,6 +52,18 @@ describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
     const accounts = await store.callOperation(await operation(7), [{ kod_uctu: '21' }]);
     expect(accounts.map((row) => row.kod_uctu)).toEqual(['211000', '211100', '213000']);
     expect(await store.callOperation(await operation(9001), [{ seconds: '0.2' }])).toEqual([{ slept: 0.2 }]);
+  });
+
+  it('cancels 9001 on the server when its signal aborts, and the pool serves the next call', async () => {
+    const cancellation = new AbortController();
+    const started = Date.now();
+    const running = store
+      .callOperation(await operation(9001), [{ seconds: '10' }], cancellation.signal)
+      .catch((e: unknown) => e);
+    setTimeout(() => cancellation.abort(), 300);
+    expect(await running).toBeInstanceOf(StatementCancelledError);
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(await store.callOperation(await operation(7), [{ kod_uctu: '211' }])).toHaveLength(2);
   });
 
   it("reports 9002's own message", async () => {

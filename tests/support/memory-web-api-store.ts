@@ -20,7 +20,10 @@ interface StoredEntry extends Omit<JournalEntry, 'ageSeconds' | 'attempts'> {
 export function memoryWebApiStore(
   options: {
     applications?: Record<string, Application>;
-    operations?: Record<number, Operation & { run: (params: readonly ParamObject[]) => Promise<Row[]> }>;
+    operations?: Record<
+      number,
+      Operation & { run: (params: readonly ParamObject[], signal?: AbortSignal) => Promise<Row[]> }
+    >;
     now?: () => number;
   } = {},
 ) {
@@ -54,11 +57,11 @@ export function memoryWebApiStore(
       const operation = operations[vltyp];
       return operation ? { vltyp, procedure: operation.procedure, rowName: operation.rowName } : undefined;
     },
-    async callOperation(operation, params) {
+    async callOperation(operation, params, signal) {
       calls.push({ vltyp: operation.vltyp, params });
       const run = operations[operation.vltyp]?.run;
       if (!run) throw new OperationFailedError(`no procedure ${operation.procedure}`, undefined);
-      return run(params);
+      return run(params, signal);
     },
     async openJournal(opening: JournalOpening) {
       const id = journal.size + 1;

@@ -6,7 +6,12 @@ import { mapError, parseConnectionString } from '../../shared/adapters/mssql/con
 import { mssqlDialect } from '../../shared/adapters/mssql/dialect.js';
 import { createMssqlDatabase, type MssqlPoolLike } from '../../shared/adapters/mssql/index.js';
 import { columnKind, type MssqlColumns } from '../../shared/adapters/mssql/types.js';
-import { DatabaseStatementError, DatabaseUnavailableError, type Row } from '../../shared/core/database.js';
+import {
+  DatabaseStatementError,
+  DatabaseUnavailableError,
+  type Row,
+  StatementCancelledError,
+} from '../../shared/core/database.js';
 
 interface Input {
   name: string;
@@ -336,6 +341,40 @@ describe('findDataSource', () => {
     ['constructor', 'other'],
   ])('maps %s to %s', (dataType, kind) => {
     expect(columnKind(dataType)).toBe(kind);
+  });
+});
+
+describe('cancellation', () => {
+  /** A statement that runs until the server is told to stop (tedious rejects with ECANCEL then). */
+  const untilCancelled = (request: FakeRequest) =>
+    new Promise<Result>((_resolve, reject) => {
+      request.once('resumed', () => reject(new sql.RequestError('Canceled.', 'ECANCEL')));
+    });
+
+  it('cancels the running request on the server when the signal aborts', async () => {
+    const { pool, requests } = fakePool(untilCancelled);
+    const db = createMssqlDatabase({ connectionString: CONNECTION, pool });
+    const cancellation = new AbortController();
+    const running = db.query('EXEC dbo.WS_OP_SLEEP @params = @p1', ['[]'], { signal: cancellation.signal });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(requests[0]!.sql).toMatch(/^EXEC/);
+    cancellation.abort();
+    const error = await running.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StatementCancelledError);
+    expect(requests[0]!.cancelled).toBe(true);
+  });
+
+  it('sends nothing when the signal has already aborted, and leaves a finished request alone', async () => {
+    const { pool, requests } = fakePool(async () => recordset([{ a: 1 }]));
+    const db = createMssqlDatabase({ connectionString: CONNECTION, pool });
+    const cancellation = new AbortController();
+    expect(await db.query('SELECT 1 AS a', [], { signal: cancellation.signal })).toEqual([{ a: 1 }]);
+    cancellation.abort();
+    expect(requests[0]!.cancelled).toBe(false);
+    await expect(db.query('SELECT 1', [], { signal: cancellation.signal })).rejects.toBeInstanceOf(
+      StatementCancelledError,
+    );
+    expect(requests.map((request) => request.sql)).toEqual(['SELECT 1 AS a', '']);
   });
 });
 

@@ -66,6 +66,7 @@ function setUp(options: { timeoutSeconds?: number; staleSeconds?: number; now?: 
       replayRequestTime: 300,
       commandTimeoutAsyncSeconds: options.timeoutSeconds ?? 2,
       jobStaleSeconds: options.staleSeconds ?? 1800,
+      syncTimeLimitSeconds: 25,
     },
     requestId: 'test',
     now: options.now,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DatabaseUnavailableError } from '../../shared/core/database.js';
+import { DatabaseUnavailableError, StatementCancelledError } from '../../shared/core/database.js';
 import { getData, type SignedCall, type WebApiContext } from '../../shared/core/web-api/calls.js';
 import { validateEnvelope, type WebApiRequest } from '../../shared/core/web-api/envelope.js';
 import { signatureHeader } from '../../shared/core/web-api/signature.js';
@@ -15,9 +15,11 @@ const policy = {
   replayRequestTime: 300,
   commandTimeoutAsyncSeconds: 20,
   jobStaleSeconds: 1800,
+  syncTimeLimitSeconds: 25,
 };
 
 function setUp(overrides: Partial<typeof policy> = {}) {
+  const cancelled: string[] = [];
   const memory = memoryWebApiStore({
     now: () => NOW,
     operations: {
@@ -41,6 +43,28 @@ function setUp(overrides: Partial<typeof policy> = {}) {
         'Broken',
         () => new OperationFailedError('relation "dbo.X" does not exist', undefined),
       ),
+      // Waits 5 s unless cancelled; `seen` records whether the cancellation reached it.
+      9001: {
+        vltyp: 9001,
+        procedure: 'dbo.WS_OP_SLEEP',
+        rowName: 'Sleep',
+        run: (_params, signal) =>
+          new Promise((resolve, reject) => {
+            const timer = setTimeout(() => resolve([{ slept: 5 }]), 5000);
+            signal?.addEventListener('abort', () => {
+              clearTimeout(timer);
+              cancelled.push('9001');
+              reject(new StatementCancelledError('cancelled'));
+            });
+          }),
+      },
+      // Never stops, whatever it is told: the answer must not wait for it.
+      9005: {
+        vltyp: 9005,
+        procedure: 'dbo.WS_OP_STUCK',
+        rowName: 'Stuck',
+        run: () => new Promise(() => undefined),
+      },
       9004: failingOperation(
         9004,
         'dbo.WS_OP_OFFLINE',
@@ -56,7 +80,7 @@ function setUp(overrides: Partial<typeof policy> = {}) {
     requestId: 'test',
     now: () => NOW,
   };
-  return { ...memory, ctx };
+  return { ...memory, ctx, cancelled };
 }
 
 /** A call as a client signs it; `decoded` counts how often the body was decoded. */
@@ -208,5 +232,56 @@ describe('Function: getData', () => {
   it('lets an unreachable database through as an error (503/150 at the edge)', async () => {
     const { ctx } = setUp();
     await expect(getData(ctx, signed({ vltyp: 9004 }).call)).rejects.toBeInstanceOf(DatabaseUnavailableError);
+  });
+
+  describe('synchronous time limit', () => {
+    const timeLimitAnswer = (id: number, vltyp: number) => ({
+      id,
+      vlResult: -1,
+      data: [
+        {
+          error: [
+            {
+              errorCode: '161',
+              errorMessage: `The operation (vltyp ${vltyp}, journal ${id}) did not finish within the synchronous time limit of 0.2 s and was cancelled; use getDataAsync`,
+            },
+          ],
+        },
+      ],
+    });
+
+    it('cancels an operation past the limit and answers 161 with its journal id, journaled as failed', async () => {
+      const { ctx, journal, cancelled } = setUp({ syncTimeLimitSeconds: 0.2 });
+      const started = Date.now();
+      const result = await getData(ctx, signed({ vltyp: 9001, params: [{ seconds: 5 }] }).call);
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(result.answer).toEqual(timeLimitAnswer(1, 9001));
+      expect(cancelled).toEqual(['9001']);
+      expect(journal.get(1)).toMatchObject({ state: 'failed' });
+      expect(JSON.parse(journal.get(1)!.answer!)).toEqual(result.answer);
+    });
+
+    it('gives the same error answer to 997 for that journal id', async () => {
+      const { ctx } = setUp({ syncTimeLimitSeconds: 0.2 });
+      const first = await getData(ctx, signed({ vltyp: 9001 }).call);
+      const later = await getData(ctx, signed({ vltyp: 997, params: [{ idws_journal: 1 }] }).call);
+      expect(later.answer).toEqual({ id: 2, vlResult: 1, data: [{ resultForId: first.answer, id: 1 }] });
+    });
+
+    it('answers 161 in time even when the database does not stop', async () => {
+      const { ctx, journal } = setUp({ syncTimeLimitSeconds: 0.2 });
+      const started = Date.now();
+      const result = await getData(ctx, signed({ vltyp: 9005 }).call);
+      // The limit, then at most the grace for the cancellation to land.
+      expect(Date.now() - started).toBeLessThan(2500);
+      expect(result.answer).toEqual(timeLimitAnswer(1, 9005));
+      expect(journal.get(1)).toMatchObject({ state: 'failed' });
+    });
+
+    it('leaves an operation that finishes within the limit alone', async () => {
+      const { ctx, cancelled } = setUp({ syncTimeLimitSeconds: 0.2 });
+      const result = await getData(ctx, signed({ vltyp: 1001 }).call);
+      expect([result.answer.vlResult, cancelled]).toEqual([1, []]);
+    });
   });
 });

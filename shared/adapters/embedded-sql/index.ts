@@ -7,7 +7,9 @@ import {
   DatabaseStatementError,
   DatabaseUnavailableError,
   type DataSourceInfo,
+  type QueryOptions,
   type Row,
+  StatementCancelledError,
 } from '../../core/database.js';
 import { postgresDialect } from './dialect.js';
 
@@ -53,14 +55,30 @@ function delayOptions() {
   };
 }
 
+const cancelled = (cause?: unknown) =>
+  new StatementCancelledError('The statement was cancelled', cause === undefined ? undefined : { cause });
+
+/**
+ * One statement. PGlite runs a statement to its end in this process, so cancellation takes effect
+ * before it starts and during the wait it asked for, which is where a long operation spends its time.
+ */
 async function runStatement(
   target: Pick<PGlite, 'query'>,
   sql: string,
   params: readonly unknown[],
+  signal?: AbortSignal,
 ): Promise<Row[]> {
+  if (signal?.aborted) throw cancelled();
   const { requested, options } = delayOptions();
   const result = await target.query<Row>(sql, params as unknown[], options);
-  if (requested.ms > 0) await sleep(requested.ms);
+  if (requested.ms > 0) {
+    try {
+      await sleep(requested.ms, undefined, { signal });
+    } catch (error) {
+      if (signal?.aborted) throw cancelled(error);
+      throw error;
+    }
+  }
   return result.rows;
 }
 
@@ -68,9 +86,9 @@ let cursorSequence = 0;
 
 /** The database port over an embedded PostgreSQL (PGlite) instance owned by the caller. */
 export function createEmbeddedDatabase(pg: PGlite): Database {
-  async function query(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+  async function query(sql: string, params: readonly unknown[] = [], options?: QueryOptions): Promise<Row[]> {
     try {
-      return await runStatement(pg, sql, params);
+      return await runStatement(pg, sql, params, options?.signal);
     } catch (error) {
       throw mapError(pg, error);
     }
@@ -156,7 +174,7 @@ export function createEmbeddedDatabase(pg: PGlite): Database {
         return await pg.transaction((tx) =>
           fn({
             dialect: postgresDialect,
-            query: (sql, params = []) => runStatement(tx, sql, params),
+            query: (sql, params = [], options) => runStatement(tx, sql, params, options?.signal),
           }),
         );
       } catch (error) {
@@ -207,7 +225,13 @@ function columnKind(dataType: string): ColumnKind {
 }
 
 function mapError(pg: PGlite, error: unknown): Error {
-  if (error instanceof DatabaseStatementError || error instanceof DatabaseUnavailableError) return error;
+  if (
+    error instanceof DatabaseStatementError ||
+    error instanceof DatabaseUnavailableError ||
+    error instanceof StatementCancelledError
+  ) {
+    return error;
+  }
   if (pg.closed) return new DatabaseUnavailableError('The embedded database is closed', { cause: error });
   const code = (error as { code?: unknown }).code;
   const message = error instanceof Error ? error.message : String(error);

@@ -1,5 +1,9 @@
 import sql from 'mssql';
-import { DatabaseStatementError, DatabaseUnavailableError } from '../../core/database.js';
+import {
+  DatabaseStatementError,
+  DatabaseUnavailableError,
+  StatementCancelledError,
+} from '../../core/database.js';
 import type { MssqlPoolLike } from './types.js';
 
 /** Drops undefined entries: the driver merges options over its defaults with Object.assign. */
@@ -83,7 +87,13 @@ const UNAVAILABLE_CODES = new Set([
 /** Maps driver errors onto the port's errors; anything else is returned unchanged. */
 export function mapError(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
-  if (error instanceof DatabaseUnavailableError || error instanceof DatabaseStatementError) return error;
+  if (
+    error instanceof DatabaseUnavailableError ||
+    error instanceof DatabaseStatementError ||
+    error instanceof StatementCancelledError
+  ) {
+    return error;
+  }
   const code = 'code' in error && typeof error.code === 'string' ? error.code : undefined;
   // tarn's pool-acquire timeout carries no code, only its name.
   if (

@@ -1,4 +1,4 @@
-import type { Database, Row } from '../../core/database.js';
+import { type Database, type Row, StatementCancelledError } from '../../core/database.js';
 import { findMssqlDataSource } from './catalogue.js';
 import { closeSharedPool, mapError, sharedPool } from './connection.js';
 import { mssqlDialect } from './dialect.js';
@@ -19,10 +19,26 @@ export interface MssqlDatabaseOptions {
   readonly pool?: MssqlPoolLike;
 }
 
-async function run(request: MssqlRequestLike, sql: string, params: readonly unknown[]): Promise<Row[]> {
+/** One statement; an abort of `signal` cancels it on the server (a TDS attention), as SSMS's Stop does. */
+async function run(
+  request: MssqlRequestLike,
+  sql: string,
+  params: readonly unknown[],
+  signal?: AbortSignal,
+): Promise<Row[]> {
+  if (signal?.aborted) throw new StatementCancelledError('The statement was cancelled');
   bindParams(request, params);
-  const { recordset } = await request.query(sql);
-  return recordset ? recordset.map(rowNormaliser(recordset.columns)) : [];
+  const cancel = () => request.cancel();
+  signal?.addEventListener('abort', cancel, { once: true });
+  try {
+    const { recordset } = await request.query(sql);
+    return recordset ? recordset.map(rowNormaliser(recordset.columns)) : [];
+  } catch (error) {
+    if (signal?.aborted) throw new StatementCancelledError('The statement was cancelled', { cause: error });
+    throw error;
+  } finally {
+    signal?.removeEventListener('abort', cancel);
+  }
 }
 
 /** Yields the first result set in batches, pausing the request while a full batch waits for the consumer. */
@@ -106,9 +122,9 @@ async function* streamRows(
 export function createMssqlDatabase(options: MssqlDatabaseOptions): Database {
   const { connectionString, pool } = options;
   const getPool = () => (pool ? Promise.resolve(pool) : sharedPool(connectionString));
-  const query: Database['query'] = async (sql, params = []) => {
+  const query: Database['query'] = async (sql, params = [], options) => {
     try {
-      return await run((await getPool()).request(), sql, params);
+      return await run((await getPool()).request(), sql, params, options?.signal);
     } catch (error) {
       throw mapError(error);
     }
@@ -143,9 +159,9 @@ export function createMssqlDatabase(options: MssqlDatabaseOptions): Database {
       try {
         const result = await fn({
           dialect: mssqlDialect,
-          async query(sql, params = []) {
+          async query(sql, params = [], options) {
             try {
-              return await run(tx.request(), sql, params);
+              return await run(tx.request(), sql, params, options?.signal);
             } catch (error) {
               throw mapError(error);
             }

@@ -106,10 +106,10 @@ export function createSqlWebApiStore(db: Pick<Database, 'query'>, sql: WebApiSta
       return { vltyp: Number(row.vltyp), procedure: String(row.procedure), rowName: String(row.rowName) };
     },
 
-    async callOperation(operation: Operation, params: readonly ParamObject[]) {
+    async callOperation(operation: Operation, params: readonly ParamObject[], signal?: AbortSignal) {
       const statement = sql.callOperation(operation);
       try {
-        return await db.query(statement, [JSON.stringify(params)]);
+        return await db.query(statement, [JSON.stringify(params)], { signal });
       } catch (error) {
         if (!(error instanceof DatabaseStatementError)) throw error;
         const own = sql.raisedByProcedure(error) ? error.message.slice(0, 1000) : undefined;

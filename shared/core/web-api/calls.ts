@@ -1,4 +1,5 @@
-import type { Log } from '../log.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Log, silentLog } from '../log.js';
 import {
   type CallResult,
   type ParamObject,
@@ -10,7 +11,7 @@ import {
 } from './envelope.js';
 import { executeOperation, failedOutcome } from './operations.js';
 import { verifySignature } from './signature.js';
-import type { Application, CallMode, JournalEntry, Operation, WebApiStore } from './store.js';
+import type { Application, CallMode, JournalEntry, JournalOutcome, Operation, WebApiStore } from './store.js';
 
 /** The tenant's Web API settings (CONTRACT.md section 2) as the use cases need them. */
 export interface WebApiPolicy {
@@ -21,6 +22,11 @@ export interface WebApiPolicy {
   readonly commandTimeoutAsyncSeconds: number;
   /** A job still running after this long has lost its worker: 997 ends it as failed. */
   readonly jobStaleSeconds: number;
+  /**
+   * How long `getData` gives a call, from its arrival, before it cancels the operation and answers
+   * 161: a few seconds below the HTTP API's 30 s, so that the answer (with its journal id) gets out.
+   */
+  readonly syncTimeLimitSeconds: number;
 }
 
 export interface WebApiContext {
@@ -186,8 +192,63 @@ export async function resultForId(
   return { answer, rowName: entry.rowName };
 }
 
-/** `getData`: runs the operation and answers its result; every accepted call is journaled. */
+/** How long a cancelled operation may take to stop before `getData` answers 161 regardless. */
+const CANCEL_GRACE_MS = 1500;
+
+/**
+ * Runs an operation for `getData` until `deadline` (ms since the epoch); past it, cancels the
+ * operation in the database and returns the failed outcome 161, whether or not the database has
+ * stopped within a short grace (a late finish cannot overwrite it: the journal row has ended).
+ */
+async function executeWithinSyncLimit(
+  ctx: WebApiContext,
+  operation: Operation,
+  request: WebApiRequest,
+  journalId: number,
+  deadline: number,
+): Promise<JournalOutcome> {
+  const cancellation = new AbortController();
+  const work = executeOperation(ctx.store, operation, request, journalId, ctx, cancellation.signal);
+  const limit = new AbortController();
+  const reached = sleep(Math.max(0, deadline - clock(ctx)), 'limit' as const, { signal: limit.signal }).catch(
+    () => 'settled' as const,
+  );
+  try {
+    const first = await Promise.race([work, reached]);
+    if (first !== 'limit' && first !== 'settled') return first;
+  } finally {
+    limit.abort();
+  }
+  cancellation.abort();
+  const stopped = await Promise.race([
+    work.then(
+      () => true,
+      () => true,
+    ),
+    sleep(CANCEL_GRACE_MS, false),
+  ]);
+  const seconds = ctx.policy.syncTimeLimitSeconds;
+  (ctx.log ?? silentLog).warn('operation cancelled after the synchronous time limit', {
+    requestId: ctx.requestId,
+    journalId,
+    vltyp: operation.vltyp,
+    limitSeconds: seconds,
+    databaseStopped: stopped,
+  });
+  return failedOutcome(
+    journalId,
+    WebApiErrorCode.syncTimeLimit,
+    `The operation (vltyp ${operation.vltyp}, journal ${journalId}) did not finish within the synchronous time limit of ${seconds} s and was cancelled; use getDataAsync`,
+  );
+}
+
+/**
+ * `getData`: runs the operation and answers its result; every accepted call is journaled. An
+ * operation still running `syncTimeLimitSeconds` after the call arrived is cancelled and answered
+ * 161 (HTTP 200, `vlResult` -1, journaled as failed, so 997 gives the same answer).
+ */
 export async function getData(ctx: WebApiContext, call: SignedCall): Promise<CallResult> {
+  const deadline = clock(ctx) + ctx.policy.syncTimeLimitSeconds * 1000;
   const application = await admitCall(ctx, call);
   const request = call.decode();
   if (request.vltyp === RESULT_FOR_ID) return resultForId(ctx, application, request, 'sync');
@@ -199,7 +260,7 @@ export async function getData(ctx: WebApiContext, call: SignedCall): Promise<Cal
     request: JSON.stringify(request),
     requestId: ctx.requestId,
   });
-  const outcome = await executeOperation(ctx.store, operation, request, journalId, ctx);
+  const outcome = await executeWithinSyncLimit(ctx, operation, request, journalId, deadline);
   await ctx.store.finishJournal(journalId, outcome);
   return { answer: JSON.parse(outcome.answer) as WebApiAnswer, rowName: outcome.rowName };
 }

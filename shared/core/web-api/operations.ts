@@ -38,7 +38,7 @@ export function failedOutcome(journalId: number, code: WebApiErrorCode, message:
 /**
  * Runs an operation for journal entry `journalId`: its rows as a finished outcome, or, when the
  * procedure fails inside the database, a failed one with `vlResult` -1 and error 120. Anything
- * else (database unreachable, a bug) is thrown.
+ * else (database unreachable, a bug, a cancellation through `signal`) is thrown.
  */
 export async function executeOperation(
   store: WebApiStore,
@@ -46,9 +46,10 @@ export async function executeOperation(
   request: WebApiRequest,
   journalId: number,
   trace: { readonly requestId: string; readonly log?: Log },
+  signal?: AbortSignal,
 ): Promise<JournalOutcome> {
   try {
-    const rows = await store.callOperation(operation, request.params);
+    const rows = await store.callOperation(operation, request.params, signal);
     const answer: WebApiAnswer = { id: journalId, vlResult: 1, data: rows.map(encodeRow) };
     return { state: 'finished', answer: JSON.stringify(answer), vlResult: 1, rowName: operation.rowName };
   } catch (error) {

@@ -73,8 +73,11 @@ export interface WebApiStore {
    */
   claimRequest(applicationId: number, requestDigest: string, holdSeconds: number): Promise<boolean>;
   findOperation(vltyp: number): Promise<Operation | undefined>;
-  /** Calls the operation's procedure with the params as one JSON argument; its first result set. Throws {@link OperationFailedError}. */
-  callOperation(operation: Operation, params: readonly ParamObject[]): Promise<Row[]>;
+  /**
+   * Calls the operation's procedure with the params as one JSON argument; its first result set.
+   * Throws {@link OperationFailedError}; an abort of `signal` cancels the call in the database.
+   */
+  callOperation(operation: Operation, params: readonly ParamObject[], signal?: AbortSignal): Promise<Row[]>;
   /** Journals a call as running; its id. */
   openJournal(opening: JournalOpening): Promise<number>;
   /** Ends a running journal entry; false when it was no longer running (another worker or a sweep ended it). */
