@@ -112,7 +112,11 @@ describe('SQL Server output', () => {
       ['01.02.2024'],
     ],
     ["CAST(GUID AS char(36)) = 'x'", '(CAST([GUID] AS CHAR(36)) = @p1)', ['x']],
-    ["CAST('x' AS uniqueidentifier) = GUID", '(CAST(@p1 AS UNIQUEIDENTIFIER) = [GUID])', ['x']],
+    [
+      "CAST('6F9619FF-8B86-D011-B42D-00C04FC964FF' AS uniqueidentifier) = GUID",
+      '(CAST(@p1 AS UNIQUEIDENTIFIER) = [GUID])',
+      ['6F9619FF-8B86-D011-B42D-00C04FC964FF'],
+    ],
     [
       'CAST(ID AS bigint) + CAST(ID AS smallint) + CAST(ID AS tinyint) + CAST(ID AS bit) + CAST(ID AS float) + CAST(ID AS real) + CAST(ID AS money) + CAST(ID AS numeric(5)) = 1',
       '((((((((CAST([ID] AS BIGINT) + CAST([ID] AS SMALLINT)) + CAST([ID] AS TINYINT)) + CAST([ID] AS BIT)) + CAST([ID] AS FLOAT)) + CAST([ID] AS REAL)) + CAST([ID] AS MONEY)) + CAST([ID] AS NUMERIC(5))) = @p1)',

@@ -421,7 +421,11 @@ describe('PostgreSQL SQL text', () => {
     ],
     ['ABS(CENA) = 1', '(abs("CENA") = CAST($1 AS integer))', [1]],
     ['ID % 2 = 0', '((CAST("ID" AS numeric) % CAST($1 AS integer)) = CAST($2 AS integer))', [2, 0]],
-    ["GUID = 'abc'", '("GUID" = CAST($1 AS uuid))', ['abc']],
+    [
+      "GUID = '6F9619FF-8B86-D011-B42D-00C04FC964FF'",
+      '("GUID" = CAST($1 AS uuid))',
+      ['6F9619FF-8B86-D011-B42D-00C04FC964FF'],
+    ],
     ["DATUM >= '2024-01-01'", '("DATUM" >= CAST($1 AS timestamp))', ['2024-01-01']],
     ['HOTOVO = 1', '(CAST("HOTOVO" AS integer) = CAST($1 AS integer))', [1]],
     ["ID IN (1, '2')", '("ID" IN (CAST($1 AS integer), CAST($2 AS numeric)))', [1, '2']],

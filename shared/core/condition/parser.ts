@@ -26,6 +26,7 @@ import { isCondition } from './ast.js';
 import { conditionError } from './errors.js';
 import { type Token, tokenize } from './lexer.js';
 import { checkLikePattern, LikePatternError } from './like-pattern.js';
+import { checkCastLiteral, checkImplicitLiteral, checkLengthLiteral } from './literal-values.js';
 import { arithmeticKind, commonKind, describeKind, expectKind, kindOfColumn } from './typing.js';
 import {
   CONVERT_STYLES,
@@ -221,7 +222,7 @@ class Parser {
       this.next();
       const left = this.asExpr(leftNode);
       const right = this.asExpr(this.parseAdditive());
-      commonKind([left.kind, right.kind], this.fail(token.pos));
+      this.literalsAs([left, right], commonKind([left.kind, right.kind], this.fail(token.pos)));
       return this.built({ type: 'compare', op: token.value as CompareOp, left, right, pos: left.pos }, [
         left,
         right,
@@ -274,7 +275,10 @@ class Parser {
       this.enter(open);
       const items = this.parseList();
       this.leave();
-      commonKind([operand.kind, ...items.map((item) => item.kind)], this.fail(token.pos));
+      this.literalsAs(
+        [operand, ...items],
+        commonKind([operand.kind, ...items.map((item) => item.kind)], this.fail(token.pos)),
+      );
       return this.built({ type: 'in', negated, operand, items, pos: operand.pos }, [operand, ...items]);
     }
     if (this.isWord(token, 'BETWEEN')) {
@@ -283,7 +287,10 @@ class Parser {
       const low = this.asExpr(this.parseAdditive());
       this.expectWord('AND');
       const high = this.asExpr(this.parseAdditive());
-      commonKind([operand.kind, low.kind, high.kind], this.fail(token.pos));
+      this.literalsAs(
+        [operand, low, high],
+        commonKind([operand.kind, low.kind, high.kind], this.fail(token.pos)),
+      );
       return this.built({ type: 'between', negated, operand, low, high, pos: operand.pos }, [
         operand,
         low,
@@ -304,6 +311,11 @@ class Parser {
   }
 
   /** Comma-separated values up to and including the closing ")". */
+  /** Checks the literals among `nodes` against SQL Server's conversion to `kind`, each at its position. */
+  private literalsAs(nodes: readonly Expr[], kind: Kind): void {
+    for (const node of nodes) checkImplicitLiteral(node, kind, this.fail(node.pos));
+  }
+
   private parseList(): Expr[] {
     const items = [this.parseValue()];
     for (;;) {
@@ -451,15 +463,12 @@ class Parser {
     switch (name) {
       case 'ISNULL': {
         this.noMixedUnknown(args, fail);
-        commonKind([arg(0).kind, arg(1).kind], fail);
+        this.literalsAs(args, commonKind([arg(0).kind, arg(1).kind], fail));
         return arg(0).kind === 'null' ? arg(1).kind : arg(0).kind;
       }
       case 'COALESCE':
         this.noMixedUnknown(args, fail);
-        return commonKind(
-          args.map((a) => a.kind),
-          fail,
-        );
+        return this.checkedCommonKind(args, fail);
       case 'UPPER':
       case 'LOWER':
       case 'LTRIM':
@@ -471,10 +480,14 @@ class Parser {
       case 'SUBSTRING':
         numeric(1, 'The start');
         numeric(2, 'The length');
+        this.literalsAs([arg(1), arg(2)], 'number');
+        checkLengthLiteral(arg(2), name, this.fail(arg(2).pos));
         return 'string';
       case 'LEFT':
       case 'RIGHT':
         numeric(1, 'The length');
+        this.literalsAs([arg(1)], 'number');
+        checkLengthLiteral(arg(1), name, this.fail(arg(1).pos));
         return 'string';
       case 'YEAR':
       case 'MONTH':
@@ -485,6 +498,7 @@ class Parser {
           `The argument of ${name}`,
           this.fail(arg(0).pos),
         );
+        this.literalsAs([arg(0)], 'datetime');
         return 'number';
       case 'GETDATE':
         return 'datetime';
@@ -496,6 +510,15 @@ class Parser {
         numeric(1, 'The length');
         return 'number';
     }
+  }
+
+  private checkedCommonKind(args: readonly Expr[], fail: (message: string) => never): Kind {
+    const kind = commonKind(
+      args.map((a) => a.kind),
+      fail,
+    );
+    this.literalsAs(args, kind);
+    return kind;
   }
 
   /** ISNULL / COALESCE cannot convert between a value of unsupported type and anything else. */
@@ -553,6 +576,8 @@ class Parser {
       if (second.kind === 'date' && TIME_PARTS.has(part)) {
         throw this.error(token.pos, `DATEADD(${part}, ...) cannot be used on a date value`);
       }
+      this.literalsAs([first], 'number');
+      this.literalsAs([second], 'datetime');
       const kind: Kind = second.kind === 'string' || second.kind === 'null' ? 'datetime' : second.kind;
       return this.built({ type: 'dateadd', part, amount: first, date: second, kind, pos: token.pos }, [
         first,
@@ -562,6 +587,7 @@ class Parser {
     for (const arg of [first, second]) {
       expectKind(arg.kind, ['date', 'datetime', 'string'], 'A date of DATEDIFF', this.fail(arg.pos));
     }
+    this.literalsAs([first, second], 'datetime');
     return this.built({ type: 'datediff', part, start: first, end: second, kind: 'number', pos: token.pos }, [
       first,
       second,
@@ -629,6 +655,8 @@ class Parser {
         (temporal(operand.kind) && kind === 'string') ||
         (operand.kind === 'string' && temporal(kind));
       if (!fits) fail('A CONVERT style is only supported between date/time values and text');
+    } else {
+      checkCastLiteral(operand, target, kind, this.fail(operand.pos));
     }
     return this.built({ type: 'cast', syntax, target, operand, style, kind, pos: token.pos }, [operand]);
   }
