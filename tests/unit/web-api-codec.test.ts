@@ -114,7 +114,7 @@ describe('Function: decodeRequest (JSON)', () => {
         expect(duplicateJsonKey(text)).toBeUndefined();
         const doubled = JSON.stringify({ wrap: [value, { [key]: 1 }] }).replace(
           `{${JSON.stringify(key)}:1}`,
-          `{${JSON.stringify(key)}:1,${JSON.stringify(key)}:2}`,
+          () => `{${JSON.stringify(key)}:1,${JSON.stringify(key)}:2}`,
         );
         expect(duplicateJsonKey(doubled)).toBe(key);
       }),

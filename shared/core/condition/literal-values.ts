@@ -19,8 +19,8 @@ export const INTEGER_RANGES: Readonly<Partial<Record<SqlTypeName, readonly [bigi
   BIGINT: [-9223372036854775808n, 9223372036854775807n],
 };
 
-/** MONEY: ±922,337,203,685,477.5807. */
-export const MONEY_LIMIT = 922337203685477.5807;
+/** MONEY: ±922,337,203,685,477.5807, in ten-thousandths. */
+const MONEY_LIMIT = 9223372036854775807n;
 
 /** The first year each date/time type holds; all end in 9999. */
 export const FIRST_YEAR = { DATETIME: 1753, other: 1 } as const;
@@ -131,7 +131,7 @@ function checkNumber(text: string, isString: boolean, type: SqlType | undefined,
         `The value ${text.trim().slice(0, 40)} does not fit ${name}(${precision},${scale}) (arithmetic overflow)`,
       );
     }
-  } else if (name === 'MONEY' && Math.abs(Number(text)) > MONEY_LIMIT) {
+  } else if (name === 'MONEY' && BigInt(Math.round(Math.abs(Number(text)) * 10000)) > MONEY_LIMIT) {
     fail(`The value ${text.trim().slice(0, 40)} is out of the range of MONEY`);
   }
 }
@@ -159,19 +159,12 @@ function checkTemporal(text: string, typeName: string, firstYear: number, fail: 
 export function checkImplicitLiteral(node: Expr, kind: Kind, fail: Fail): void {
   const literal = literalOf(node);
   if (!literal?.string) return;
-  switch (kind) {
-    case 'number':
-      return checkNumber(literal.text, true, undefined, fail);
-    case 'bool':
-      return checkBit(literal.text, fail);
-    case 'date':
-    case 'datetime':
-    case 'time':
-      return checkTemporal(literal.text, kind, FIRST_YEAR.other, fail);
-    case 'guid':
-      if (!GUID_TEXT.test(literal.text))
-        fail(`SQL Server cannot convert the text ${shown(literal.text)} to uniqueidentifier`);
-      return;
+  if (kind === 'number') checkNumber(literal.text, true, undefined, fail);
+  else if (kind === 'bool') checkBit(literal.text, fail);
+  else if (kind === 'date' || kind === 'datetime' || kind === 'time') {
+    checkTemporal(literal.text, kind, FIRST_YEAR.other, fail);
+  } else if (kind === 'guid' && !GUID_TEXT.test(literal.text)) {
+    fail(`SQL Server cannot convert the text ${shown(literal.text)} to uniqueidentifier`);
   }
 }
 
@@ -180,28 +173,24 @@ export function checkCastLiteral(node: Expr, target: SqlType, kind: Kind, fail: 
   const literal = literalOf(node);
   if (!literal) return;
   if (kind === 'number') {
-    if (target.name === 'BIT') {
-      if (literal.string) checkBit(literal.text, fail);
-      return;
-    }
-    return checkNumber(literal.text, literal.string, target, fail);
+    if (target.name !== 'BIT') checkNumber(literal.text, literal.string, target, fail);
+    else if (literal.string) checkBit(literal.text, fail);
+  } else if (!literal.string) {
+    // Numbers convert to text only.
+  } else if (kind === 'date' || kind === 'datetime' || kind === 'time') {
+    const firstYear = target.name === 'DATETIME' ? FIRST_YEAR.DATETIME : FIRST_YEAR.other;
+    checkTemporal(literal.text, target.name, firstYear, fail);
+  } else if (kind === 'guid') {
+    checkImplicitLiteral(node, 'guid', fail);
   }
-  if (!literal.string) return;
-  if (kind === 'date' || kind === 'datetime' || kind === 'time') {
-    return checkTemporal(
-      literal.text,
-      target.name,
-      target.name === 'DATETIME' ? FIRST_YEAR.DATETIME : FIRST_YEAR.other,
-      fail,
-    );
-  }
-  if (kind === 'guid') checkImplicitLiteral(node, 'guid', fail);
 }
 
 /** LEFT, RIGHT and SUBSTRING refuse a negative length (SQL Server errors 536 and 537). */
 export function checkLengthLiteral(node: Expr, name: string, fail: Fail): void {
   const literal = literalOf(node);
   if (literal && Number(literal.text) < 0 && (!literal.string || DECIMAL_TEXT.test(literal.text))) {
-    fail(`A negative length (${literal.text.trim().slice(0, 20)}) was given to ${name}, which SQL Server refuses`);
+    fail(
+      `A negative length (${literal.text.trim().slice(0, 20)}) was given to ${name}, which SQL Server refuses`,
+    );
   }
 }
