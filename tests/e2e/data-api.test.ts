@@ -182,6 +182,14 @@ describe('Data API over HTTP (local stack)', () => {
     ['ID % 0 = 1', /division by zero/],
     ['ID * 100000 * 100000 > 1', /out of the range/],
     ["SUBSTRING(NAZEV, 1, -1) = 'a'", /negative length/],
+    // What SQL Server refuses and PostgreSQL would take (CONTRACT.md section 4).
+    ["LEFT(NAZEV, -1) = 'a'", /negative length \(-1\) was given to LEFT/],
+    ["LEFT(NAZEV, ID - 1000) = 'a'", /negative length/],
+    ['CAST(300 AS TINYINT) = ID', /300 is out of the range of TINYINT/],
+    ['CAST(ID * 1000 AS TINYINT) = 1', /out of the range/],
+    ["DATUM_ZALOZENI > 'infinity'", /cannot convert the text 'infinity' to datetime/],
+    ["DATUM_ZALOZENI > 'J2451187'", /cannot convert the text 'J2451187'/],
+    ['DATEADD(year, 9000, DATUM_ZALOZENI) > DATUM_ZALOZENI', /out of the range/],
   ])('names what failed when %s cannot be evaluated (400)', async (condition, problem) => {
     const response = await data(
       'getDataWithCondition',

@@ -338,6 +338,45 @@ describe('PostgreSQL translation runs with SQL Server semantics', () => {
   });
 });
 
+describe('PostgreSQL refuses at run time what SQL Server refuses, for values computed from columns', () => {
+  /** The SQLSTATE the database answers `condition` with (read.ts turns it into 400 invalid_condition). */
+  async function refusedWith(condition: string): Promise<string | undefined> {
+    const error = await ids(condition).then(
+      () => undefined,
+      (e: unknown) => e as { code?: string },
+    );
+    return error?.code;
+  }
+
+  it.each([
+    // Row 5 has ID 5: 5 - 6 = -1. PostgreSQL's left/right would read it as "all but one".
+    ["LEFT(NAZEV, ID - 6) = 'a'", '22011'],
+    ["RIGHT(NAZEV, ID - 6) = 'a'", '22011'],
+    ["SUBSTRING(NAZEV, 1, ID - 6) = 'a'", '22011'],
+    // CAST(300 AS TINYINT) fails in SQL Server; PostgreSQL's smallint would hold it.
+    ['CAST(ID * 60 AS TINYINT) = 1', '22003'],
+    ['CAST(ID - 2 AS TINYINT) = 1', '22003'],
+    // Years past 9999 or before DATETIME's 1753.
+    ['DATEADD(year, 8000, DATUM) > DATUM', '22003'],
+    ['DATEADD(year, 8000, DEN) > DEN', '22003'],
+    ['DATEADD(year, -2024, DATUM) < DATUM', '22003'],
+    ['CAST(DATEADD(year, -300, DEN) AS DATETIME) < DATUM', '22003'],
+  ])('%s fails with %s', async (condition, code) => {
+    expect(await refusedWith(condition)).toBe(code);
+  });
+
+  it.each([
+    ["LEFT(NAZEV, ID - 1) = 'b'", [2]],
+    ["RIGHT(NAZEV, ID) = 'a'", [1]],
+    ['CAST(ID * 51 AS TINYINT) = 255', [5]],
+    ['DATEADD(year, 7974, DATUM) > DATUM', [1, 2, 3, 5]],
+    ['CAST(DEN AS DATETIME) = DATUM', [5]],
+    ['CAST(NULL AS TINYINT) IS NULL', [1, 2, 3, 4, 5]],
+  ])('%s keeps its SQL Server result %j', async (condition, expected) => {
+    expect(await ids(condition)).toEqual(expected);
+  });
+});
+
 describe('PostgreSQL SQL text', () => {
   const cases: [string, string, unknown[]][] = [
     ["NAZEV = 'alfa'", '(lower("NAZEV") = lower(CAST($1 AS text)))', ['alfa']],
@@ -365,13 +404,13 @@ describe('PostgreSQL SQL text', () => {
     ['DATUM < GETDATE()', '("DATUM" < LOCALTIMESTAMP)', []],
     [
       'DATEADD(day, -1, DEN) = DEN',
-      '(CAST(("DEN" + make_interval(days => (-CAST($1 AS integer)))) AS date) = "DEN")',
-      [1],
+      '((CAST(("DEN" + make_interval(days => (-CAST($1 AS integer)))) AS date) + 0 * CAST(32767 + CAST((NOT (CAST(("DEN" + make_interval(days => (-CAST($2 AS integer)))) AS date) BETWEEN CAST($3 AS date) AND CAST($4 AS date))) AS integer) AS smallint)) = "DEN")',
+      [1, 1, '0001-01-01', '9999-12-31 23:59:59.999999'],
     ],
     [
       'DATEADD(quarter, 1, DATUM) > DATUM',
-      '(("DATUM" + make_interval(months => (CAST($1 AS integer) * 3))) > "DATUM")',
-      [1],
+      '((("DATUM" + make_interval(months => (CAST($1 AS integer) * 3))) + make_interval(days => 0 * CAST(32767 + CAST((NOT (("DATUM" + make_interval(months => (CAST($2 AS integer) * 3))) BETWEEN CAST($3 AS timestamp) AND CAST($4 AS timestamp))) AS integer) AS smallint))) > "DATUM")',
+      [1, 1, '0001-01-01', '9999-12-31 23:59:59.999999'],
     ],
     [
       'DATEDIFF(day, DATUM, DEN) = 0',
@@ -403,15 +442,23 @@ describe('PostgreSQL SQL text', () => {
       '(lower(CAST("NAZEV" AS varchar(10))) = lower(CAST($1 AS text)))',
       ['x'],
     ],
-    ['CAST(DEN AS DATETIME) = DATUM', '(CAST("DEN" AS timestamp(0)) = "DATUM")', []],
-    ['CAST(DEN AS DATETIME2) = DATUM', '(CAST("DEN" AS timestamp(0)) = "DATUM")', []],
+    [
+      'CAST(DEN AS DATETIME) = DATUM',
+      '((CAST("DEN" AS timestamp(0)) + make_interval(days => 0 * CAST(32767 + CAST((NOT (CAST("DEN" AS timestamp(0)) BETWEEN CAST($1 AS timestamp) AND CAST($2 AS timestamp))) AS integer) AS smallint))) = "DATUM")',
+      ['1753-01-01', '9999-12-31 23:59:59.999999'],
+    ],
+    [
+      'CAST(DEN AS DATETIME2) = DATUM',
+      '((CAST("DEN" AS timestamp(0)) + make_interval(days => 0 * CAST(32767 + CAST((NOT (CAST("DEN" AS timestamp(0)) BETWEEN CAST($1 AS timestamp) AND CAST($2 AS timestamp))) AS integer) AS smallint))) = "DATUM")',
+      ['0001-01-01', '9999-12-31 23:59:59.999999'],
+    ],
     ['CAST(NAZEV AS UNIQUEIDENTIFIER) = GUID', '(CAST("NAZEV" AS uuid) = "GUID")', []],
     ['CAST(ID AS BIT) = 1', '(CAST(("ID" <> 0) AS integer) = CAST($1 AS integer))', [1]],
     ['CAST(ID AS MONEY) = 1', '(CAST("ID" AS numeric(19,4)) = CAST($1 AS integer))', [1]],
     ['CAST(ID AS FLOAT) = 1', '(CAST("ID" AS double precision) = CAST($1 AS integer))', [1]],
     [
       'CAST(ID AS TINYINT) = 1',
-      '(CAST(trunc(CAST("ID" AS numeric)) AS smallint) = CAST($1 AS integer))',
+      '((CAST(trunc(CAST("ID" AS numeric)) AS smallint) + 0 * CAST(32767 + CAST((NOT (CAST(trunc(CAST("ID" AS numeric)) AS smallint) BETWEEN 0 AND 255)) AS integer) AS smallint)) = CAST($1 AS integer))',
       [1],
     ],
     [

@@ -24,6 +24,7 @@ import type {
 import { ConditionError } from '../../core/condition/errors.js';
 import { type ConditionTranslator, dialectTranslator, type ParamSink } from '../../core/condition/index.js';
 import { translateLikePattern } from '../../core/condition/like-pattern.js';
+import { FIRST_YEAR } from '../../core/condition/literal-values.js';
 import { limitSize } from '../../core/condition/params.js';
 import { commonKind } from '../../core/condition/typing.js';
 import { postgresDialect } from './dialect.js';
@@ -140,6 +141,12 @@ function parseFormat(style: string): string {
   return style.includes('.MS') ? style : `${style}.MS`;
 }
 
+/** A literal operand, whose conversions were checked against SQL Server's rules when parsed. */
+const isLiteral = (node: Expr) =>
+  node.type === 'number' ||
+  node.type === 'string' ||
+  (node.type === 'unary' && node.operand.type === 'number');
+
 const INTEGER_TYPES: ReadonlySet<string> = new Set(['INT', 'BIGINT', 'SMALLINT', 'TINYINT']);
 
 function internal(message: string): never {
@@ -241,7 +248,7 @@ export class PostgresCompiler {
       case 'datediff':
         return this.dateDiff(node);
       case 'cast':
-        return this.cast(node);
+        return this.guardedCast(node);
     }
   }
 
@@ -307,8 +314,17 @@ export class PostgresCompiler {
       case 'SUBSTRING':
         return `substr(${str(0)}, ${this.integer(arg(1))}, ${this.integer(arg(2))})`;
       case 'LEFT':
-      case 'RIGHT':
-        return `${node.name.toLowerCase()}(${str(0)}, ${this.integer(arg(1))})`;
+      case 'RIGHT': {
+        // PostgreSQL reads a negative length as "all but the last/first n"; T-SQL refuses it
+        // (errors 536/537). A literal was checked when parsed; a computed one meets substr, which
+        // refuses a negative length too (22011), and adds nothing otherwise.
+        const length = () => this.integer(arg(1));
+        const guarded =
+          isLiteral(arg(1)) || this.guarding
+            ? length()
+            : `(${length()} + 0 * length(substr(${this.text('')}, 1, ${length()})))`;
+        return `${node.name.toLowerCase()}(${str(0)}, ${guarded})`;
+      }
       case 'YEAR':
       case 'MONTH':
       case 'DAY':
@@ -323,10 +339,74 @@ export class PostgresCompiler {
   }
 
   private dateAdd(node: DateAdd): string {
-    const amount = this.integer(node.amount);
-    const interval = `make_interval(${INTERVAL_FIELDS[node.part]} => ${node.part === 'quarter' ? `(${amount} * 3)` : amount})`;
-    const sum = `(${this.temporal(node.date)} + ${interval})`;
-    return node.kind === 'date' ? `CAST(${sum} AS date)` : sum;
+    const value = () => {
+      const amount = this.integer(node.amount);
+      const interval = `make_interval(${INTERVAL_FIELDS[node.part]} => ${node.part === 'quarter' ? `(${amount} * 3)` : amount})`;
+      const sum = `(${this.temporal(node.date)} + ${interval})`;
+      return node.kind === 'date' ? `CAST(${sum} AS date)` : sum;
+    };
+    // T-SQL: "Adding a value to a 'datetime' column caused an overflow" (517) past 9999 or before year 1.
+    if (node.kind !== 'date' && node.kind !== 'datetime') return value();
+    return this.dateRangeGuard(value, node.kind, FIRST_YEAR.other);
+  }
+
+  /** Set while a guarded value is emitted: guards inside it are left out, so nesting cannot double the SQL again and again. */
+  private guarding = false;
+
+  /**
+   * `value()` unchanged, or an arithmetic overflow (22003, answered as a value out of range) when
+   * it is not between `low` and `high`: T-SQL's range errors, which PostgreSQL's wider types would
+   * not raise. The value is emitted twice, each time with its own parameters.
+   */
+  private rangeGuard(
+    value: () => string,
+    low: () => string,
+    high: () => string,
+    kind: 'number' | 'date' | 'datetime',
+  ): string {
+    if (this.guarding) return value();
+    this.guarding = true;
+    try {
+      const kept = value();
+      const overflow = `0 * CAST(32767 + CAST((NOT (${value()} BETWEEN ${low()} AND ${high()})) AS integer) AS smallint)`;
+      return kind === 'datetime'
+        ? `(${kept} + make_interval(days => ${overflow}))`
+        : `(${kept} + ${overflow})`;
+    } finally {
+      this.guarding = false;
+    }
+  }
+
+  /** A date or timestamp guarded to the years `firstYear`..9999 of SQL Server's types. */
+  private dateRangeGuard(value: () => string, kind: 'date' | 'datetime', firstYear: number): string {
+    const type = kind === 'date' ? 'date' : 'timestamp';
+    const bound = (date: string) => `CAST(${this.sink.add(date)} AS ${type})`;
+    const first = `${String(firstYear).padStart(4, '0')}-01-01`;
+    // Bounds are emitted lazily, so that parameters are added in the order they appear.
+    return this.rangeGuard(
+      value,
+      () => bound(first),
+      () => bound('9999-12-31 23:59:59.999999'),
+      kind,
+    );
+  }
+
+  /** CAST / CONVERT with T-SQL's range errors for computed values (literals were checked when parsed). */
+  private guardedCast(node: Cast): string {
+    const value = () => this.cast(node);
+    if (isLiteral(node.operand) || node.operand.kind === 'null') return value();
+    if (node.target.name === 'TINYINT')
+      return this.rangeGuard(
+        value,
+        () => '0',
+        () => '255',
+        'number',
+      );
+    if (node.kind === 'date' || node.kind === 'datetime') {
+      const firstYear = node.target.name === 'DATETIME' ? FIRST_YEAR.DATETIME : FIRST_YEAR.other;
+      return this.dateRangeGuard(value, node.kind, firstYear);
+    }
+    return value();
   }
 
   /** DATEDIFF counts the boundaries crossed between the two dates, as T-SQL does. */
