@@ -17,7 +17,7 @@ import {
   parseDocumentReceivedEvent,
   webhookEventId,
 } from '../core/webhook/event.js';
-import { serviceLog, serviceMetrics } from './observability.js';
+import { logFormatFromEnv, serviceLog, serviceMetrics } from './observability.js';
 
 /** What the document-received consumer needs; tests replace any of it. */
 export interface DocumentReceivedDependencies {
@@ -109,8 +109,9 @@ const LEVELS: Record<string, LogLevel> = {
  */
 export function documentReceivedHandler(overrides: Partial<DocumentReceivedDependencies> = {}) {
   const deps: DocumentReceivedDependencies = { ...defaults, ...overrides };
-  // A bad WEBHOOK_RETRY_SCHEDULE or WEBHOOK_ALLOW_PRIVATE_TARGETS fails the cold start, by name.
+  // A bad WEBHOOK_RETRY_SCHEDULE, WEBHOOK_ALLOW_PRIVATE_TARGETS or LOG_FORMAT fails the cold start, by name.
   deps.settings();
+  logFormatFromEnv();
 
   async function apply(
     record: SQSRecord,

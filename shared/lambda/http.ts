@@ -6,7 +6,7 @@ import { DatabaseUnavailableError } from '../core/database.js';
 import { ServiceError } from '../core/errors.js';
 import { describeError } from '../core/log.js';
 import { MetricName } from '../core/metrics.js';
-import { serviceLog, serviceMetrics, statusClass } from './observability.js';
+import { logFormatFromEnv, serviceLog, serviceMetrics, statusClass } from './observability.js';
 
 /** An HTTP request as the service's routes see it: no Lambda event shapes beyond this file. */
 export interface HttpRequest {
@@ -143,6 +143,8 @@ export function serviceErrors(renderError: ErrorRenderer): middy.MiddlewareObj<E
  * duration, cold start). Registered before `serviceErrors`, so that it sees the rendered error.
  */
 export function requestSummary(): middy.MiddlewareObj<Event, Result> {
+  // A bad LOG_FORMAT fails the cold start, by name, not the first request.
+  logFormatFromEnv();
   let coldStart = true;
   const started = new WeakMap<object, number>();
   function summarise(handlerRequest: middy.Request<Event, Result>) {

@@ -3,7 +3,10 @@ import { createPowertoolsLog } from '../../shared/adapters/powertools/log.js';
 import { createEmfMetrics, writeToStdout } from '../../shared/adapters/powertools/metrics.js';
 import { redactFields, redactText } from '../../shared/adapters/powertools/redact.js';
 import { describeError } from '../../shared/core/log.js';
+import { renderDataApiError } from '../../shared/lambda/data-api.js';
+import { httpHandler } from '../../shared/lambda/http.js';
 import { defaultEmfSink, logFormatFromEnv, useObservability } from '../../shared/lambda/observability.js';
+import { webApiJobWorker } from '../../shared/lambda/web-api/job-worker.js';
 
 /** What the logger writes to stdout and stderr while `act` runs. */
 function captureOutput(act: () => void): string[] {
@@ -166,6 +169,9 @@ describe('Function: logFormatFromEnv', () => {
     expect(logFormatFromEnv()).toBe('text');
     vi.stubEnv('LOG_FORMAT', 'pretty');
     expect(() => logFormatFromEnv()).toThrow(/LOG_FORMAT/);
+    // At the cold start of a function, not at its first request.
+    expect(() => httpHandler(async () => ({ status: 200 }), renderDataApiError)).toThrow(/LOG_FORMAT/);
+    expect(() => webApiJobWorker()).toThrow(/LOG_FORMAT/);
   });
 });
 

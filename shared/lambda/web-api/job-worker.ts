@@ -5,7 +5,7 @@ import { getWebApiJobSettings } from '../../config/web-api.js';
 import { describeError } from '../../core/log.js';
 import { MetricName } from '../../core/metrics.js';
 import { type JobOutcome, parseWebApiJob, runJob } from '../../core/web-api/jobs.js';
-import { serviceLog, serviceMetrics } from '../observability.js';
+import { logFormatFromEnv, serviceLog, serviceMetrics } from '../observability.js';
 import { tenantWebApiStore } from './store.js';
 
 /** Time kept back from the Lambda's remaining time to write the journal after an operation is cut off. */
@@ -54,6 +54,8 @@ async function processRecord(
  * One summary line per record; a record that fails its last delivery is counted as dead-lettered.
  */
 export function webApiJobWorker() {
+  // A bad LOG_FORMAT fails the cold start, by name.
+  logFormatFromEnv();
   let coldStart = true;
   return async function runJobs(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
     const cold = coldStart;
