@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { DatabaseUnavailableError } from '../../shared/core/database.js';
+import { DatabaseUnavailableError, StatementCancelledError } from '../../shared/core/database.js';
 import { getDataAsync, type JobQueue, type WebApiJob } from '../../shared/core/web-api/async-calls.js';
 import { getData, type SignedCall, type WebApiContext } from '../../shared/core/web-api/calls.js';
 import { validateEnvelope } from '../../shared/core/web-api/envelope.js';
@@ -24,7 +24,11 @@ function signed(request: unknown, apiKey = 'demo-api-key', apiHash = 'demo-api-h
 }
 
 function setUp(options: { timeoutSeconds?: number; staleSeconds?: number; now?: () => number } = {}) {
-  const gate: { release: () => void; failures: number } = { release: () => undefined, failures: 0 };
+  const gate: { release: () => void; failures: number; cancelled: number } = {
+    release: () => undefined,
+    failures: 0,
+    cancelled: 0,
+  };
   const memory = memoryWebApiStore({
     now: options.now,
     applications: {
@@ -42,8 +46,15 @@ function setUp(options: { timeoutSeconds?: number; staleSeconds?: number; now?: 
         vltyp: 9001,
         procedure: 'dbo.WS_OP_SLEEP',
         rowName: 'Sleep',
-        // Ends when the test releases it.
-        run: () => new Promise((resolve) => (gate.release = () => resolve([{ slept: 5 }]))),
+        // Ends when the test releases it, or when it is cancelled.
+        run: (_params, signal) =>
+          new Promise((resolve, reject) => {
+            gate.release = () => resolve([{ slept: 5 }]);
+            signal?.addEventListener('abort', () => {
+              gate.cancelled += 1;
+              reject(new StatementCancelledError('cancelled'));
+            });
+          }),
       },
       9002: failingOperation(
         9002,
@@ -315,11 +326,15 @@ describe('Function: runJob', () => {
     expect(journal.get(1)?.answer).toContain('"errorCode":"120"');
   });
 
-  it("ends a job that outruns the worker's time limit as failed (170) instead of retrying it", async () => {
-    const { ctx, jobs, jobCtx, journal, idleQueue } = setUp({ timeoutSeconds: 0.05 });
+  it("ends a job that outruns the worker's time limit as failed (170) and cancels it", async () => {
+    const setUpGate = setUp({ timeoutSeconds: 0.05 });
+    const { ctx, jobs, jobCtx, journal, idleQueue } = setUpGate;
     await getDataAsync(ctx, signed({ vltyp: 9001 }), idleQueue);
+    const { gate } = setUpGate;
     const outcome = await runJob(jobCtx, jobs[0]!, { attempt: 1, maxAttempts: 3, timeLimitMs: 50 });
     expect(outcome).toBe('time_limit');
+    // The operation was cancelled in the database, not left running behind the failed answer.
+    expect(gate.cancelled).toBe(1);
     expect(journal.get(1)?.state).toBe('failed');
     expect(journal.get(1)?.answer).toContain("did not finish within the worker's time limit");
   });

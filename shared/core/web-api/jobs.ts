@@ -50,12 +50,21 @@ class TimeLimitExceeded extends Error {
   override readonly name = 'TimeLimitExceeded';
 }
 
-async function withinTimeLimit<T>(work: Promise<T>, ms: number): Promise<T> {
+/** Runs `run` until `ms` have passed; then cancels it (in the database, through the signal) and throws. */
+async function withinTimeLimit<T>(run: (signal: AbortSignal) => Promise<T>, ms: number): Promise<T> {
+  const cancellation = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const limit = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new TimeLimitExceeded()), Math.max(0, ms));
+    timer = setTimeout(
+      () => {
+        cancellation.abort();
+        reject(new TimeLimitExceeded());
+      },
+      Math.max(0, ms),
+    );
   });
-  // The operation may still fail after the limit: that must not surface as an unhandled rejection.
+  const work = run(cancellation.signal);
+  // The operation may still fail after the limit (its cancellation, say): not an unhandled rejection.
   work.catch(() => undefined);
   try {
     return await Promise.race([work, limit]);
@@ -100,7 +109,15 @@ async function deliverJob(ctx: JobContext, job: WebApiJob, delivery: JobDelivery
     const operation = await ctx.store.findOperation(entry.vltyp);
     outcome = operation
       ? await withinTimeLimit(
-          executeOperation(ctx.store, operation, request, entry.id, { requestId: ctx.requestId, log }),
+          (signal) =>
+            executeOperation(
+              ctx.store,
+              operation,
+              request,
+              entry.id,
+              { requestId: ctx.requestId, log },
+              signal,
+            ),
           delivery.timeLimitMs,
         )
       : failedOutcome(entry.id, WebApiErrorCode.unknownVltyp, `Unknown vltyp ${entry.vltyp}`);
