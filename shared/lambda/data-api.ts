@@ -1,5 +1,6 @@
 import { createEmbeddedDataSourceReader } from '../adapters/embedded-sql/data-source-reader.js';
 import { createMssqlDataSourceReader } from '../adapters/mssql/data-source-reader.js';
+import { createOnDemandS3LargeObjectStore } from '../adapters/s3/on-demand.js';
 import { byDialect, openDatabase } from '../config/databases.js';
 import { getSettings } from '../config/settings.js';
 import type { TenantConfig } from '../config/tenants.js';
@@ -37,17 +38,17 @@ export function renderDataApiError(
   };
 }
 
-let store: Promise<LargeObjectStore | undefined> | undefined;
+let store: { bucket: string; store: LargeObjectStore } | undefined;
 
-/** The large-answer store of this process, created on first need. */
-function largeObjectStore(): Promise<LargeObjectStore | undefined> {
-  store ??= (async () => {
-    const settings = getSettings();
-    if (!settings.largeResultBucket) return undefined;
-    const { createS3LargeObjectStore, s3Client } = await import('../adapters/s3/index.js');
-    return createS3LargeObjectStore(settings.largeResultBucket, s3Client(settings.s3ForcePathStyle));
-  })();
-  return store;
+/** The large-answer store of this process; it loads the AWS SDK only when an answer goes to S3. */
+function largeObjectStore(): LargeObjectStore | undefined {
+  const settings = getSettings();
+  if (!settings.largeResultBucket) return undefined;
+  if (store?.bucket !== settings.largeResultBucket) {
+    const bucket = settings.largeResultBucket;
+    store = { bucket, store: createOnDemandS3LargeObjectStore(bucket, settings.s3ForcePathStyle) };
+  }
+  return store.store;
 }
 
 export async function answerLimits(tenant: TenantConfig): Promise<AnswerLimits> {
@@ -57,7 +58,7 @@ export async function answerLimits(tenant: TenantConfig): Promise<AnswerLimits> 
     // The JSON of an answer travels escaped inside the Lambda response (quotes count twice).
     inlineEncodedLimitBytes: MAX_RESPONSE_BODY_BYTES,
     presignSeconds: settings.presignSeconds,
-    store: await largeObjectStore(),
+    store: largeObjectStore(),
     keyPrefix: `answers/${tenant.id}`,
   };
 }

@@ -4,15 +4,16 @@ import { describe, expect, it } from 'vitest';
 import type { CallResult, WebApiError } from '../../shared/core/web-api/envelope.js';
 import { jsonNameOf, rowElementName, xmlNameOf } from '../../shared/core/web-api/names.js';
 import {
-  decodeRequest,
+  decodeJsonRequest,
   duplicateJsonKey,
   encodeAnswer,
   encodeObject,
 } from '../../shared/lambda/web-api/codec.js';
 import { webApiHttpStatus } from '../../shared/lambda/web-api/http.js';
+import { decodeXmlRequest } from '../../shared/lambda/web-api/xml-request.js';
 
-const json = (text: string) => decodeRequest(Buffer.from(text, 'utf8'), 'json');
-const xml = (text: string) => decodeRequest(Buffer.from(text, 'utf8'), 'xml');
+const json = (text: string) => decodeJsonRequest(Buffer.from(text, 'utf8'));
+const xml = (text: string) => decodeXmlRequest(Buffer.from(text, 'utf8'));
 
 /** The 400/100 refusal a decoder throws, or a failure when it accepts the body. */
 function refusal(decode: () => unknown): WebApiError {
@@ -54,7 +55,7 @@ describe('Function: xmlNameOf / jsonNameOf', () => {
   });
 });
 
-describe('Function: decodeRequest (JSON)', () => {
+describe('Function: decodeJsonRequest', () => {
   it('reads the envelope of the contract', () => {
     expect(json('{"vltyp":1001,"params":[{"nazev":"Alfa"}]}')).toEqual({
       vltyp: 1001,
@@ -131,12 +132,12 @@ describe('Function: decodeRequest (JSON)', () => {
   });
 
   it('refuses a body that is not UTF-8', () => {
-    const error = refusal(() => decodeRequest(Buffer.from([0x7b, 0xff, 0x7d]), 'json'));
+    const error = refusal(() => decodeJsonRequest(Buffer.from([0x7b, 0xff, 0x7d])));
     expect(error.message).toMatch(/UTF-8/);
   });
 });
 
-describe('Function: decodeRequest (XML)', () => {
+describe('Function: decodeXmlRequest', () => {
   it('reads the envelope of the contract, names turned into JSON names', () => {
     expect(
       xml('<data><vlTyp>1001</vlTyp><params><nazev>Alfa</nazev><kodUctu>311</kodUctu></params></data>'),

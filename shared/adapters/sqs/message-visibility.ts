@@ -1,4 +1,5 @@
-import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { sqsClient, sqsModule } from './client.js';
 
 /** Postpones a received message: it stays on the queue, invisible, for the given time. */
 export interface MessageVisibility {
@@ -9,28 +10,13 @@ export interface MessageVisibility {
 // runs for at most 30 s of that, so a minute's margin keeps every request valid.
 const MAX_VISIBILITY_SECONDS = 12 * 3600 - 60;
 
-let shared: { endpoint: string | undefined; client: SQSClient } | undefined;
-
-/** The SQS client of this process (endpoint from `AWS_ENDPOINT_URL` where set, e.g. the local emulator). */
-export function sqsClient(): SQSClient {
-  const endpoint = process.env.AWS_ENDPOINT_URL;
-  if (shared && shared.endpoint === endpoint) return shared.client;
-  shared?.client.destroy();
-  // An explicit endpoint also stops the SDK from taking the queue URL's host as the endpoint
-  // (the emulator's queue URLs do not parse as URLs and only earn a warning).
-  shared = { endpoint, client: new SQSClient(endpoint ? { endpoint } : {}) };
-  return shared.client;
-}
-
-/** Message visibility on one queue through ChangeMessageVisibility. */
-export function createSqsMessageVisibility(
-  queueUrl: string,
-  client: SQSClient = sqsClient(),
-): MessageVisibility {
+/** Message visibility on one queue through ChangeMessageVisibility (the process's client by default). */
+export function createSqsMessageVisibility(queueUrl: string, client?: SQSClient): MessageVisibility {
   return {
     async postpone(receiptHandle, seconds) {
       const timeout = Math.max(0, Math.min(Math.round(seconds), MAX_VISIBILITY_SECONDS));
-      await client.send(
+      const { ChangeMessageVisibilityCommand } = await sqsModule();
+      await (client ?? (await sqsClient())).send(
         new ChangeMessageVisibilityCommand({
           QueueUrl: queueUrl,
           ReceiptHandle: receiptHandle,

@@ -1,15 +1,13 @@
 import { isUtf8 } from 'node:buffer';
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import {
   type CallResult,
-  type ParamObject,
   validateEnvelope,
   type WebApiAnswer,
   WebApiError,
   WebApiErrorCode,
   type WebApiRequest,
 } from '../../core/web-api/envelope.js';
-import { jsonNameOf, rowElementName, xmlNameOf } from '../../core/web-api/names.js';
+import { rowElementName, xmlNameOf } from '../../core/web-api/names.js';
 import type { WireFormat } from './format.js';
 
 /**
@@ -29,13 +27,11 @@ import type { WireFormat } from './format.js';
  */
 
 const ENVELOPE_FIELDS = new Set(['vltyp', 'params']);
-const TEXT = '#text';
-const CDATA = '#cdata';
 const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
 
-const invalid = (message: string) => new WebApiError(WebApiErrorCode.invalidEnvelope, message);
+export const invalid = (message: string) => new WebApiError(WebApiErrorCode.invalidEnvelope, message);
 
-function bodyText(body: Uint8Array): string {
+export function bodyText(body: Uint8Array): string {
   if (!isUtf8(body)) throw invalid('The body is not valid UTF-8');
   return Buffer.from(body.buffer, body.byteOffset, body.byteLength)
     .toString('utf8')
@@ -77,7 +73,8 @@ export function duplicateJsonKey(text: string): string | undefined {
   return undefined;
 }
 
-function decodeJson(body: Uint8Array): WebApiRequest {
+/** Decodes a JSON request body into the envelope; 400/100 naming the problem. */
+export function decodeJsonRequest(body: Uint8Array): WebApiRequest {
   const text = bodyText(body);
   let value: unknown;
   try {
@@ -101,189 +98,10 @@ function decodeJson(body: Uint8Array): WebApiRequest {
   return validateEnvelope(value);
 }
 
-// preserveOrder keeps every node, so that mixed content and repeated elements can be told apart.
-const xmlParser = new XMLParser({
-  preserveOrder: true,
-  ignoreAttributes: true,
-  // <ns:data xmlns:ns="…"> is read as <data>, as <data xmlns="…"> is: names are matched without their namespace.
-  removeNSPrefix: true,
-  parseTagValue: false,
-  trimValues: false,
-  ignoreDeclaration: true,
-  ignorePiTags: true,
-  // References are checked and expanded here, not by the parser (which would also read a DTD's entities).
-  processEntities: false,
-  htmlEntities: false,
-  // CDATA apart from text: its "&amp;" is literal, not a reference.
-  cdataPropName: CDATA,
-});
-
-type XmlNode = Record<string, unknown>;
-
-function tagOf(node: XmlNode): string {
-  return Object.keys(node).find((key) => key !== ':@') ?? '';
-}
-
-function childrenOf(node: XmlNode): XmlNode[] {
-  return (node[tagOf(node)] as XmlNode[] | undefined) ?? [];
-}
-
-function isBlankText(node: XmlNode): boolean {
-  return tagOf(node) === TEXT && String(node[TEXT]).trim() === '';
-}
-
-/** The text of an element that holds only text and CDATA, references expanded; 400 when it holds elements. */
-function leafText(node: XmlNode, where: string): string {
-  let text = '';
-  for (const child of childrenOf(node)) {
-    const tag = tagOf(child);
-    if (tag === TEXT) text += expandReferences(String(child[TEXT]));
-    else if (tag === CDATA)
-      text += childrenOf(child)
-        .map((part) => String(part[TEXT] ?? ''))
-        .join('');
-    else throw invalid(`<${where}> must hold a value, not the element <${tag}>`);
-  }
-  return text;
-}
-
-const PREDEFINED_ENTITIES: Readonly<Record<string, string>> = {
-  lt: '<',
-  gt: '>',
-  amp: '&',
-  quot: '"',
-  apos: "'",
-};
-
-/** XML 1.0's `Char`: what a document may hold, raw or as a character reference. */
-const isXmlCharacter = (codePoint: number) =>
-  codePoint === 0x9 ||
-  codePoint === 0xa ||
-  codePoint === 0xd ||
-  (codePoint >= 0x20 && codePoint <= 0xd7ff) ||
-  (codePoint >= 0xe000 && codePoint <= 0xfffd) ||
-  (codePoint >= 0x10000 && codePoint <= 0x10ffff);
-
-const NOT_XML_CHARACTER = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
-const REFERENCE = /^&(?:#([0-9]{1,7})|#x([0-9a-fA-F]{1,6})|([A-Za-z_][\w.-]*));$/;
-
-/** The character a reference stands for; undefined when XML does not allow it. */
-function referencedCharacter(reference: string): string | undefined {
-  const match = REFERENCE.exec(reference);
-  if (!match) return undefined;
-  if (match[3] !== undefined) return PREDEFINED_ENTITIES[match[3]];
-  const codePoint = match[1] !== undefined ? Number(match[1]) : Number.parseInt(match[2]!, 16);
-  return isXmlCharacter(codePoint) ? String.fromCodePoint(codePoint) : undefined;
-}
-
-/**
- * Comments, CDATA sections and processing instructions are passed over whole (a `&` or `<!` in
- * them is not markup); what is left is every other `<!` and every `&` up to its `;`.
- */
-const MARKUP = /<!--[\s\S]*?-->|<!\[CDATA\[[\s\S]*?\]\]>|<\?[\s\S]*?\?>|<![^>]{0,40}|&[^&<;\s]{0,40};?/g;
-
-/**
- * Refuses what the Web API does not read: any markup declaration (`<!DOCTYPE`, `<!ENTITY`,
- * wherever it stands: the service reads no DTD), references other than XML's five entities and
- * allowed characters, and characters outside XML's `Char`.
- */
-function refuseUnreadMarkup(text: string): void {
-  const character = NOT_XML_CHARACTER.exec(text);
-  if (character) {
-    const code = character[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
-    throw invalid(`The body holds the character U+${code}, which XML does not allow`);
-  }
-  for (const [token] of text.matchAll(MARKUP)) {
-    if (token.startsWith('<!--') || token.startsWith('<![CDATA[') || token.startsWith('<?')) {
-      if (token.startsWith('<!--') && token.slice(4, -3).includes('--')) {
-        throw invalid('The body is not well-formed XML: "--" inside a comment');
-      }
-      continue;
-    }
-    if (token.startsWith('<!')) {
-      throw invalid(
-        token.startsWith('<!--') || token.startsWith('<![CDATA[')
-          ? 'The body is not well-formed XML: an unterminated comment or CDATA section'
-          : `A markup declaration (${token.slice(0, 12)}…) is not allowed: the Web API reads no DTD`,
-      );
-    }
-    if (referencedCharacter(token) === undefined) {
-      const shown = token.slice(0, 20);
-      throw invalid(
-        /^&#/.test(token) && token.endsWith(';')
-          ? `The character reference ${shown} names a character XML does not allow`
-          : token.endsWith(';')
-            ? `The entity reference ${shown} is not defined: only &lt; &gt; &amp; &quot; &apos; and character references are read`
-            : `A "&" must start a reference such as &amp; (found ${shown})`,
-      );
-    }
-  }
-}
-
-/** Resolves the references {@link refuseUnreadMarkup} allowed, in text outside CDATA. */
-function expandReferences(text: string): string {
-  return text.replace(/&[^&;]*;/g, (reference) => referencedCharacter(reference) ?? reference);
-}
-
-function decodeParams(node: XmlNode): ParamObject | undefined {
-  const params: Record<string, string> = {};
-  for (const child of childrenOf(node)) {
-    const tag = tagOf(child);
-    if (tag === TEXT) {
-      if (isBlankText(child)) continue;
-      throw invalid('<params> must hold one element per parameter, not text');
-    }
-    const name = jsonNameOf(tag);
-    if (name in params) throw invalid(`The parameter <${tag}> appears twice in one <params>`);
-    params[name] = leafText(child, tag);
-  }
-  return Object.keys(params).length > 0 ? params : undefined;
-}
-
-function decodeXml(body: Uint8Array): WebApiRequest {
-  const text = bodyText(body);
-  refuseUnreadMarkup(text);
-  const validation = XMLValidator.validate(text);
-  if (validation !== true) {
-    const { msg, line } = validation.err;
-    throw invalid(`The body is not well-formed XML: ${msg.slice(0, 200)} (line ${line})`);
-  }
-  let document: XmlNode[];
-  try {
-    document = xmlParser.parse(text) as XmlNode[];
-  } catch (error) {
-    // The parser's own limits (nesting deeper than 100, say) on a document the validator passed.
-    throw invalid(`The body could not be read as XML: ${(error as Error).message.slice(0, 200)}`);
-  }
-  const roots = document.filter((node) => !isBlankText(node));
-  if (roots.length !== 1 || tagOf(roots[0]!) !== 'data') {
-    throw invalid('The XML root element must be <data> holding <vlTyp> and <params>');
-  }
-  let vltyp: unknown;
-  const params: ParamObject[] = [];
-  for (const child of childrenOf(roots[0]!)) {
-    const tag = tagOf(child);
-    if (tag === TEXT) {
-      if (isBlankText(child)) continue;
-      throw invalid('<data> must hold elements, not text');
-    }
-    if (tag === 'vlTyp') {
-      if (vltyp !== undefined) throw invalid('<vlTyp> appears twice');
-      const value = leafText(child, tag).trim();
-      vltyp = /^-?\d{1,15}$/.test(value) ? Number(value) : value;
-    } else if (tag === 'params') {
-      const entry = decodeParams(child);
-      if (entry) params.push(entry);
-    } else {
-      throw invalid(`Unknown element <${tag.slice(0, 64)}> in <data>: expected <vlTyp> and <params>`);
-    }
-  }
-  return validateEnvelope({ vltyp, params });
-}
-
-/** Decodes a request body into the envelope; 400/100 naming the problem. */
-export function decodeRequest(body: Uint8Array, format: WireFormat): WebApiRequest {
-  return format === 'json' ? decodeJson(body) : decodeXml(body);
+/** The decoder of a request body in `format`; the XML one (and its parser) is imported on first use. */
+export async function requestDecoder(format: WireFormat): Promise<(body: Uint8Array) => WebApiRequest> {
+  if (format === 'json') return decodeJsonRequest;
+  return (await import('./xml-request.js')).decodeXmlRequest;
 }
 
 // XML 1.0 cannot carry most control characters, not even as references.

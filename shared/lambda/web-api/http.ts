@@ -1,6 +1,6 @@
-import packageJson from '../../../package.json' with { type: 'json' };
 import { openDatabase } from '../../config/databases.js';
 import type { TenantConfig } from '../../config/tenants.js';
+import { SERVICE_VERSION } from '../../config/version.js';
 import { webApiPolicy } from '../../config/web-api.js';
 import { DatabaseUnavailableError } from '../../core/database.js';
 import { ServiceError } from '../../core/errors.js';
@@ -16,12 +16,12 @@ import {
 import { type HttpRequest, type HttpResponse, httpHandler, type RenderedError } from '../http.js';
 import { serviceLog, serviceMetrics } from '../observability.js';
 import { requireTenant } from '../tenant.js';
-import { decodeRequest, encodeAnswer, encodeObject } from './codec.js';
+import { encodeAnswer, encodeObject, requestDecoder } from './codec.js';
 import { type AnswerFormat, negotiateAnswerFormat, requestFormat } from './format.js';
 import { tenantWebApiStore } from './store.js';
 
-/** The Web API version that `test` reports: the package's. */
-export const WEB_API_VERSION: string = packageJson.version;
+/** The Web API version that `test` reports: the service's. */
+export const WEB_API_VERSION: string = SERVICE_VERSION;
 
 /** The HTTP status of each `errorCode` (CONTRACT.md section 5): the one mapping of Web API errors to HTTP. */
 const HTTP_STATUS: Readonly<Record<WebApiErrorCode, number>> = {
@@ -155,6 +155,7 @@ export function signedCallRoute(
 ): WebApiRoute {
   return async (request, tenant, format) => {
     const bodyFormat = requestFormat(request.headers['content-type']);
+    const decode = await requestDecoder(bodyFormat);
     const ctx = await webApiContext(tenant, request);
     let decoded: WebApiRequest | undefined;
     let vlResult: number | undefined;
@@ -164,7 +165,7 @@ export function signedCallRoute(
         signature: request.headers['x-svc-signature'],
         body: request.body,
         decode: () => {
-          decoded = decodeRequest(request.body, bodyFormat);
+          decoded = decode(request.body);
           return decoded;
         },
       });

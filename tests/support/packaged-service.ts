@@ -1,0 +1,87 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { inflateRawSync } from 'node:zlib';
+import { serverlessConfig } from './serverless.js';
+
+/** One function's zip as `npm run package` leaves it in `.serverless/`. */
+export interface PackagedFunction {
+  readonly name: string;
+  readonly zipPath: string;
+  readonly zipBytes: number;
+  /** The handler's module inside the zip, e.g. `functions/web-api/test.mjs`. */
+  readonly entry: string;
+  /** Every file of the zip by its path. */
+  readonly files: ReadonlyMap<string, Buffer>;
+}
+
+/** Runs `npm run package` in `serviceDir` (offline, no AWS credentials); throws with its output on failure. */
+export function packageService(serviceDir = process.cwd()): void {
+  const result = spawnSync('npm', ['run', 'package'], {
+    cwd: serviceDir,
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
+  if (result.status !== 0) {
+    throw new Error(
+      `npm run package failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`,
+    );
+  }
+}
+
+/** The files of a zip archive (stored or deflated entries, as serverless writes them). */
+export function readZip(zip: Buffer): Map<string, Buffer> {
+  // End of central directory: the last signature 0x06054b50 (a comment may follow it).
+  const end = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  if (end < 0) throw new Error('not a zip archive');
+  const count = zip.readUInt16LE(end + 10);
+  let at = zip.readUInt32LE(end + 16);
+  const files = new Map<string, Buffer>();
+  for (let i = 0; i < count; i++) {
+    if (zip.readUInt32LE(at) !== 0x02014b50) throw new Error('corrupt zip central directory');
+    const method = zip.readUInt16LE(at + 10);
+    const compressedSize = zip.readUInt32LE(at + 20);
+    const nameLength = zip.readUInt16LE(at + 28);
+    const extraLength = zip.readUInt16LE(at + 30);
+    const commentLength = zip.readUInt16LE(at + 32);
+    const localHeader = zip.readUInt32LE(at + 42);
+    const name = zip.toString('utf8', at + 46, at + 46 + nameLength);
+    at += 46 + nameLength + extraLength + commentLength;
+    if (name.endsWith('/')) continue;
+    const dataStart =
+      localHeader + 30 + zip.readUInt16LE(localHeader + 26) + zip.readUInt16LE(localHeader + 28);
+    const data = zip.subarray(dataStart, dataStart + compressedSize);
+    if (method === 0) files.set(name, Buffer.from(data));
+    else if (method === 8) files.set(name, inflateRawSync(data));
+    else throw new Error(`${name}: zip method ${method} is not supported`);
+  }
+  return files;
+}
+
+/** Every function of serverless.yml with its packaged zip (run `packageService` first). */
+export function packagedFunctions(serviceDir = process.cwd()): PackagedFunction[] {
+  const config = serverlessConfig(serviceDir);
+  return Object.entries(config.functions).map(([name, fn]) => {
+    const zipPath = join(serviceDir, '.serverless', `${name}.zip`);
+    const zip = readFileSync(zipPath);
+    const entry = `${fn.handler.slice(0, fn.handler.lastIndexOf('.'))}.mjs`;
+    const files = readZip(zip);
+    if (!files.has(entry)) throw new Error(`${name}: ${entry} is not in ${zipPath}`);
+    return { name, zipPath, zipBytes: zip.length, entry, files };
+  });
+}
+
+/** Writes a function's files under `dir`; returns the path of its handler module. */
+export function extractFunction(fn: PackagedFunction, dir: string): string {
+  for (const [path, data] of fn.files) {
+    const target = join(dir, path);
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, data);
+  }
+  return join(dir, fn.entry);
+}
+
+/** JavaScript files of a function's zip (source maps and the like left out). */
+export function codeFiles(fn: PackagedFunction): [string, Buffer][] {
+  return [...fn.files].filter(([path]) => /\.(mjs|cjs|js)$/.test(path));
+}
