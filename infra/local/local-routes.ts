@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { PGlite } from '@electric-sql/pglite';
+import { docsLocalRoutes } from './docs-routes.js';
 import { webhookLocalRoutes } from './webhook-routes.js';
 
 /** What local-only routes can reach. */
@@ -53,5 +54,6 @@ export function createLocalRoutes(context: LocalRouteContext): Map<string, Local
       },
     ],
     ...webhookLocalRoutes(context),
+    ...docsLocalRoutes(),
   ]);
 }

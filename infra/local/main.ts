@@ -11,6 +11,7 @@ console.log(`
 ERP integration gateway: local stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s
 
   Health       ${base}/health
+  API docs     ${base}/docs   (OpenAPI: ${base}/openapi.json)
   Data API     ${base}/demo/JsonAPI/Data/getData/SUBJECT
                (HTTP Basic: demo / demo-password)
   Files        ${base}/demo/JsonAPI/File/setFile   (POST multipart, part "file")

@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readOpenApiDocument } from '../../infra/local/docs-routes.js';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
+import { DEMO_AUTH } from '../support/demo.js';
+import { openApiResponseChecker } from '../support/openapi-responses.js';
+import { envelope, signedCall } from '../support/web-api.js';
+
+// Low enough that a page of DOKUMENT or a 100 KB file goes to S3 (303) without reading 100,000 rows.
+const INLINE_LIMIT_BYTES = 64 * 1024;
+
+let stack: LocalStack;
+const checker = openApiResponseChecker(await readOpenApiDocument());
+const problems: string[] = [];
+
+beforeAll(async () => {
+  stack = await startLocalStack({ port: 0, env: { INLINE_LIMIT_BYTES: String(INLINE_LIMIT_BYTES) } });
+  const local = JSON.parse(await readFile('infra/local/tenants.json', 'utf8')) as {
+    tenants: Record<string, Record<string, unknown>>;
+  };
+  const demo = local.tenants.demo!;
+  setTenantRegistry(
+    parseTenantRegistry({
+      tenants: {
+        ...local.tenants,
+        failing: { ...demo, procedures: ['DEMO_FILE_FAIL'] },
+        // Nothing listens on port 1: every database call is a 503.
+        offline: {
+          ...demo,
+          database: {
+            kind: 'mssql',
+            connectionString: 'mssql://svc:secret@127.0.0.1:1/ERP?connectTimeout=2000',
+          },
+        },
+      },
+    }),
+  );
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** Calls the local stack and checks the answer against docs/openapi.yaml; returns it. */
+async function call(method: string, path: string, init: RequestInit = {}) {
+  const url = `${stack.url}${path}`;
+  const response = await fetch(url, { method, redirect: 'manual', ...init });
+  const observed = { status: response.status, headers: response.headers, body: await response.text() };
+  problems.push(...checker.check(method, url, observed));
+  return observed;
+}
+
+const basic = { authorization: DEMO_AUTH };
+const data = (
+  fn: string,
+  source: string,
+  query = '',
+  tenant = 'demo',
+  headers: Record<string, string> = basic,
+) => call('GET', `/${tenant}/JsonAPI/Data/${fn}/${source}${query}`, { headers });
+
+function setFile(
+  content: Buffer | undefined,
+  options: { tenant?: string; query?: string; auth?: boolean } = {},
+) {
+  const form = new FormData();
+  if (content) form.append('file', new Blob([content], { type: 'text/plain' }), 'note.txt');
+  return call('POST', `/${options.tenant ?? 'demo'}/JsonAPI/File/setFile${options.query ?? ''}`, {
+    headers: options.auth === false ? {} : basic,
+    body: form,
+  });
+}
+
+function web(
+  fn: 'getData' | 'getDataAsync',
+  body: string,
+  options: Parameters<typeof signedCall>[1] = {},
+  tenant = 'demo',
+) {
+  const signed = signedCall(body, options);
+  return call('POST', `/${tenant}/WebAPI/${fn}`, { headers: signed.headers, body: signed.body });
+}
+
+describe('the answers of the local stack conform to docs/openapi.yaml', () => {
+  it('Data API reads: 200, 303, 400, 401, 404, 503', async () => {
+    for (const fn of ['getData', 'getDataWithCondition', 'getRowsCount', 'getDataPaginate']) {
+      const query =
+        fn === 'getDataWithCondition'
+          ? '?condition=ID%20%3C%3D%203'
+          : fn === 'getDataPaginate'
+            ? '?fromRow=1&rows=3'
+            : '';
+      expect((await data(fn, 'SUBJECT', query)).status, fn).toBe(200);
+      expect((await data(fn, 'SUBJECT', query, 'demo', {})).status, fn).toBe(401);
+      expect((await data(fn, 'NO_SUCH_TABLE', query)).status, fn).toBe(404);
+      expect((await data(fn, 'SUBJECT', query, 'nope')).status, fn).toBe(404);
+      expect((await data(fn, 'not;a;name', query)).status, fn).toBe(400);
+      expect((await data(fn, 'SUBJECT', query, 'offline')).status, fn).toBe(503);
+    }
+    expect((await data('getDataWithCondition', 'SUBJECT', '?condition=1%3B')).status).toBe(400);
+    expect((await data('getDataPaginate', 'SUBJECT', '?fromRow=1&rows=0')).status).toBe(400);
+    // Over the inline limit: written to S3, answered with a presigned Location.
+    expect((await data('getDataPaginate', 'DOKUMENT', '?fromRow=1&rows=2000')).status).toBe(303);
+    expect((await data('getDataWithCondition', 'DOKUMENT', '?condition=ID%20%3C%3D%202000')).status).toBe(
+      303,
+    );
+    // The document store holds the content: one file over the limit makes all of it too large.
+    expect((await setFile(randomBytes(INLINE_LIMIT_BYTES))).status).toBe(200);
+    expect((await data('getData', 'SVCDOC')).status).toBe(303);
+    expect(problems).toEqual([]);
+  });
+
+  it('files: 200, 303, 304, 400, 401, 404, 413, 415, 502, 503', async () => {
+    const small = await setFile(Buffer.from('hello'));
+    expect(small.status).toBe(200);
+    const guid = JSON.parse(small.body).fileGUID as string;
+    const get = (id: string, headers: Record<string, string> = basic, tenant = 'demo') =>
+      call('GET', `/${tenant}/JsonAPI/File/getFile/${id}`, { headers });
+    const got = await get(guid);
+    expect(got.status).toBe(200);
+    expect((await get(guid, { ...basic, 'if-none-match': got.headers.get('etag')! })).status).toBe(304);
+    const large = await setFile(randomBytes(INLINE_LIMIT_BYTES * 2));
+    expect((await get(JSON.parse(large.body).fileGUID)).status).toBe(303);
+    expect((await get('not-a-guid')).status).toBe(400);
+    expect((await get(guid, {})).status).toBe(401);
+    expect((await get('00000000-0000-0000-0000-000000000000')).status).toBe(404);
+    expect((await get(guid, basic, 'offline')).status).toBe(503);
+
+    expect((await setFile(undefined)).status).toBe(400);
+    expect((await setFile(Buffer.from('x'), { auth: false })).status).toBe(401);
+    expect((await setFile(Buffer.from('x'), { tenant: 'nope' })).status).toBe(404);
+    expect((await setFile(randomBytes(4 * 1024 * 1024 + 1))).status).toBe(413);
+    const notMultipart = await call('POST', '/demo/JsonAPI/File/setFile', {
+      headers: { ...basic, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(notMultipart.status).toBe(415);
+    expect(
+      (await setFile(Buffer.from('x'), { tenant: 'failing', query: '?userDBProcedure=DEMO_FILE_FAIL' }))
+        .status,
+    ).toBe(502);
+    expect((await setFile(Buffer.from('x'), { tenant: 'offline' })).status).toBe(503);
+    expect(problems).toEqual([]);
+  });
+
+  it('Web API test: 200 (JSON and XML), 400, 401, 404, 503', async () => {
+    const test = (headers: Record<string, string>, tenant = 'demo') =>
+      call('GET', `/${tenant}/WebAPI/test`, { headers });
+    expect((await test({ 'x-api-key': 'demo-api-key' })).status).toBe(200);
+    expect((await test({ 'x-api-key': 'demo-api-key', accept: 'application/xml' })).status).toBe(200);
+    expect((await test({})).status).toBe(400);
+    expect((await test({ 'x-api-key': 'wrong' })).status).toBe(401);
+    expect((await test({ 'x-api-key': 'demo-api-key' }, 'nope')).status).toBe(404);
+    expect((await test({ 'x-api-key': 'demo-api-key' }, 'offline')).status).toBe(503);
+    expect(problems).toEqual([]);
+  });
+
+  it('Web API getData and getDataAsync: 200 (rows, failure, 997), 400, 401, 404, 409, 415, 503', async () => {
+    for (const fn of ['getData', 'getDataAsync'] as const) {
+      const rows = await web(fn, envelope(1001, [{ nazev: 'a' }]));
+      expect(rows.status, fn).toBe(200);
+      const id = JSON.parse(rows.body).id as number;
+      expect((await web(fn, envelope(9002))).status, fn).toBe(200);
+      expect((await web(fn, envelope(997, [{ idws_journal: id }]))).status, fn).toBe(200);
+      expect((await web(fn, '<data><vlTyp>7</vlTyp></data>', { accept: 'application/xml' })).status, fn).toBe(
+        200,
+      );
+      expect((await web(fn, '{"vltyp":')).status, fn).toBe(400);
+      expect((await web(fn, envelope(1001), { apiHash: 'wrong-hash' })).status, fn).toBe(401);
+      expect((await web(fn, envelope(4242))).status, fn).toBe(404);
+      expect((await web(fn, envelope(1001), {}, 'nope')).status, fn).toBe(404);
+      const replayed = signedCall(envelope(1001, [{ ico: '1' }]));
+      const send = () =>
+        call('POST', `/demo/WebAPI/${fn}`, { headers: replayed.headers, body: replayed.body });
+      expect((await send()).status, fn).toBe(200);
+      expect((await send()).status, fn).toBe(409);
+      expect((await web(fn, envelope(1001), { contentType: 'text/plain' })).status, fn).toBe(415);
+      expect((await web(fn, envelope(1001), {}, 'offline')).status, fn).toBe(503);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('has exercised every documented answer but the unexpected 500', () => {
+    const missing = checker
+      .documented()
+      .filter((pair) => !pair.endsWith(' 500'))
+      .filter((pair) => !checker.seen().has(pair));
+    expect(missing).toEqual([]);
+  });
+});

@@ -1,0 +1,47 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { describe, expect, it } from 'vitest';
+import { readOpenApiDocument } from '../../infra/local/docs-routes.js';
+import { serverlessHttpRoutes } from '../support/serverless.js';
+
+const document = await readOpenApiDocument();
+const paths = document.paths as Record<string, Record<string, { responses?: Record<string, unknown> }>>;
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
+const operations = Object.entries(paths).flatMap(([path, item]) =>
+  Object.keys(item)
+    .filter((method) => METHODS.includes(method))
+    .map((method) => ({ method: method.toUpperCase(), path, operation: item[method]! })),
+);
+
+describe('docs/openapi.yaml', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(document as never);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+  });
+
+  it("documents exactly serverless.yml's HTTP routes", () => {
+    const documented = operations.map((op) => `${op.method} ${op.path}`).sort();
+    const deployed = serverlessHttpRoutes()
+      .map((route) => `${route.method} ${route.path}`)
+      .sort();
+    expect(documented).toEqual(deployed);
+  });
+
+  it('gives every operation its errors: 400, 401, 404 and 503 at least', () => {
+    for (const { method, path, operation } of operations) {
+      expect(Object.keys(operation.responses ?? {}), `${method} ${path}`).toEqual(
+        expect.arrayContaining(['200', '400', '401', '404', '503']),
+      );
+    }
+  });
+
+  it('declares HTTP Basic and the x-api-key / x-svc-signature headers as security schemes', () => {
+    const schemes = (document.components as { securitySchemes: Record<string, Record<string, string>> })
+      .securitySchemes;
+    expect(schemes.basicAuth).toMatchObject({ type: 'http', scheme: 'basic' });
+    expect(schemes.apiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-api-key' });
+    expect(schemes.signature).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-svc-signature' });
+  });
+});
