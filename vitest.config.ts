@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
+    // The browser test has its own script (npm run test:browser).
+    exclude: [...configDefaults.exclude, 'tests/browser/**'],
     globalSetup: ['tests/global-setup.ts'],
     testTimeout: 30_000,
     // Handlers running in-process would print a JSON line per request; tests that read the logs

@@ -1,0 +1,80 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import puppeteer, { type Browser } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readOpenApiDocument } from '../../infra/local/docs-routes.js';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { chromiumPath } from './chromium.js';
+
+let stack: LocalStack;
+let browser: Browser;
+let profile: string;
+
+beforeAll(async () => {
+  const executablePath = chromiumPath();
+  stack = await startLocalStack({ port: 0 });
+  profile = await mkdtemp(join(tmpdir(), 'docs-page-chromium-'));
+  browser = await puppeteer.launch({
+    executablePath,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      `--user-data-dir=${profile}`,
+    ],
+  });
+}, 900_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+  if (profile) await rm(profile, { recursive: true, force: true });
+});
+
+describe('GET /docs in a real browser', () => {
+  it('shows every operation of the document, loading nothing from outside the local stack', async () => {
+    const openapi = await readOpenApiDocument();
+    const expected = Object.entries(openapi.paths as Record<string, Record<string, unknown>>)
+      .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
+      .sort();
+
+    const page = await browser.newPage();
+    const elsewhere: string[] = [];
+    page.on('request', (request) => {
+      if (!request.url().startsWith(stack.url) && !request.url().startsWith('data:'))
+        elsewhere.push(request.url());
+    });
+    const failed: string[] = [];
+    page.on('requestfailed', (request) => failed.push(request.url()));
+    page.on('pageerror', (error) => failed.push(String(error)));
+
+    const response = await page.goto(`${stack.url}/docs`, { waitUntil: 'networkidle0' });
+    expect(response?.status()).toBe(200);
+    // Evaluated in the page (a string: this project compiles without the DOM library).
+    await page.waitForFunction(`document.querySelectorAll('.opblock').length >= ${expected.length}`);
+    const shown = await page.$$eval('.opblock', (blocks) =>
+      blocks.map(
+        (block) =>
+          `${block.querySelector('.opblock-summary-method')?.textContent?.trim()} ${block
+            .querySelector('.opblock-summary-path')
+            ?.getAttribute('data-path')}`,
+      ),
+    );
+    expect(shown.sort()).toEqual(expected);
+    expect(await page.$eval('.info .title', (title) => title.textContent)).toContain(
+      'ERP integration gateway',
+    );
+
+    await mkdir('.data', { recursive: true });
+    await page.screenshot({ path: '.data/docs-page.png', fullPage: true });
+    expect(elsewhere).toEqual([]);
+    expect(failed).toEqual([]);
+  });
+});

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+// `npm run test:browser`: the docs page in headless Chromium, kept out of `npm test` (it may
+// install chromium with apt first).
+export default defineConfig({
+  test: {
+    include: ['tests/browser/**/*.test.ts'],
+    globalSetup: ['tests/global-setup.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 900_000,
+  },
+});
