@@ -10,8 +10,7 @@ import { openDemoDatabase } from '../../infra/local/demo-database.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
-import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
-import { DEMO_AUTH } from '../support/demo.js';
+import { DEMO_AUTH, useDemoTenantsWith } from '../support/demo.js';
 
 const run = promisify(execFile);
 const GUID = /^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$/;
@@ -37,20 +36,11 @@ beforeAll(async () => {
   // A second database as the document database of tenant "split".
   documents = await openDemoDatabase();
   registerEmbeddedDatabase('documents', createEmbeddedDatabase(documents));
-  const local = JSON.parse(await readFile('infra/local/tenants.json', 'utf8')) as {
-    tenants: Record<string, Record<string, unknown>>;
-  };
-  const demo = local.tenants.demo!;
-  setTenantRegistry(
-    parseTenantRegistry({
-      tenants: {
-        ...local.tenants,
-        // DEMO_FILE_FAIL is allowed only here, not in the demo tenant.
-        failing: { ...demo, procedures: ['DEMO_FILE_RECEIVED', 'DEMO_FILE_FAIL'] },
-        split: { ...demo, documentDatabase: { kind: 'embedded', name: 'documents' } },
-      },
-    }),
-  );
+  await useDemoTenantsWith((demo) => ({
+    // DEMO_FILE_FAIL is allowed only here, not in the demo tenant.
+    failing: { ...demo, procedures: ['DEMO_FILE_RECEIVED', 'DEMO_FILE_FAIL'] },
+    split: { ...demo, documentDatabase: { kind: 'embedded', name: 'documents' } },
+  }));
   work = await mkdtemp(join(tmpdir(), 'files-e2e-'));
 });
 afterAll(async () => {

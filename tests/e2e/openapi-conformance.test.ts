@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readOpenApiDocument } from '../../infra/local/docs-routes.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
-import { DEMO_AUTH } from '../support/demo.js';
+import { DEMO_AUTH, useDemoTenantsWith } from '../support/demo.js';
 import { openApiResponseChecker } from '../support/openapi-responses.js';
 import { envelope, signedCall } from '../support/web-api.js';
 
@@ -17,26 +15,14 @@ const problems: string[] = [];
 
 beforeAll(async () => {
   stack = await startLocalStack({ port: 0, env: { INLINE_LIMIT_BYTES: String(INLINE_LIMIT_BYTES) } });
-  const local = JSON.parse(await readFile('infra/local/tenants.json', 'utf8')) as {
-    tenants: Record<string, Record<string, unknown>>;
-  };
-  const demo = local.tenants.demo!;
-  setTenantRegistry(
-    parseTenantRegistry({
-      tenants: {
-        ...local.tenants,
-        failing: { ...demo, procedures: ['DEMO_FILE_FAIL'] },
-        // Nothing listens on port 1: every database call is a 503.
-        offline: {
-          ...demo,
-          database: {
-            kind: 'mssql',
-            connectionString: 'mssql://svc:secret@127.0.0.1:1/ERP?connectTimeout=2000',
-          },
-        },
-      },
-    }),
-  );
+  await useDemoTenantsWith((demo) => ({
+    failing: { ...demo, procedures: ['DEMO_FILE_FAIL'] },
+    // Nothing listens on port 1: every database call is a 503.
+    offline: {
+      ...demo,
+      database: { kind: 'mssql', connectionString: 'mssql://svc:secret@127.0.0.1:1/ERP?connectTimeout=2000' },
+    },
+  }));
 });
 afterAll(async () => {
   await stack?.stop();
