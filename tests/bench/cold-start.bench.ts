@@ -70,30 +70,49 @@ export default async function coldStartBench(): Promise<void> {
   writeFileSync(probe, PROBE);
   writeFileSync(empty, '');
 
-  const functions = packagedFunctions().map((fn) => {
-    const dir = join(WORK, fn.name);
-    const entry = extractFunction(fn, dir);
-    const code = codeFiles(fn);
-    // Its own chunks, and the packages outside the bundle it imports on demand (the AWS SDK's).
-    const lazy = [
-      ...code.filter(([path]) => path !== fn.entry).map(([path]) => pathToFileURL(join(dir, path)).href),
-      ...new Set(
-        code.flatMap(([, data]) =>
-          [...data.toString('utf8').matchAll(/import\("(@[^"]+)"\)/g)].map((m) => m[1]!),
+  // COLD_START_BASELINE_DIR: another checkout of the service, already packaged, measured in the
+  // same interleaved run (e.g. the commit before a change), its rows marked `before`.
+  const baselineDir = process.env.COLD_START_BASELINE_DIR;
+  const versions: [string, string][] = baselineDir
+    ? [
+        ['before', baselineDir],
+        ['after', process.cwd()],
+      ]
+    : [['', process.cwd()]];
+  const functions = versions
+    .flatMap(([version, serviceDir]) =>
+      packagedFunctions(serviceDir).map((fn) => ({
+        version,
+        fn,
+        label: version ? `${version} ${fn.name}` : fn.name,
+      })),
+    )
+    .map(({ version, fn, label }) => {
+      const dir = join(WORK, version, fn.name);
+      const entry = extractFunction(fn, dir);
+      const code = codeFiles(fn);
+      // Its own chunks, and the packages outside the bundle it imports on demand (the AWS SDK's).
+      const lazy = [
+        ...code.filter(([path]) => path !== fn.entry).map(([path]) => pathToFileURL(join(dir, path)).href),
+        ...new Set(
+          code.flatMap(([, data]) =>
+            [...data.toString('utf8').matchAll(/import\("(@[^"]+)"\)/g)].map((m) => m[1]!),
+          ),
         ),
-      ),
-    ];
-    return {
-      fn,
-      bundleBytes: fn.files.get(fn.entry)!.length,
-      lazyBytes: code.filter(([path]) => path !== fn.entry).reduce((sum, [, data]) => sum + data.length, 0),
-      init: { name: `${fn.name} init`, args: [probe, pathToFileURL(entry).href, 'init'] } as Subject,
-      first: {
-        name: `${fn.name} first`,
-        args: [probe, pathToFileURL(entry).href, 'first', ...lazy],
-      } as Subject,
-    };
-  });
+      ];
+      return {
+        fn,
+        version,
+        label,
+        bundleBytes: fn.files.get(fn.entry)!.length,
+        lazyBytes: code.filter(([path]) => path !== fn.entry).reduce((sum, [, data]) => sum + data.length, 0),
+        init: { name: `${label} init`, args: [probe, pathToFileURL(entry).href, 'init'] } as Subject,
+        first: {
+          name: `${label} first`,
+          args: [probe, pathToFileURL(entry).href, 'first', ...lazy],
+        } as Subject,
+      };
+    });
   const floor: Subject = { name: 'empty module', args: [probe, pathToFileURL(empty).href, 'init'] };
   const subjects = [floor, ...functions.flatMap((f) => [f.init, f.first])];
   const times = new Map<string, number[]>(subjects.map((s) => [s.name, []]));
@@ -106,7 +125,9 @@ export default async function coldStartBench(): Promise<void> {
   const emptyMs = medianOf(floor);
 
   const rows = functions.map((f) => ({
+    ...(f.version ? { version: f.version } : {}),
     function: f.fn.name,
+    label: f.label,
     bundleBytes: f.bundleBytes,
     lazyChunkBytes: f.lazyBytes,
     zipBytes: f.fn.zipBytes,
@@ -121,19 +142,18 @@ export default async function coldStartBench(): Promise<void> {
       `empty module: ${emptyMs.toFixed(1)} ms`,
   );
   console.log(
-    'function                  bundle   lazy chunks  zip       init ms (x empty)   init + lazy ms (x empty)',
+    'function                         bundle   lazy chunks  zip       init ms (x empty)   init + lazy ms (x empty)',
   );
   for (const row of rows) {
     console.log(
-      `${row.function.padEnd(25)} ${kb(row.bundleBytes).padStart(8)} ${kb(row.lazyChunkBytes).padStart(10)} ` +
+      `${row.label.padEnd(32)} ${kb(row.bundleBytes).padStart(8)} ${kb(row.lazyChunkBytes).padStart(10)} ` +
         `${kb(row.zipBytes).padStart(9)}   ${row.initMs.toFixed(1).padStart(6)} (${row.initRatio.toFixed(2)}x)` +
         `      ${row.withLazyMs.toFixed(1).padStart(6)} (${row.withLazyRatio.toFixed(2)}x)`,
     );
   }
-  const worst = rows.reduce((a, b) => (b.initRatio > a.initRatio ? b : a));
-  console.log(
-    `slowest init: ${worst.function} at ${worst.initRatio.toFixed(2)}x the empty module (goal <= 2x)`,
-  );
+  const current = rows.filter((row) => !('version' in row) || row.version === 'after');
+  const worst = current.reduce((a, b) => (b.initRatio > a.initRatio ? b : a));
+  console.log(`slowest init: ${worst.label} at ${worst.initRatio.toFixed(2)}x the empty module (goal <= 2x)`);
   const file = join(OUT, 'cold-start.json');
   writeFileSync(
     file,
