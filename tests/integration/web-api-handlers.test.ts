@@ -211,7 +211,6 @@ describe('Web API handlers on the embedded database', () => {
     expect(otherAt).toBeLessThan(900);
   });
 
-<<<<<<< HEAD
   it('cancels 9001 past WEB_API_SYNC_TIME_LIMIT: 200 with 161 and the journal id, journaled failed, 997 the same', async () => {
     process.env.WEB_API_SYNC_TIME_LIMIT = '1';
     try {
@@ -253,7 +252,6 @@ describe('Web API handlers on the embedded database', () => {
     expect(Date.now() - started).toBeLessThan(1500);
   });
 
-=======
   it('a warm function remembers applications for WEB_API_CACHE_SECONDS: a deactivated key works within it', async () => {
     const setActive = (active: 0 | 1) =>
       pg.query(`UPDATE dbo."WS_APPLICATION" SET "AKTIVNI" = $1 WHERE "API_KEY" = 'other-api-key'`, [active]);
@@ -275,7 +273,6 @@ describe('Web API handlers on the embedded database', () => {
     }
   });
 
->>>>>>> 71f4a73 (Speed: bench figures with goals written to .data/bench/speed.json; warm-process cache of Web API applications and operations (WEB_API_CACHE_SECONDS, default 30 s); async first look after 5 ms; Data API records written as JSON text directly; getData 100k vs floor and peak heap benches)
   it('answers 503/150 when the tenant database cannot be reached, without connection details', async () => {
     const { status, body } = await call(envelope(1001), { tenant: 'offline' });
     expect(status).toBe(503);

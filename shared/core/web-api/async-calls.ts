@@ -1,19 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  admitCall,
-  clock,
-  requireOperation,
-  resultForId,
-  type SignedCall,
-  type WebApiContext,
-} from './calls.js';
-import {
-  type CallResult,
-  errorAnswer,
-  RESULT_FOR_ID,
-  type WebApiAnswer,
-  WebApiErrorCode,
-} from './envelope.js';
+import { beginCall, clock, resultForId, type SignedCall, type WebApiContext } from './calls.js';
+import { type CallResult, errorAnswer, type WebApiAnswer, WebApiErrorCode } from './envelope.js';
 import { failedOutcome } from './operations.js';
 import type { JournalEntry } from './store.js';
 
@@ -64,18 +51,10 @@ export async function getDataAsync(
   call: SignedCall,
   queue: JobQueue,
 ): Promise<CallResult> {
-  const application = await admitCall(ctx, call);
-  const request = call.decode();
-  if (request.vltyp === RESULT_FOR_ID) return resultForId(ctx, application, request, 'async');
-  await requireOperation(ctx, request.vltyp);
+  const begun = await beginCall(ctx, call, 'async');
+  if (!begun.operation) return resultForId(ctx, begun.application, begun.request, 'async');
+  const { request, journalId } = begun;
   const deadline = clock(ctx) + ctx.policy.commandTimeoutAsyncSeconds * 1000;
-  const journalId = await ctx.store.openJournal({
-    applicationId: application.id,
-    vltyp: request.vltyp,
-    mode: 'async',
-    request: JSON.stringify(request),
-    requestId: ctx.requestId,
-  });
   try {
     await queue.enqueue({ tenant: ctx.tenant, journalId, requestId: ctx.requestId });
   } catch (error) {
