@@ -64,7 +64,7 @@ describe('Function: createMssqlWebApiStore', () => {
     expect(params).toEqual([1, 'a'.repeat(64), 300, 1001, 'sync', '{}', 'r']);
     expect(sql).toContain('INSERT INTO dbo.WS_REPLAY_GUARD (APPLICATION_ID, REQUEST_DIGEST, EXPIRES_AT)');
     expect(sql).toContain(
-      'IF @accepted = 1 INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID) OUTPUT inserted.ID AS id VALUES (@p1, @p4, @p5, @p6, @p7);',
+      'IF @accepted = 1 BEGIN INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID) VALUES (@p1, @p4, @p5, @p6, @p7); SELECT CAST(SCOPE_IDENTITY() AS int) AS id; END',
     );
   });
 

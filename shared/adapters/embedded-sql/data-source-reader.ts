@@ -15,17 +15,22 @@ function orderBy(source: DataSourceInfo): string {
 }
 
 /**
- * A page as a deferred join: its keys first, in key order, from the narrowest index that holds
- * them (skipping keys is cheap, skipping whole rows is not), then only those rows. The same rows
- * in the same order as the plain OFFSET query.
+ * A page as a deferred join: its keys first, in key order, from the primary key's index (an
+ * index-only scan: skipping keys is cheap, skipping whole rows is not), then only those rows. The
+ * same rows in the same order as the plain OFFSET query. A one-column key is looked up as
+ * `= ANY(ARRAY(…))`, which PostgreSQL answers with index probes in key order; a join would let
+ * the planner hash it against a scan of the whole table.
  */
 function deferredJoinPage(source: DataSourceInfo): string {
   const keys = source.primaryKey.map(q);
+  const keyPage = `SELECT ${keys.join(', ')} FROM ${from(source)} ORDER BY ${keys.join(', ')} ${PAGE}`;
+  if (keys.length === 1) {
+    return `SELECT ${columnList(source)} FROM ${from(source)} WHERE ${keys[0]} = ANY(ARRAY(${keyPage})) ORDER BY ${keys[0]}`;
+  }
   const on = keys.map((k) => `page_row.${k} = page_key.${k}`).join(' AND ');
   return (
     `SELECT ${source.columns.map((c) => `page_row.${q(c.name)}`).join(', ')} FROM ${from(source)} AS page_row ` +
-    `INNER JOIN (SELECT ${keys.join(', ')} FROM ${from(source)} ORDER BY ${keys.join(', ')} ${PAGE}) AS page_key ` +
-    `ON ${on} ORDER BY ${keys.map((k) => `page_row.${k}`).join(', ')}`
+    `INNER JOIN (${keyPage}) AS page_key ON ${on} ORDER BY ${keys.map((k) => `page_row.${k}`).join(', ')}`
   );
 }
 

@@ -41,10 +41,14 @@ export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
   findOperation: `SELECT VLTYP AS vltyp, PROCEDURE_NAME AS [procedure], ROW_NAME AS rowName
     FROM dbo.WS_OPERATION WHERE VLTYP = @p1 AND AKTIVNI = 1`,
   // One batch, one round trip: the journal row only when the claim was accepted (else no rows).
+  // SCOPE_IDENTITY, not OUTPUT: the T-SQL engine (Babelfish) drops OUTPUT rows in such a batch.
   claimAndOpenJournal: `${CLAIM}
     IF @accepted = 1
+    BEGIN
       INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID)
-        OUTPUT inserted.ID AS id VALUES (@p1, @p4, @p5, @p6, @p7);`,
+        VALUES (@p1, @p4, @p5, @p6, @p7);
+      SELECT CAST(SCOPE_IDENTITY() AS int) AS id;
+    END`,
   openJournal: `INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID)
     OUTPUT inserted.ID AS id VALUES (@p1, @p2, @p3, @p4, @p5)`,
   finishJournal: `UPDATE dbo.WS_JOURNAL
