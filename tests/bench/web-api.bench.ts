@@ -5,6 +5,7 @@ import { getData, type WebApiContext } from '../../shared/core/web-api/calls.js'
 import { validateEnvelope } from '../../shared/core/web-api/envelope.js';
 import { signatureHeader, verifySignature } from '../../shared/core/web-api/signature.js';
 import { tenantWebApiStore } from '../../shared/lambda/web-api/store.js';
+import { demoPolicy } from '../support/web-api-core.js';
 import { median, record, report, sample, sampleInterleaved } from './measure.js';
 
 const HASH = 'demo-api-hash';
@@ -36,14 +37,7 @@ export default async function webApiBench(): Promise<void> {
     const ctx: WebApiContext = {
       store: tenantWebApiStore(db),
       tenant: 'demo',
-      policy: {
-        requestMaxSecValidity: 300,
-        checkReplayRequest: true,
-        replayRequestTime: 300,
-        commandTimeoutAsyncSeconds: 20,
-        jobStaleSeconds: 1800,
-        syncTimeLimitSeconds: 25,
-      },
+      policy: demoPolicy,
       requestId: 'bench',
     };
     const useCase = await sample(async () => {
