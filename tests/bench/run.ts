@@ -7,6 +7,8 @@ import { figures } from './measure.js';
 // an async function that measures its subject against a baseline taken in the same run. The
 // figures go to .data/bench/speed.json as well (BENCH_OUTPUT names another file).
 const here = dirname(fileURLToPath(import.meta.url));
+// A log line per request would be most of what the benches print (set LOG_LEVEL to see them).
+process.env.LOG_LEVEL ??= 'WARN';
 const wanted = process.argv.slice(2);
 const files = (await readdir(here))
   .filter((name) => name.endsWith('.bench.ts'))
