@@ -16,6 +16,11 @@ export interface WebApiJobSettings {
   readonly jobStaleSeconds: number;
   /** `WEB_API_SYNC_TIME_LIMIT` (seconds, 1–28, default 25): how long getData gives an operation before 161. */
   readonly syncTimeLimitSeconds: number;
+  /**
+   * `WEB_API_CACHE_SECONDS`: how long a warm process remembers a tenant's applications and
+   * operations (0: not at all); a deactivated key or operation stops working within this time.
+   */
+  readonly lookupCacheSeconds: number;
 }
 
 const NAMES = [
@@ -25,6 +30,7 @@ const NAMES = [
   'WEB_API_JOB_LEASE_SECONDS',
   'WEB_API_JOB_STALE_SECONDS',
   'WEB_API_SYNC_TIME_LIMIT',
+  'WEB_API_CACHE_SECONDS',
 ];
 
 let cached: { key: string; settings: WebApiJobSettings } | undefined;
@@ -50,6 +56,7 @@ export function getWebApiJobSettings(): WebApiJobSettings {
     jobStaleSeconds,
     // Below the HTTP API's 30 s, with room to cancel, journal and answer.
     syncTimeLimitSeconds: intFromEnv('WEB_API_SYNC_TIME_LIMIT', 25, 1, 28),
+    lookupCacheSeconds: intFromEnv('WEB_API_CACHE_SECONDS', 30, 0, 300),
   });
   cached = { key, settings };
   return settings;

@@ -10,15 +10,112 @@ export async function sample(fn: () => Promise<unknown>, runs: number, warmup = 
   return times.sort((a, b) => a - b);
 }
 
+/**
+ * Times two subjects in alternation (a, b, a, b, …), so that a noisy neighbour on a shared machine
+ * slows both alike rather than whichever ran during its burst; both sorted.
+ */
+export async function sampleInterleaved(
+  a: () => Promise<unknown>,
+  b: () => Promise<unknown>,
+  runs: number,
+  warmup = 3,
+): Promise<[number[], number[]]> {
+  for (let i = 0; i < warmup; i++) {
+    await a();
+    await b();
+  }
+  const timesA: number[] = [];
+  const timesB: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    let start = performance.now();
+    await a();
+    timesA.push(performance.now() - start);
+    start = performance.now();
+    await b();
+    timesB.push(performance.now() - start);
+  }
+  return [timesA.sort((x, y) => x - y), timesB.sort((x, y) => x - y)];
+}
+
 export const median = (sorted: number[]) => sorted[Math.floor(sorted.length / 2)]!;
 export const p95 = (sorted: number[]) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))]!;
 
-/** Prints one subject against its baseline as a ratio of medians. */
-export function report(subject: string, times: number[], baseline: string, baseTimes: number[]): void {
-  const ratio = median(times) / median(baseTimes);
+/** One measured figure: a subject against its baseline from the same run, and the goal if it has one. */
+export interface Figure {
+  readonly id: string;
+  readonly subject: string;
+  readonly baseline: string;
+  readonly unit: 'ms' | 'MB' | '/s';
+  readonly subjectMedian: number;
+  readonly baselineMedian: number;
+  readonly subjectP95?: number;
+  readonly baselineP95?: number;
+  /** subject / baseline, or subject − baseline for a `difference` figure. */
+  readonly value: number;
+  readonly kind: 'ratio' | 'difference';
+  /** The goal: `value` at most this. */
+  readonly goal?: number;
+  readonly met?: boolean;
+  readonly note?: string;
+}
+
+/** Every figure of this run, in the order measured (written to .data/bench/*.json by run.ts). */
+export const figures: Figure[] = [];
+
+const round = (n: number) => Math.round(n * 1000) / 1000;
+
+/** Records a figure and prints it on one line. */
+export function record(figure: Omit<Figure, 'met'>): Figure {
+  const met = figure.goal === undefined ? undefined : figure.value <= figure.goal;
+  const done: Figure = {
+    ...figure,
+    subjectMedian: round(figure.subjectMedian),
+    baselineMedian: round(figure.baselineMedian),
+    ...(figure.subjectP95 === undefined ? {} : { subjectP95: round(figure.subjectP95) }),
+    ...(figure.baselineP95 === undefined ? {} : { baselineP95: round(figure.baselineP95) }),
+    value: round(figure.value),
+    met,
+  };
+  figures.push(done);
+  const p = (m: number, q?: number) =>
+    `median ${m.toFixed(2)} ${figure.unit}` + (q === undefined ? '' : `, p95 ${q.toFixed(2)} ${figure.unit}`);
+  const value =
+    figure.kind === 'ratio'
+      ? `ratio ${figure.value.toFixed(2)}x`
+      : `difference ${figure.value.toFixed(1)} ${figure.unit}`;
+  const goal =
+    figure.goal === undefined
+      ? ''
+      : ` (goal <= ${figure.goal}${figure.kind === 'ratio' ? 'x' : ` ${figure.unit}`}: ${met ? 'met' : 'NOT met'})`;
   console.log(
-    `${subject}: median ${median(times).toFixed(2)} ms, p95 ${p95(times).toFixed(2)} ms | ` +
-      `${baseline}: median ${median(baseTimes).toFixed(2)} ms, p95 ${p95(baseTimes).toFixed(2)} ms | ratio ${ratio.toFixed(2)}x`,
+    `${figure.subject}: ${p(figure.subjectMedian, figure.subjectP95)} | ` +
+      `${figure.baseline}: ${p(figure.baselineMedian, figure.baselineP95)} | ${value}${goal}` +
+      (figure.note ? `\n  ${figure.note}` : ''),
   );
+  return done;
+}
+
+/** Prints and records one subject against its baseline as a ratio of medians. */
+export function report(
+  subject: string,
+  times: number[],
+  baseline: string,
+  baseTimes: number[],
+  options: { id?: string; goal?: number; note?: string } = {},
+): Figure {
+  return record({
+    id: options.id ?? subject,
+    subject,
+    baseline,
+    unit: 'ms',
+    subjectMedian: median(times),
+    baselineMedian: median(baseTimes),
+    subjectP95: p95(times),
+    baselineP95: p95(baseTimes),
+    value: median(times) / median(baseTimes),
+    kind: 'ratio',
+    goal: options.goal,
+    note: options.note,
+  });
 }

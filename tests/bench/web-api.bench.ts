@@ -4,9 +4,12 @@ import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded-sql/we
 import { getData, type WebApiContext } from '../../shared/core/web-api/calls.js';
 import { validateEnvelope } from '../../shared/core/web-api/envelope.js';
 import { signatureHeader, verifySignature } from '../../shared/core/web-api/signature.js';
-import { median, report, sample } from './measure.js';
+import { tenantWebApiStore } from '../../shared/lambda/web-api/store.js';
+import { demoPolicy } from '../support/web-api-core.js';
+import { median, record, report, sample, sampleInterleaved } from './measure.js';
 
 const HASH = 'demo-api-hash';
+const AUTH = `Basic ${Buffer.from('demo:demo-password').toString('base64')}`;
 const PROCEDURE = 'SELECT * FROM "dbo"."WS_OP_UCET_SEARCH"($1::jsonb)';
 
 /**
@@ -30,17 +33,11 @@ export default async function webApiBench(): Promise<void> {
       if (rows.length !== 3) throw new Error('unexpected rows');
     }, runs);
 
+    // The use case as the Lambda runs it: the store's lookups cached for WEB_API_CACHE_SECONDS.
     const ctx: WebApiContext = {
-      store,
+      store: tenantWebApiStore(db),
       tenant: 'demo',
-      policy: {
-        requestMaxSecValidity: 300,
-        checkReplayRequest: true,
-        replayRequestTime: 300,
-        commandTimeoutAsyncSeconds: 20,
-        jobStaleSeconds: 1800,
-        syncTimeLimitSeconds: 25,
-      },
+      policy: demoPolicy,
       requestId: 'bench',
     };
     const useCase = await sample(async () => {
@@ -58,6 +55,7 @@ export default async function webApiBench(): Promise<void> {
       useCase,
       'bare procedure call',
       bare,
+      { id: 'webApi.useCaseVsBareProcedure' },
     );
 
     // The parts on their own.
@@ -86,9 +84,8 @@ export default async function webApiBench(): Promise<void> {
         `key + operation lookups ${median(lookups).toFixed(2)} ms (bare call ${median(bare).toFixed(2)} ms)`,
     );
 
-    /** Posts the next body, signed, to the local stack and returns the answer. */
-    const post = async (call: 'getData' | 'getDataAsync') => {
-      const payload = nextBody();
+    /** Posts `payload`, signed, to the local stack and returns the answer. */
+    const postSigned = async (call: 'getData' | 'getDataAsync', payload: Buffer) => {
       const response = await fetch(`${stack.url}/demo/WebAPI/${call}`, {
         method: 'POST',
         headers: {
@@ -100,22 +97,69 @@ export default async function webApiBench(): Promise<void> {
       });
       return (await response.json()) as { vlResult: number; data: unknown[] };
     };
+    const post = (call: 'getData' | 'getDataAsync') => postSigned(call, nextBody());
+
+    // The goal: a signed lookup (operation 1001, subjects whose name contains "alfa") against the
+    // same lookup as a Data API read, both over HTTP, in alternation.
+    const condition = encodeURIComponent(`NAZEV LIKE '%alfa%'`);
+    const [signed, dataRead] = await sampleInterleaved(
+      async () => {
+        const answer = await postSigned(
+          'getData',
+          Buffer.from(JSON.stringify({ vltyp: 1001, params: [{ nazev: 'alfa', n: n++ }] })),
+        );
+        if (answer.vlResult !== 1 || answer.data.length !== 1) throw new Error('unexpected answer');
+      },
+      async () => {
+        const response = await fetch(
+          `${stack.url}/demo/JsonAPI/Data/getDataWithCondition/SUBJECT?condition=${condition}`,
+          { headers: { authorization: AUTH } },
+        );
+        const body = (await response.json()) as { SUBJECT: unknown[] };
+        if (body.SUBJECT.length !== 1) throw new Error('unexpected rows');
+      },
+      runs,
+    );
+    report(
+      'signed Web API getData (vltyp 1001, nazev "alfa") over HTTP',
+      signed,
+      "Data API getDataWithCondition on SUBJECT (NAZEV LIKE '%alfa%') over HTTP",
+      dataRead,
+      { id: 'webApi.signedCallVsDataRead', goal: 1.3 },
+    );
 
     const http = await sample(async () => {
       const answer = await post('getData');
       if (answer.data.length !== 3) throw new Error('unexpected rows');
     }, runs);
-    report('getData over HTTP (local stack)', http, 'bare procedure call', bare);
+    report('getData over HTTP (local stack)', http, 'bare procedure call', bare, {
+      id: 'webApi.signedCallVsBareProcedure',
+    });
 
-    // The asynchronous path for the same fast operation: journal, SQS send, worker, journal polling.
-    const async = await sample(async () => {
-      const answer = await post('getDataAsync');
-      if (answer.vlResult !== 1 || answer.data.length !== 3) throw new Error('unexpected answer');
-    }, runs / 2);
-    report('getDataAsync over HTTP (local stack, SQS emulator)', async, 'getData over HTTP', http);
-    console.log(
-      `  extra latency of the async path: ${(median(async) - median(http)).toFixed(1)} ms (median)`,
+    // The asynchronous path for the same fast operation: journal, SQS send, worker, journal
+    // polling; in alternation with the synchronous call.
+    const [async, sync] = await sampleInterleaved(
+      async () => {
+        const answer = await post('getDataAsync');
+        if (answer.vlResult !== 1 || answer.data.length !== 3) throw new Error('unexpected answer');
+      },
+      async () => {
+        const answer = await post('getData');
+        if (answer.data.length !== 3) throw new Error('unexpected rows');
+      },
+      runs / 2,
     );
+    record({
+      id: 'webApi.asyncExtraLatency',
+      subject: 'getDataAsync over HTTP (local stack, SQS emulator, worker)',
+      baseline: 'getData over HTTP',
+      unit: 'ms',
+      subjectMedian: median(async),
+      baselineMedian: median(sync),
+      value: median(async) - median(sync),
+      kind: 'difference',
+      goal: 20,
+    });
   } finally {
     await stack.stop();
   }

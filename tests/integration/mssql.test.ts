@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMssqlDataSourceReader } from '../../shared/adapters/mssql/data-source-reader.js';
 import { mssqlDialect } from '../../shared/adapters/mssql/dialect.js';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { type Database, DatabaseStatementError } from '../../shared/core/database.js';
@@ -122,6 +123,32 @@ describe.skipIf(!url)('SQL Server adapter (integration)', () => {
       [10, 5],
     );
     expect(page.map((row) => row.Id)).toEqual([11, 12, 13, 14, 15]);
+  });
+
+  it('pages as a deferred join: the same rows in the same order as the plain OFFSET query (composite key)', async () => {
+    const info = (await db.findDataSource('dbo', table))!;
+    const reader = createMssqlDataSourceReader(db);
+    const columns = info.columns.filter((c) => c.name !== 'Geo').map((c) => `[${c.name}]`);
+    const plain = (offset: number, rows: number) =>
+      db.query(
+        `SELECT ${columns.join(', ')} FROM dbo.${table} ORDER BY [Id], [Tenant] OFFSET @p1 ROWS FETCH NEXT @p2 ROWS ONLY`,
+        [offset, rows],
+      );
+    const paged = async (offset: number, rows: number, batchRows: number) => {
+      const all: Record<string, unknown>[] = [];
+      for await (const batch of reader.readPage(info, offset, rows, batchRows)) all.push(...batch);
+      return all.map(({ Geo: _geo, ...rest }) => rest);
+    };
+    for (const [offset, rows] of [
+      [0, 5],
+      [10, 5],
+      [22, 5],
+      [25, 5],
+      [0, 25],
+    ] as const) {
+      expect(await paged(offset, rows, 4)).toEqual(await plain(offset, rows));
+    }
+    expect((await paged(10, 5, 1000)).map((row) => row.Id)).toEqual([11, 12, 13, 14, 15]);
   });
 
   it('streams batches and frees the connection after an early stop', async () => {

@@ -252,6 +252,27 @@ describe('Web API handlers on the embedded database', () => {
     expect(Date.now() - started).toBeLessThan(1500);
   });
 
+  it('a warm function remembers applications for WEB_API_CACHE_SECONDS: a deactivated key works within it', async () => {
+    const setActive = (active: 0 | 1) =>
+      pg.query(`UPDATE dbo."WS_APPLICATION" SET "AKTIVNI" = $1 WHERE "API_KEY" = 'other-api-key'`, [active]);
+    const other = { apiKey: 'other-api-key', apiHash: 'other-api-hash' };
+    const body = (n: number) => envelope(1001, [{ nazev: 'alfa', n }]);
+    try {
+      process.env.WEB_API_CACHE_SECONDS = '30';
+      expect((await call(body(1), other)).status).toBe(200);
+      await setActive(0);
+      expect((await call(body(2), other)).status).toBe(200);
+      // Without the cache the deactivation counts at once.
+      process.env.WEB_API_CACHE_SECONDS = '0';
+      const refused = await call(body(3), other);
+      expect(refused.status).toBe(401);
+      expect(refused.body).toContain('"errorCode":"102"');
+    } finally {
+      delete process.env.WEB_API_CACHE_SECONDS;
+      await setActive(1);
+    }
+  });
+
   it('answers 503/150 when the tenant database cannot be reached, without connection details', async () => {
     const { status, body } = await call(envelope(1001), { tenant: 'offline' });
     expect(status).toBe(503);

@@ -45,6 +45,30 @@ describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
     expect(await store.claimRequest(1, digest, 300)).toBe(true);
   });
 
+  it('claims and journals in one batch: one journal row for many concurrent identical requests from two pools', async () => {
+    // A second connection pool stands for a second Lambda.
+    const other = createMssqlDatabase({ connectionString: url! });
+    try {
+      const stores = [store, createMssqlWebApiStore(other)];
+      const claim = { applicationId: 1, requestDigest: `${Date.now()}`.padStart(64, 'j'), holdSeconds: 300 };
+      const requestId = `claim-${Date.now()}`;
+      const opening = { applicationId: 1, vltyp: 1001, mode: 'sync' as const, request: '{}', requestId };
+      const ids = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => stores[i % 2]!.claimAndOpenJournal(claim, opening)),
+      );
+      const accepted = ids.filter((id) => id !== undefined);
+      expect(accepted).toHaveLength(1);
+      const rows = await db.query('SELECT COUNT(*) AS n FROM dbo.WS_JOURNAL WHERE REQUEST_ID = @p1', [
+        requestId,
+      ]);
+      expect(Number(rows[0]!.n)).toBe(1);
+      expect(await store.readJournal(accepted[0]!)).toMatchObject({ state: 'running', vltyp: 1001 });
+      expect(await store.claimRequest(1, claim.requestDigest, 300)).toBe(false);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('runs the demo operations with the params as one JSON argument', async () => {
     expect(await store.callOperation(await operation(1001), [{ nazev: 'ALFA' }])).toEqual([
       { id: 1, nazev: 'Alfa Trade s.r.o.', ico: '25596641', mesto: 'Praha' },

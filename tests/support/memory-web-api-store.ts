@@ -80,6 +80,10 @@ export function memoryWebApiStore(
       });
       return id;
     },
+    async claimAndOpenJournal(claim, opening) {
+      const first = await store.claimRequest(claim.applicationId, claim.requestDigest, claim.holdSeconds);
+      return first ? store.openJournal(opening) : undefined;
+    },
     async finishJournal(id, outcome) {
       const entry = journal.get(id);
       if (entry?.state !== 'running') return false;

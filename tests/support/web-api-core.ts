@@ -27,3 +27,13 @@ export async function refusal(promise: Promise<unknown>): Promise<WebApiError> {
   }
   throw new Error('the call was accepted');
 }
+
+/** The demo tenant's Web API policy (infra/local/tenants.json) as the use cases take it. */
+export const demoPolicy = {
+  requestMaxSecValidity: 300,
+  checkReplayRequest: true,
+  replayRequestTime: 300,
+  commandTimeoutAsyncSeconds: 20,
+  jobStaleSeconds: 1800,
+  syncTimeLimitSeconds: 25,
+} as const;

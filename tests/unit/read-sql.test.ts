@@ -54,13 +54,24 @@ const ctx = (db: Database, inlineLimitBytes = limits.inlineLimitBytes, store?: L
 });
 
 describe('Data API SQL for SQL Server', () => {
-  it('pages with OFFSET/FETCH in primary-key order and parameters only', async () => {
+  it('pages as a deferred join: the keys with OFFSET/FETCH in primary-key order, then their rows; parameters only', async () => {
     const { db, statements } = recordingSubjects(mssqlDialect);
     await getDataPaginate(ctx(db), 'subject', '11', '5');
     expect(statements[0]).toEqual({
-      sql: 'SELECT [ID], [NAZEV] FROM [dbo].[SUBJECT] ORDER BY [ID] OFFSET @p1 ROWS FETCH NEXT @p2 ROWS ONLY',
+      sql:
+        'SELECT page_row.[ID], page_row.[NAZEV] FROM [dbo].[SUBJECT] AS page_row ' +
+        'INNER JOIN (SELECT [ID] FROM [dbo].[SUBJECT] ORDER BY [ID] OFFSET @p1 ROWS FETCH NEXT @p2 ROWS ONLY) AS page_key ' +
+        'ON page_row.[ID] = page_key.[ID] ORDER BY page_row.[ID]',
       params: [10, 5],
     });
+  });
+
+  it('pages a source without a primary key with a plain OFFSET/FETCH in the order of its columns', async () => {
+    const { db, statements } = recordingSubjects(mssqlDialect);
+    await getDataPaginate(ctx(db), 'V_X', '1', '5');
+    expect(statements[0]!.sql).toBe(
+      'SELECT [ID], [NAZEV], [OBSAH] FROM [dbo].[V_X] ORDER BY [ID], [NAZEV] OFFSET @p1 ROWS FETCH NEXT @p2 ROWS ONLY',
+    );
   });
 
   it('orders a view without a key by every sortable column', async () => {
@@ -90,11 +101,12 @@ describe('Data API SQL for SQL Server', () => {
 });
 
 describe('Data API reads in batches', () => {
-  it('pages on PostgreSQL with $1/$2', async () => {
+  it('pages on PostgreSQL with $1/$2, as a deferred join', async () => {
     const { db, statements } = recordingSubjects(postgresDialect);
     await getDataPaginate(ctx(db), 'SUBJECT', '1', '10');
     expect(statements[0]!.sql).toBe(
-      'SELECT "ID", "NAZEV" FROM "dbo"."SUBJECT" ORDER BY "ID" OFFSET $1 ROWS FETCH NEXT $2 ROWS ONLY',
+      'SELECT "ID", "NAZEV" FROM "dbo"."SUBJECT" WHERE "ID" = ANY(ARRAY(' +
+        'SELECT "ID" FROM "dbo"."SUBJECT" ORDER BY "ID" OFFSET $1 ROWS FETCH NEXT $2 ROWS ONLY)) ORDER BY "ID"',
     );
     expect(statements[0]!.params).toEqual([0, 10]);
   });

@@ -1,22 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError, StatementCancelledError } from '../../shared/core/database.js';
-import { getData, type SignedCall, type WebApiContext } from '../../shared/core/web-api/calls.js';
+import {
+  getData,
+  type SignedCall,
+  type WebApiContext,
+  type WebApiPolicy,
+} from '../../shared/core/web-api/calls.js';
 import { validateEnvelope, type WebApiRequest } from '../../shared/core/web-api/envelope.js';
 import { signatureHeader } from '../../shared/core/web-api/signature.js';
 import { OperationFailedError } from '../../shared/core/web-api/store.js';
 import { webApiHttpStatus } from '../../shared/lambda/web-api/http.js';
 import { memoryWebApiStore } from '../support/memory-web-api-store.js';
-import { failingOperation, refusal } from '../support/web-api-core.js';
+import { demoPolicy, failingOperation, refusal } from '../support/web-api-core.js';
 
 const NOW = 1_700_000_000_000;
-const policy = {
-  requestMaxSecValidity: 300,
-  checkReplayRequest: true,
-  replayRequestTime: 300,
-  commandTimeoutAsyncSeconds: 20,
-  jobStaleSeconds: 1800,
-  syncTimeLimitSeconds: 25,
-};
+const policy: WebApiPolicy = demoPolicy;
 
 function setUp(overrides: Partial<typeof policy> = {}) {
   const cancelled: string[] = [];

@@ -47,7 +47,25 @@ describe('Function: createMssqlWebApiStore', () => {
     expect(sql).toContain('UPDATE dbo.WS_REPLAY_GUARD SET EXPIRES_AT = DATEADD(second, @p3, @now)');
     expect(sql).toContain('AND EXPIRES_AT <= @now');
     expect(sql).toContain('INSERT INTO dbo.WS_REPLAY_GUARD (APPLICATION_ID, REQUEST_DIGEST, EXPIRES_AT)');
-    expect(sql).toContain('IF ERROR_NUMBER() IN (2627, 2601) SELECT 0 AS accepted; ELSE THROW;');
+    expect(sql).toContain('IF ERROR_NUMBER() NOT IN (2627, 2601) THROW;');
+    expect(sql).toContain('SELECT CAST(@accepted AS int) AS accepted;');
+  });
+
+  it('claims and journals in one batch: the journal row only when the claim was accepted', async () => {
+    const { db, statements } = recordingMssql([[], [{ id: 41 }]]);
+    const store = createMssqlWebApiStore(db);
+    const claim = { applicationId: 1, requestDigest: 'a'.repeat(64), holdSeconds: 300 };
+    const opening = { applicationId: 1, vltyp: 1001, mode: 'sync' as const, request: '{}', requestId: 'r' };
+    expect(await store.claimAndOpenJournal(claim, opening)).toBeUndefined();
+    expect(await store.claimAndOpenJournal(claim, opening)).toBe(41);
+    // One round trip per call (a sweep of expired claims may follow an accepted one now and then).
+    expect(statements[1]!.sql).toBe(statements[0]!.sql);
+    const { sql, params } = statements[0]!;
+    expect(params).toEqual([1, 'a'.repeat(64), 300, 1001, 'sync', '{}', 'r']);
+    expect(sql).toContain('INSERT INTO dbo.WS_REPLAY_GUARD (APPLICATION_ID, REQUEST_DIGEST, EXPIRES_AT)');
+    expect(sql).toContain(
+      'IF @accepted = 1 BEGIN INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID) VALUES (@p1, @p4, @p5, @p6, @p7); SELECT CAST(SCOPE_IDENTITY() AS int) AS id; END',
+    );
   });
 
   it('calls an operation as EXEC with the params as one JSON argument', async () => {

@@ -563,5 +563,5 @@ ANALYZE dbo."SUBJECT";
 ANALYZE dbo."UCET";
 ANALYZE dbo."SVCDOC";
 ANALYZE dbo."WS_APPLICATION";
--- dbo."DOKUMENT" is deliberately not analyzed here (costs ~0.4 s in PGlite); the
--- planner's defaults already pick the PK / secondary indexes for the API queries.
+-- dbo."DOKUMENT" is vacuumed and analyzed by the demo build (infra/local/demo-database.ts) after
+-- these scripts: VACUUM cannot run inside them, and paging needs its visibility map.

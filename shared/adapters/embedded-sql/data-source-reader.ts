@@ -5,12 +5,33 @@ import type { Database, DataSourceInfo } from '../../core/database.js';
 import { createSqlDataSourceReader, sortColumns } from '../sql-common/data-source-reader.js';
 import { postgresDialect } from './dialect.js';
 
+const PAGE = 'OFFSET $1 ROWS FETCH NEXT $2 ROWS ONLY';
 const q = postgresDialect.quoteIdent;
 const columnList = (source: DataSourceInfo) => source.columns.map((c) => q(c.name)).join(', ');
 const from = (source: DataSourceInfo) => `${q(source.schema)}.${q(source.name)}`;
 function orderBy(source: DataSourceInfo): string {
   const columns = sortColumns(source);
   return columns.length === 0 ? '' : `ORDER BY ${columns.map(q).join(', ')}`;
+}
+
+/**
+ * A page as a deferred join: its keys first, in key order, from the primary key's index (an
+ * index-only scan: skipping keys is cheap, skipping whole rows is not), then only those rows. The
+ * same rows in the same order as the plain OFFSET query. A one-column key is looked up as
+ * `= ANY(ARRAY(…))`, which PostgreSQL answers with index probes in key order; a join would let
+ * the planner hash it against a scan of the whole table.
+ */
+function deferredJoinPage(source: DataSourceInfo): string {
+  const keys = source.primaryKey.map(q);
+  const keyPage = `SELECT ${keys.join(', ')} FROM ${from(source)} ORDER BY ${keys.join(', ')} ${PAGE}`;
+  if (keys.length === 1) {
+    return `SELECT ${columnList(source)} FROM ${from(source)} WHERE ${keys[0]} = ANY(ARRAY(${keyPage})) ORDER BY ${keys[0]}`;
+  }
+  const on = keys.map((k) => `page_row.${k} = page_key.${k}`).join(' AND ');
+  return (
+    `SELECT ${source.columns.map((c) => `page_row.${q(c.name)}`).join(', ')} FROM ${from(source)} AS page_row ` +
+    `INNER JOIN (${keyPage}) AS page_key ON ${on} ORDER BY ${keys.map((k) => `page_row.${k}`).join(', ')}`
+  );
 }
 
 /** The reads; `translate` (this folder's `condition.ts`) where conditions are read. */
@@ -25,7 +46,9 @@ export function createEmbeddedDataSourceReader(
       selectWhere: (source, where) =>
         `SELECT ${columnList(source)} FROM ${from(source)} WHERE ${where.sql} ${orderBy(source)}`,
       selectPage: (source) =>
-        `SELECT ${columnList(source)} FROM ${from(source)} ${orderBy(source)} OFFSET $1 ROWS FETCH NEXT $2 ROWS ONLY`,
+        source.primaryKey.length > 0
+          ? deferredJoinPage(source)
+          : `SELECT ${columnList(source)} FROM ${from(source)} ${orderBy(source)} ${PAGE}`,
       count: (source) => `SELECT count(*) AS "n" FROM ${from(source)}`,
     },
     translate,

@@ -13,20 +13,27 @@ const JOURNAL_COLUMNS = `"ID" AS "id", "APPLICATION_ID" AS "applicationId", "VLT
 
 const NOW = `(now() AT TIME ZONE 'utc')`;
 
+// A live row of the same request wins; an expired one is taken over. Atomic under concurrency.
+// Parameters: application, request digest, hold seconds.
+const CLAIM = `INSERT INTO dbo."WS_REPLAY_GUARD" ("APPLICATION_ID", "REQUEST_DIGEST", "EXPIRES_AT")
+    VALUES ($1, $2, ${NOW} + make_interval(secs => $3))
+    ON CONFLICT ("APPLICATION_ID", "REQUEST_DIGEST") DO UPDATE SET "EXPIRES_AT" = EXCLUDED."EXPIRES_AT"
+      WHERE dbo."WS_REPLAY_GUARD"."EXPIRES_AT" <= ${NOW}`;
+
 export const EMBEDDED_WEB_API_STATEMENTS: WebApiStatements = {
   findApplication: `SELECT "ID" AS "id", "API_KEY" AS "apiKey", "API_HASH" AS "apiHash", "AKTIVNI" AS "active"
     FROM dbo."WS_APPLICATION" WHERE "API_KEY" = $1`,
-  // A live row of the same request wins; an expired one is taken over. Atomic under concurrency.
-  claimRequest: `INSERT INTO dbo."WS_REPLAY_GUARD" ("APPLICATION_ID", "REQUEST_DIGEST", "EXPIRES_AT")
-    VALUES ($1, $2, ${NOW} + make_interval(secs => $3))
-    ON CONFLICT ("APPLICATION_ID", "REQUEST_DIGEST") DO UPDATE SET "EXPIRES_AT" = EXCLUDED."EXPIRES_AT"
-      WHERE dbo."WS_REPLAY_GUARD"."EXPIRES_AT" <= ${NOW}
-    RETURNING 1 AS "accepted"`,
+  claimRequest: `${CLAIM} RETURNING 1 AS "accepted"`,
   sweepReplayGuard: `DELETE FROM dbo."WS_REPLAY_GUARD" WHERE "EXPIRES_AT" < ${NOW}`,
   findOperation: `SELECT "VLTYP" AS "vltyp", "PROCEDURE_NAME" AS "procedure", "ROW_NAME" AS "rowName"
     FROM dbo."WS_OPERATION" WHERE "VLTYP" = $1 AND "AKTIVNI" = 1`,
   openJournal: `INSERT INTO dbo."WS_JOURNAL" ("APPLICATION_ID", "VLTYP", "CALL_MODE", "REQUEST", "REQUEST_ID")
     VALUES ($1, $2, $3, $4, $5) RETURNING "ID" AS "id"`,
+  // The journal row is inserted only from the claim's own row: no claim, no journal, one statement.
+  claimAndOpenJournal: `WITH "claim" AS (${CLAIM} RETURNING "APPLICATION_ID")
+    INSERT INTO dbo."WS_JOURNAL" ("APPLICATION_ID", "VLTYP", "CALL_MODE", "REQUEST", "REQUEST_ID")
+    SELECT "APPLICATION_ID", $4::int, $5::varchar, $6::text, $7::varchar FROM "claim"
+    RETURNING "ID" AS "id"`,
   finishJournal: `UPDATE dbo."WS_JOURNAL"
     SET "STATE" = $2, "ANSWER" = $3, "VL_RESULT" = $4, "ROW_NAME" = $5, "FINISHED_AT" = ${NOW},
         "LEASE_UNTIL" = NULL

@@ -5,6 +5,7 @@ import type { Database, DataSourceInfo } from '../../core/database.js';
 import { createSqlDataSourceReader, sortColumns } from '../sql-common/data-source-reader.js';
 import { mssqlDialect } from './dialect.js';
 
+const PAGE = 'OFFSET @p1 ROWS FETCH NEXT @p2 ROWS ONLY';
 const q = mssqlDialect.quoteIdent;
 const columnList = (source: DataSourceInfo) => source.columns.map((c) => q(c.name)).join(', ');
 const from = (source: DataSourceInfo) => `${q(source.schema)}.${q(source.name)}`;
@@ -12,6 +13,21 @@ const from = (source: DataSourceInfo) => `${q(source.schema)}.${q(source.name)}`
 function orderBy(source: DataSourceInfo): string {
   const columns = sortColumns(source);
   return columns.length === 0 ? 'ORDER BY (SELECT NULL)' : `ORDER BY ${columns.map(q).join(', ')}`;
+}
+
+/**
+ * A page as a deferred join: its keys first, in key order, from the narrowest index that holds
+ * them (skipping keys is cheap, skipping whole rows is not), then only those rows. The same rows
+ * in the same order as the plain OFFSET query.
+ */
+function deferredJoinPage(source: DataSourceInfo): string {
+  const keys = source.primaryKey.map(q);
+  const on = keys.map((k) => `page_row.${k} = page_key.${k}`).join(' AND ');
+  return (
+    `SELECT ${source.columns.map((c) => `page_row.${q(c.name)}`).join(', ')} FROM ${from(source)} AS page_row ` +
+    `INNER JOIN (SELECT ${keys.join(', ')} FROM ${from(source)} ORDER BY ${keys.join(', ')} ${PAGE}) AS page_key ` +
+    `ON ${on} ORDER BY ${keys.map((k) => `page_row.${k}`).join(', ')}`
+  );
 }
 
 /** The reads; `translate` (this folder's `condition.ts`) where conditions are read. */
@@ -23,7 +39,9 @@ export function createMssqlDataSourceReader(db: Database, translate?: ConditionT
       selectWhere: (source, where) =>
         `SELECT ${columnList(source)} FROM ${from(source)} WHERE ${where.sql} ${orderBy(source)}`,
       selectPage: (source) =>
-        `SELECT ${columnList(source)} FROM ${from(source)} ${orderBy(source)} OFFSET @p1 ROWS FETCH NEXT @p2 ROWS ONLY`,
+        source.primaryKey.length > 0
+          ? deferredJoinPage(source)
+          : `SELECT ${columnList(source)} FROM ${from(source)} ${orderBy(source)} ${PAGE}`,
       count: (source) => `SELECT COUNT_BIG(*) AS [n] FROM ${from(source)}`,
     },
     translate,

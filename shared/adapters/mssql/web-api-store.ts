@@ -11,32 +11,44 @@ import { mssqlDialect } from './dialect.js';
 const JOURNAL_COLUMNS = `ID AS id, APPLICATION_ID AS applicationId, VLTYP AS vltyp, STATE AS state,
     REQUEST AS request, ANSWER AS answer, ROW_NAME AS rowName, ATTEMPTS AS attempts`;
 
-export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
-  findApplication: `SELECT ID AS id, API_KEY AS apiKey, API_HASH AS apiHash, AKTIVNI AS active
-    FROM dbo.WS_APPLICATION WHERE API_KEY = @p1`,
-  // The update takes over an expired row under its lock; a second insert of the same key fails
-  // on the primary key (2627/2601) and is the refusal. Atomic under concurrency.
-  claimRequest: `SET NOCOUNT ON;
-    DECLARE @now datetime2(3) = SYSUTCDATETIME();
+// The update takes over an expired row under its lock; a second insert of the same key fails on
+// the primary key (2627/2601) and is the refusal. Atomic under concurrency. Parameters:
+// application, request digest, hold seconds; sets @accepted.
+const CLAIM = `SET NOCOUNT ON;
+    DECLARE @now datetime2(3) = SYSUTCDATETIME(), @accepted bit = 0;
     UPDATE dbo.WS_REPLAY_GUARD SET EXPIRES_AT = DATEADD(second, @p3, @now)
       WHERE APPLICATION_ID = @p1 AND REQUEST_DIGEST = @p2 AND EXPIRES_AT <= @now;
     IF @@ROWCOUNT = 1
-      SELECT 1 AS accepted;
+      SET @accepted = 1;
     ELSE
     BEGIN
       BEGIN TRY
         INSERT INTO dbo.WS_REPLAY_GUARD (APPLICATION_ID, REQUEST_DIGEST, EXPIRES_AT)
           VALUES (@p1, @p2, DATEADD(second, @p3, @now));
-        SELECT 1 AS accepted;
+        SET @accepted = 1;
       END TRY
       BEGIN CATCH
-        IF ERROR_NUMBER() IN (2627, 2601) SELECT 0 AS accepted;
-        ELSE THROW;
+        IF ERROR_NUMBER() NOT IN (2627, 2601) THROW;
       END CATCH
-    END`,
+    END`;
+
+export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
+  findApplication: `SELECT ID AS id, API_KEY AS apiKey, API_HASH AS apiHash, AKTIVNI AS active
+    FROM dbo.WS_APPLICATION WHERE API_KEY = @p1`,
+  claimRequest: `${CLAIM}
+    SELECT CAST(@accepted AS int) AS accepted;`,
   sweepReplayGuard: `DELETE TOP (1000) FROM dbo.WS_REPLAY_GUARD WHERE EXPIRES_AT < SYSUTCDATETIME()`,
   findOperation: `SELECT VLTYP AS vltyp, PROCEDURE_NAME AS [procedure], ROW_NAME AS rowName
     FROM dbo.WS_OPERATION WHERE VLTYP = @p1 AND AKTIVNI = 1`,
+  // One batch, one round trip: the journal row only when the claim was accepted (else no rows).
+  // SCOPE_IDENTITY, not OUTPUT: the T-SQL engine (Babelfish) drops OUTPUT rows in such a batch.
+  claimAndOpenJournal: `${CLAIM}
+    IF @accepted = 1
+    BEGIN
+      INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID)
+        VALUES (@p1, @p4, @p5, @p6, @p7);
+      SELECT CAST(SCOPE_IDENTITY() AS int) AS id;
+    END`,
   openJournal: `INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID)
     OUTPUT inserted.ID AS id VALUES (@p1, @p2, @p3, @p4, @p5)`,
   finishJournal: `UPDATE dbo.WS_JOURNAL

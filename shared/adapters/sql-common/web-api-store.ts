@@ -29,6 +29,12 @@ export interface WebApiStatements {
   readonly findOperation: string;
   /** Parameters: application, vltyp, mode, request, request id. One row `id`. */
   readonly openJournal: string;
+  /**
+   * `claimRequest` and, when accepted, `openJournal` in one statement (or batch). Parameters:
+   * application, request digest, hold seconds, vltyp, mode, request, request id. One row `id`
+   * when the claim was accepted, none when it was refused.
+   */
+  readonly claimAndOpenJournal: string;
   /** Parameters: id, state, answer, vl result, row name. A row `id` when it was running. */
   readonly finishJournal: string;
   /** Parameter: id. The journal columns and `ageSeconds`. */
@@ -78,6 +84,13 @@ let claims = 0;
 
 /** The Web API store on a tenant database, in the statements of its dialect. */
 export function createSqlWebApiStore(db: Pick<Database, 'query'>, sql: WebApiStatements): WebApiStore {
+  /** Deletes expired replay rows on every {@link SWEEP_EVERY}th accepted claim of the process. */
+  async function sweepNow() {
+    if (claims++ % SWEEP_EVERY !== 0) return;
+    // Housekeeping only: a failed sweep must not fail the call.
+    await db.query(sql.sweepReplayGuard).catch(() => undefined);
+  }
+
   return {
     async findApplication(apiKey) {
       const row = (await db.query(sql.findApplication, [apiKey]))[0];
@@ -93,11 +106,24 @@ export function createSqlWebApiStore(db: Pick<Database, 'query'>, sql: WebApiSta
     async claimRequest(applicationId, requestDigest, holdSeconds) {
       const rows = await db.query(sql.claimRequest, [applicationId, requestDigest, holdSeconds]);
       const accepted = rows.length > 0 && Number(rows[0]!.accepted) === 1;
-      if (accepted && claims++ % SWEEP_EVERY === 0) {
-        // Housekeeping only: a failed sweep must not fail the call.
-        await db.query(sql.sweepReplayGuard).catch(() => undefined);
-      }
+      if (accepted) await sweepNow();
       return accepted;
+    },
+
+    async claimAndOpenJournal(claim, opening) {
+      const rows = await db.query(sql.claimAndOpenJournal, [
+        claim.applicationId,
+        claim.requestDigest,
+        claim.holdSeconds,
+        opening.vltyp,
+        opening.mode,
+        opening.request,
+        opening.requestId.slice(0, 100),
+      ]);
+      const id = rows[0]?.id;
+      if (id === undefined || id === null) return undefined;
+      await sweepNow();
+      return Number(id);
     },
 
     async findOperation(vltyp) {

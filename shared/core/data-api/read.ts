@@ -4,7 +4,7 @@ import { DatabaseStatementError, type DataSourceInfo, type Row } from '../databa
 import { badRequest } from '../errors.js';
 import { type AllowedDataSources, resolveDataSource } from './data-source.js';
 import type { DataSourceReader } from './reader.js';
-import { encodeRecord } from './records.js';
+import { recordEncoder } from './records.js';
 
 export interface DataApiContext {
   readonly reader: DataSourceReader;
@@ -26,11 +26,12 @@ async function writeRecords(
   const writer = new AnswerWriter(ctx.limits, 'application/json; charset=utf-8', 'json');
   try {
     await writer.write(`{${JSON.stringify(rootKey)}:[`);
+    const encode = recordEncoder(source.columns);
     let first = true;
     for await (const batch of rows) {
       let text = '';
       for (const row of batch) {
-        text += (first ? '' : ',') + JSON.stringify(encodeRecord(row, source.columns));
+        text += (first ? '' : ',') + encode(row);
         first = false;
       }
       await writer.write(text);

@@ -1,19 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  admitCall,
-  clock,
-  requireOperation,
-  resultForId,
-  type SignedCall,
-  type WebApiContext,
-} from './calls.js';
-import {
-  type CallResult,
-  errorAnswer,
-  RESULT_FOR_ID,
-  type WebApiAnswer,
-  WebApiErrorCode,
-} from './envelope.js';
+import { beginCall, clock, resultForId, type SignedCall, type WebApiContext } from './calls.js';
+import { type CallResult, errorAnswer, type WebApiAnswer, WebApiErrorCode } from './envelope.js';
 import { failedOutcome } from './operations.js';
 import type { JournalEntry } from './store.js';
 
@@ -30,7 +17,10 @@ export interface JobQueue {
   enqueue(job: WebApiJob): Promise<void>;
 }
 
-const FIRST_POLL_MS = 25;
+// A fast operation ends a few milliseconds after it is queued; the first looks come soon after,
+// then less and less often (5, 7.5, 11 … ms, at most 500), about 40 journal reads in 20 s.
+const FIRST_POLL_MS = 5;
+const POLL_GROWTH = 1.5;
 const MAX_POLL_MS = 500;
 
 /** Polls a journal entry until it has ended or `deadline` (ms since the epoch) passes, pausing longer each time. */
@@ -42,7 +32,7 @@ async function waitForEnd(ctx: WebApiContext, journalId: number, deadline: numbe
     const left = deadline - clock(ctx);
     if (left <= 0) return undefined;
     await sleep(Math.min(pause, left));
-    pause = Math.min(pause * 2, MAX_POLL_MS);
+    pause = Math.min(pause * POLL_GROWTH, MAX_POLL_MS);
   }
 }
 
@@ -61,18 +51,10 @@ export async function getDataAsync(
   call: SignedCall,
   queue: JobQueue,
 ): Promise<CallResult> {
-  const application = await admitCall(ctx, call);
-  const request = call.decode();
-  if (request.vltyp === RESULT_FOR_ID) return resultForId(ctx, application, request, 'async');
-  await requireOperation(ctx, request.vltyp);
+  const begun = await beginCall(ctx, call, 'async');
+  if (!begun.operation) return resultForId(ctx, begun.application, begun.request, 'async');
+  const { request, journalId } = begun;
   const deadline = clock(ctx) + ctx.policy.commandTimeoutAsyncSeconds * 1000;
-  const journalId = await ctx.store.openJournal({
-    applicationId: application.id,
-    vltyp: request.vltyp,
-    mode: 'async',
-    request: JSON.stringify(request),
-    requestId: ctx.requestId,
-  });
   try {
     await queue.enqueue({ tenant: ctx.tenant, journalId, requestId: ctx.requestId });
   } catch (error) {

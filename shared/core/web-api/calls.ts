@@ -11,7 +11,16 @@ import {
 } from './envelope.js';
 import { executeOperation, failedOutcome } from './operations.js';
 import { verifySignature } from './signature.js';
-import type { Application, CallMode, JournalEntry, JournalOutcome, Operation, WebApiStore } from './store.js';
+import type {
+  Application,
+  CallMode,
+  JournalEntry,
+  JournalOpening,
+  JournalOutcome,
+  Operation,
+  RequestClaim,
+  WebApiStore,
+} from './store.js';
 
 /** The tenant's Web API settings (CONTRACT.md section 2) as the use cases need them. */
 export interface WebApiPolicy {
@@ -45,7 +54,7 @@ export interface SignedCall {
   readonly apiKey: string | undefined;
   readonly signature: string | undefined;
   readonly body: Uint8Array;
-  /** Decodes the body into an envelope; throws 400/100. Called only for an admitted call. */
+  /** Decodes the body into an envelope; throws 400/100. Called only once the signature is verified. */
   readonly decode: () => WebApiRequest;
 }
 
@@ -73,10 +82,13 @@ export async function authenticateApplication(
 }
 
 /**
- * The gate of `getData` and `getDataAsync`, in order: headers present (101), key (102), signature
- * (103, 104), replay (105). Nothing runs and nothing is journaled for a call refused here.
+ * The first gates of `getData` and `getDataAsync`, in order: headers present (101), key (102),
+ * signature (103, 104). The replay check (105) follows in {@link beginCall}.
  */
-export async function admitCall(ctx: WebApiContext, call: SignedCall): Promise<Application> {
+async function authenticateCall(
+  ctx: WebApiContext,
+  call: SignedCall,
+): Promise<{ application: Application; claim: RequestClaim | undefined }> {
   const missing = [
     call.apiKey ? undefined : 'x-api-key',
     call.signature ? undefined : 'x-svc-signature',
@@ -92,16 +104,70 @@ export async function admitCall(ctx: WebApiContext, call: SignedCall): Promise<A
     Math.floor(clock(ctx) / 1000),
     ctx.policy.requestMaxSecValidity,
   );
-  if (ctx.policy.checkReplayRequest) {
-    const first = await ctx.store.claimRequest(application.id, requestDigest, ctx.policy.replayRequestTime);
-    if (!first) {
-      throw new WebApiError(
-        WebApiErrorCode.replayedRequest,
-        `This request was already accepted within the last ${ctx.policy.replayRequestTime} s; sign it again with a new time stamp`,
-      );
-    }
+  const claim = ctx.policy.checkReplayRequest
+    ? { applicationId: application.id, requestDigest, holdSeconds: ctx.policy.replayRequestTime }
+    : undefined;
+  return { application, claim };
+}
+
+function replayed(ctx: WebApiContext) {
+  return new WebApiError(
+    WebApiErrorCode.replayedRequest,
+    `This request was already accepted within the last ${ctx.policy.replayRequestTime} s; sign it again with a new time stamp`,
+  );
+}
+
+/** The replay check on its own: 409/105 for a request already accepted. */
+async function claimOrRefuse(ctx: WebApiContext, claim: RequestClaim | undefined): Promise<void> {
+  if (claim && !(await ctx.store.claimRequest(claim.applicationId, claim.requestDigest, claim.holdSeconds))) {
+    throw replayed(ctx);
   }
-  return application;
+}
+
+/** A call past every gate: a 997 (claimed, not yet journaled) or an operation journaled as running. */
+export type BegunCall =
+  | { readonly application: Application; readonly request: WebApiRequest; readonly operation: undefined }
+  | {
+      readonly application: Application;
+      readonly request: WebApiRequest;
+      readonly operation: Operation;
+      readonly journalId: number;
+    };
+
+/**
+ * The gates of `getData` and `getDataAsync`, in order: headers (101), key (102), signature (103,
+ * 104), replay (105), envelope (100), vltyp (110); nothing runs and nothing is journaled for a call
+ * refused here. An operation's call is claimed and journaled in one round trip to the database;
+ * a call refused for its envelope or vltyp is claimed first all the same, so that a replay of it
+ * is a 409 as before.
+ */
+export async function beginCall(ctx: WebApiContext, call: SignedCall, mode: CallMode): Promise<BegunCall> {
+  const { application, claim } = await authenticateCall(ctx, call);
+  let request: WebApiRequest;
+  let operation: Operation | undefined;
+  try {
+    request = call.decode();
+    if (request.vltyp !== RESULT_FOR_ID) operation = await requireOperation(ctx, request.vltyp);
+  } catch (error) {
+    await claimOrRefuse(ctx, claim);
+    throw error;
+  }
+  if (!operation) {
+    await claimOrRefuse(ctx, claim);
+    return { application, request, operation };
+  }
+  const opening: JournalOpening = {
+    applicationId: application.id,
+    vltyp: request.vltyp,
+    mode,
+    request: JSON.stringify(request),
+    requestId: ctx.requestId,
+  };
+  const journalId = claim
+    ? await ctx.store.claimAndOpenJournal(claim, opening)
+    : await ctx.store.openJournal(opening);
+  if (journalId === undefined) throw replayed(ctx);
+  return { application, request, operation, journalId };
 }
 
 /** The operation of a `vltyp`: 404/110 when there is none (or it is inactive). */
@@ -249,17 +315,9 @@ async function executeWithinSyncLimit(
  */
 export async function getData(ctx: WebApiContext, call: SignedCall): Promise<CallResult> {
   const deadline = clock(ctx) + ctx.policy.syncTimeLimitSeconds * 1000;
-  const application = await admitCall(ctx, call);
-  const request = call.decode();
-  if (request.vltyp === RESULT_FOR_ID) return resultForId(ctx, application, request, 'sync');
-  const operation = await requireOperation(ctx, request.vltyp);
-  const journalId = await ctx.store.openJournal({
-    applicationId: application.id,
-    vltyp: request.vltyp,
-    mode: 'sync',
-    request: JSON.stringify(request),
-    requestId: ctx.requestId,
-  });
+  const begun = await beginCall(ctx, call, 'sync');
+  if (!begun.operation) return resultForId(ctx, begun.application, begun.request, 'sync');
+  const { operation, request, journalId } = begun;
   const outcome = await executeWithinSyncLimit(ctx, operation, request, journalId, deadline);
   await ctx.store.finishJournal(journalId, outcome);
   return { answer: JSON.parse(outcome.answer) as WebApiAnswer, rowName: outcome.rowName };

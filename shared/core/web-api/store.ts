@@ -45,6 +45,13 @@ export interface JournalOpening {
   readonly requestId: string;
 }
 
+/** A signed request to be recorded as accepted, unless it already was within `holdSeconds`. */
+export interface RequestClaim {
+  readonly applicationId: number;
+  readonly requestDigest: string;
+  readonly holdSeconds: number;
+}
+
 export interface JournalOutcome {
   readonly state: 'finished' | 'failed';
   readonly answer: string;
@@ -80,6 +87,12 @@ export interface WebApiStore {
   callOperation(operation: Operation, params: readonly ParamObject[], signal?: AbortSignal): Promise<Row[]>;
   /** Journals a call as running; its id. */
   openJournal(opening: JournalOpening): Promise<number>;
+  /**
+   * {@link claimRequest} and, for the first caller only, {@link openJournal}, in one round trip
+   * to the database: the journal id, or undefined when the request was already claimed (then
+   * nothing is journaled).
+   */
+  claimAndOpenJournal(claim: RequestClaim, opening: JournalOpening): Promise<number | undefined>;
   /** Ends a running journal entry; false when it was no longer running (another worker or a sweep ended it). */
   finishJournal(id: number, outcome: JournalOutcome): Promise<boolean>;
   readJournal(id: number): Promise<JournalEntry | undefined>;
