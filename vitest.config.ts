@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
+    // The differential test needs the T-SQL engine: npm run test:tsql (vitest.tsql.config.ts).
+    exclude: ['tests/tsql/**', '**/node_modules/**'],
     globalSetup: ['tests/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

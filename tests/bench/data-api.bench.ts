@@ -1,17 +1,16 @@
 import { startLocalStack } from '../../infra/local/stack.js';
-import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { report, sample } from './measure.js';
 
 const AUTH = `Basic ${Buffer.from('demo:demo-password').toString('base64')}`;
 
 /** getDataPaginate of 1,000 DOKUMENT rows through the local stack vs the same query on the embedded database. */
 export default async function dataApiBench(): Promise<void> {
-  const stack = await startLocalStack({ port: 0 });
+  const stack = await startLocalStack({ port: 0, database: 'embedded' });
   try {
     const runs = 40;
     let i = 0;
     const from = () => 1 + ((i++ * 7919) % 99) * 1000;
-    const db = createEmbeddedDatabase(stack.db);
+    const db = stack.database;
     const columns = (await db.findDataSource('dbo', 'DOKUMENT'))!.columns
       .map((c) => `"${c.name}"`)
       .join(', ');

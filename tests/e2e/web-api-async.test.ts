@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { sqlOn } from '../support/demo.js';
 import { envelope, type SignOptions, signedCall } from '../support/web-api.js';
 
 let stack: LocalStack;
@@ -80,10 +81,8 @@ describe('Web API async over HTTP (local stack, COMMAND_TIMEOUT_ASYNC=2)', () =>
       id: String(j),
     });
     // Every call is journaled, 997 included.
-    const { rows } = await stack.db.query<{ VLTYP: number; CALL_MODE: string; STATE: string }>(
-      'SELECT "VLTYP", "CALL_MODE", "STATE" FROM dbo."WS_JOURNAL" WHERE "ID" >= $1 ORDER BY "ID"',
-      [j],
-    );
+    const rows = await sqlOn(stack.database)`SELECT "VLTYP", "CALL_MODE", "STATE" FROM dbo."WS_JOURNAL"
+      WHERE "ID" >= ${j} ORDER BY "ID"`;
     expect(rows).toEqual([
       { VLTYP: 9001, CALL_MODE: 'async', STATE: 'finished' },
       { VLTYP: 997, CALL_MODE: 'sync', STATE: 'finished' },

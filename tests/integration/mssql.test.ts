@@ -15,11 +15,14 @@ describe.skipIf(!url)('SQL Server adapter (integration)', () => {
   const tenant = '6f9619ff-8b86-d011-b42d-00c04fc964ff';
   const placed = new Date('2024-05-06T07:08:09.123Z');
   let db: Database;
+  /** Babelfish (the T-SQL engine of test:tsql) has no geography type; SQL Server gets the column. */
+  let geography = true;
 
   const count = async () => (await db.query(`SELECT COUNT(*) AS n FROM dbo.${table}`))[0]?.n;
 
   beforeAll(async () => {
     db = createMssqlDatabase({ connectionString: url! });
+    geography = (await db.query(`SELECT SERVERPROPERTY('babelfish') AS babelfish`))[0]?.babelfish == null;
     await db.query(`CREATE TABLE dbo.${table} (
       Tenant uniqueidentifier NOT NULL,
       Id int NOT NULL,
@@ -33,7 +36,7 @@ describe.skipIf(!url)('SQL Server adapter (integration)', () => {
       Flag bit NULL,
       Content varbinary(max) NULL,
       Doc xml NULL,
-      Geo geography NULL,
+      ${geography ? 'Geo geography NULL,' : ''}
       CONSTRAINT PK_${table} PRIMARY KEY (Id, Tenant)
     )`);
     await db.query(`CREATE VIEW dbo.${view} AS SELECT Id, Name FROM dbo.${table}`);
@@ -84,7 +87,7 @@ describe.skipIf(!url)('SQL Server adapter (integration)', () => {
       ['Flag', 'bool', 10],
       ['Content', 'binary', 11],
       ['Doc', 'string', 12],
-      ['Geo', 'other', 13],
+      ...(geography ? [['Geo', 'other', 13]] : []),
     ]);
     expect(await db.findDataSource('DBO', table.toLowerCase())).toMatchObject({ name: table });
     expect(await db.findDataSource('no_such_schema', table)).toBeUndefined();

@@ -10,3 +10,16 @@ export async function demoDatabase(): Promise<{ pg: PGlite; db: Database }> {
 }
 
 export const DEMO_AUTH = `Basic ${Buffer.from('demo:demo-password').toString('base64')}`;
+
+/**
+ * A tagged template that runs one statement on `database` in either dialect: identifiers quoted
+ * `"NAME"` (T-SQL accepts that too, with QUOTED_IDENTIFIER ON as the driver sets it), every
+ * interpolated value sent as a parameter.
+ */
+export function sqlOn(database: Pick<Database, 'query' | 'dialect'>) {
+  return (strings: TemplateStringsArray, ...values: unknown[]) =>
+    database.query(
+      strings.reduce((sql, part, index) => `${sql}${database.dialect.param(index)}${part}`),
+      values,
+    );
+}
