@@ -57,7 +57,7 @@ async function subjectWebhook(
 async function renameTable(from: string, to: string) {
   await stack.database.query(
     stack.database.dialect.name === 'mssql'
-      ? `EXEC sp_rename N'dbo.${from}', N'${to}'`
+      ? `EXEC sp_rename N'dbo.${from}', N'${to}', N'OBJECT'`
       : `ALTER TABLE dbo."${from}" RENAME TO "${to}"`,
   );
 }
