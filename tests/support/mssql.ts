@@ -1,4 +1,5 @@
 import { inject } from 'vitest';
+import type { Database } from '../../shared/core/database.js';
 
 export { runMssqlScripts, scriptBatches } from '../../infra/local/mssql-scripts.js';
 
@@ -8,3 +9,12 @@ export { runMssqlScripts, scriptBatches } from '../../infra/local/mssql-scripts.
  * `npm run test:tsql` always has one.
  */
 export const mssqlUrl: string | undefined = process.env.MSSQL_URL || inject('tsqlUrl') || undefined;
+
+/**
+ * Whether `db` is Babelfish (the T-SQL engine of test:tsql) rather than SQL Server: where the two
+ * differ (README, "Verified where"), a test checks SQL Server's behaviour on SQL Server only.
+ */
+export async function isBabelfish(db: Pick<Database, 'query'>): Promise<boolean> {
+  const [row] = await db.query(`SELECT SERVERPROPERTY('babelfish') AS babelfish`);
+  return row?.babelfish != null;
+}

@@ -67,7 +67,7 @@ export function conditions(table: TableVocabulary): fc.Arbitrary<string> {
         .tuple(tie('num'), pick(['/', '%']), pick(['2', '7', '3.5']))
         .map(([a, op, b]) => `(${a} ${op} ${b})`),
       tie('num').map((a) => `ABS(${a})`),
-      fc.tuple(tie('num'), fc.integer({ min: -2, max: 2 })).map(([a, n]) => `ROUND(${a}, ${n})`),
+      fc.tuple(tie('num'), fc.integer({ min: 0, max: 2 })).map(([a, n]) => `ROUND(${a}, ${n})`),
       fc.tuple(pick(['LEN']), tie('str')).map(([f, s]) => `${f}(${s})`),
       fc.tuple(pick(['YEAR', 'MONTH', 'DAY']), tie('dt')).map(([f, d]) => `${f}(${d})`),
       fc

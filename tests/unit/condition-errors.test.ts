@@ -386,3 +386,11 @@ describe('columns', () => {
     );
   });
 });
+
+describe('ROUND with a negative length', () => {
+  it('is refused at parse time, naming the length and a way around', () => {
+    const error = refusal('ROUND(ID, -1) = 10');
+    expect(error.message).toMatch(/negative length of ROUND is not supported.*at position 11/);
+    expect(() => compileCondition('ROUND(ID, 0) = 10', COLUMNS, mssqlDialect)).not.toThrow();
+  });
+});

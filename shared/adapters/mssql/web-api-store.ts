@@ -15,9 +15,10 @@ export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
   findApplication: `SELECT ID AS id, API_KEY AS apiKey, API_HASH AS apiHash, AKTIVNI AS active
     FROM dbo.WS_APPLICATION WHERE API_KEY = @p1`,
   // The update takes over an expired row under its lock; a second insert of the same key fails
-  // on the primary key (2627/2601) and is the refusal. Atomic under concurrency.
-  claimRequest: `SET NOCOUNT ON;
-    DECLARE @now datetime2(3) = SYSUTCDATETIME();
+  // on the primary key (2627/2601) and is the refusal. Atomic under concurrency. No SET NOCOUNT ON:
+  // the driver keeps the first result set anyway, and on Babelfish a SET in a parameterised batch
+  // outlives it on the pooled session, where NOCOUNT then swallows the OUTPUT rows of later inserts.
+  claimRequest: `DECLARE @now datetime2(3) = SYSUTCDATETIME();
     UPDATE dbo.WS_REPLAY_GUARD SET EXPIRES_AT = DATEADD(second, @p3, @now)
       WHERE APPLICATION_ID = @p1 AND REQUEST_DIGEST = @p2 AND EXPIRES_AT <= @now;
     IF @@ROWCOUNT = 1
