@@ -10,7 +10,11 @@ import { translateMssqlCondition } from '../../shared/adapters/mssql/condition.j
 import { createMssqlDataSourceReader } from '../../shared/adapters/mssql/data-source-reader.js';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import type { Answer } from '../../shared/core/answers.js';
-import { type ConditionTranslator, compileConditionWith } from '../../shared/core/condition/index.js';
+import {
+  ConditionError,
+  type ConditionTranslator,
+  compileConditionWith,
+} from '../../shared/core/condition/index.js';
 import { type DataApiContext, getDataWithCondition } from '../../shared/core/data-api/read.js';
 import type { Database } from '../../shared/core/database.js';
 import { ServiceError } from '../../shared/core/errors.js';
@@ -106,22 +110,23 @@ describe.each([SUBJECT, DOKUMENT])('The condition language on both databases: $n
         fc.integer({ min: 0, max: 50 }),
         fc.integer({ min: 1, max: 20 }),
         async (condition, offset, fetch) => {
-          const page = async (db: Database) => {
-            const info = (await db.findDataSource('dbo', table.name))!;
-            const translator: ConditionTranslator =
-              db.dialect.name === 'mssql' ? translateMssqlCondition : translateEmbeddedCondition;
-            const compiled = compileConditionWith(translator, condition, info.columns, 3);
-            return db
-              .query(
+          const page = async (db: Database): Promise<number[] | string> => {
+            try {
+              const info = (await db.findDataSource('dbo', table.name))!;
+              const translator: ConditionTranslator =
+                db.dialect.name === 'mssql' ? translateMssqlCondition : translateEmbeddedCondition;
+              const compiled = compileConditionWith(translator, condition, info.columns, 3);
+              const rows = await db.query(
                 `SELECT ${db.dialect.quoteIdent('ID')} AS id FROM dbo.${db.dialect.quoteIdent(table.name)}
                  WHERE ${compiled.sql} ORDER BY ${db.dialect.quoteIdent('ID')}
                  ${db.dialect.paginate(db.dialect.param(1), db.dialect.param(2))}`,
                 [offset, fetch, ...compiled.params],
-              )
-              .then(
-                (rows) => rows.map((row) => Number(row.id)),
-                () => 'refused',
               );
+              return rows.map((row) => Number(row.id));
+            } catch (error) {
+              // Refused at parse time (same message on both) or by the database (the 400 case).
+              return error instanceof ConditionError ? `refused: ${error.message}` : 'failed in the database';
+            }
           };
           const [onEmbedded, onTsql] = await Promise.all([page(embedded), page(tsql)]);
           expect({ condition, offset, fetch, ids: onEmbedded }).toEqual({

@@ -382,7 +382,7 @@ describe('columns', () => {
       '([we]]ird"name] = @p1)',
     );
     expect(compileCondition('"we]ird""name" = \'x\'', columns, postgresDialect).sql).toBe(
-      '(lower("we]ird""name") = lower(CAST($1 AS text)))',
+      '((rtrim(lower("we]ird""name")) COLLATE "und-x-icu") = (rtrim(lower(CAST($1 AS text))) COLLATE "und-x-icu"))',
     );
   });
 });

@@ -91,7 +91,17 @@ describe('SQL Server output', () => {
     ['DATEADD(q, 1, DEN) > DEN', '(DATEADD(quarter, @p1, [DEN]) > [DEN])', [1]],
     ['DATEADD(mi, 1, CAS) > CAS', '(DATEADD(minute, @p1, [CAS]) > [CAS])', [1]],
     ['DATEDIFF(m, DATUM, GETDATE()) > 1', '(DATEDIFF(month, [DATUM], GETDATE()) > @p1)', [1]],
-    ["DATEDIFF(wk, '2024-01-01', DEN) = 2", '(DATEDIFF(week, @p1, [DEN]) = @p2)', ['2024-01-01', 2]],
+    // week and quarter as the boundary counts they are (Babelfish's DATEDIFF counts them otherwise)
+    [
+      "DATEDIFF(wk, '2024-01-01', DEN) = 2",
+      '((DATEDIFF(day, CAST(@p1 AS DATE), [DEN]) / 7 - DATEDIFF(day, CAST(@p2 AS DATE), @p3) / 7) = @p4)',
+      ['0001-01-07', '0001-01-07', '2024-01-01', 2],
+    ],
+    [
+      'DATEDIFF(q, DEN, DATUM) = 1',
+      '(((YEAR([DATUM]) * 4 + (MONTH([DATUM]) - 1) / 3) - (YEAR([DEN]) * 4 + (MONTH([DEN]) - 1) / 3)) = @p1)',
+      [1],
+    ],
     ['DATEDIFF(ss, DATUM, DATUM) = 0', '(DATEDIFF(second, [DATUM], [DATUM]) = @p1)', [0]],
     // dayofyear and weekday count as day in DATEADD/DATEDIFF (SQL Server); written so Babelfish runs them too
     ['DATEDIFF(weekday, DATUM, DATUM) = 0', '(DATEDIFF(day, [DATUM], [DATUM]) = @p1)', [0]],

@@ -340,25 +340,33 @@ describe('PostgreSQL translation runs with SQL Server semantics', () => {
 
 describe('PostgreSQL SQL text', () => {
   const cases: [string, string, unknown[]][] = [
-    ["NAZEV = 'alfa'", '(lower("NAZEV") = lower(CAST($1 AS text)))', ['alfa']],
+    [
+      "NAZEV = 'alfa'",
+      '((rtrim(lower("NAZEV")) COLLATE "und-x-icu") = (rtrim(lower(CAST($1 AS text))) COLLATE "und-x-icu"))',
+      ['alfa'],
+    ],
     ["NAZEV LIKE 'al%' ESCAPE '!'", '("NAZEV" ILIKE CAST($1 AS text))', ['al%']],
     ["NAZEV LIKE '[a-c]%'", '("NAZEV" ~* CAST($1 AS text))', ['^[a-c].*$']],
     ['NAZEV NOT LIKE POZN', '("NAZEV" NOT ILIKE "POZN" ESCAPE CAST($1 AS text))', ['']],
-    ["NAZEV + 'x' = 'y'", '(lower(("NAZEV" || CAST($1 AS text))) = lower(CAST($2 AS text)))', ['x', 'y']],
+    [
+      "NAZEV + 'x' = 'y'",
+      '((rtrim(lower(("NAZEV" || CAST($1 AS text)))) COLLATE "und-x-icu") = (rtrim(lower(CAST($2 AS text))) COLLATE "und-x-icu"))',
+      ['x', 'y'],
+    ],
     [
       "ISNULL(NAZEV, 'x') = 'y'",
-      '(lower(COALESCE("NAZEV", CAST($1 AS text))) = lower(CAST($2 AS text)))',
+      '((rtrim(lower(COALESCE("NAZEV", CAST($1 AS text)))) COLLATE "und-x-icu") = (rtrim(lower(CAST($2 AS text))) COLLATE "und-x-icu"))',
       ['x', 'y'],
     ],
     ['LEN(NAZEV) = 1', '(length(rtrim("NAZEV")) = CAST($1 AS integer))', [1]],
     [
       "SUBSTRING(NAZEV, 1, 2) = 'x'",
-      '(lower(substr("NAZEV", CAST($1 AS integer), CAST($2 AS integer))) = lower(CAST($3 AS text)))',
+      '((rtrim(lower(substr("NAZEV", CAST($1 AS integer), CAST($2 AS integer)))) COLLATE "und-x-icu") = (rtrim(lower(CAST($3 AS text))) COLLATE "und-x-icu"))',
       [1, 2, 'x'],
     ],
     [
       'LEFT(NAZEV, 1) = RIGHT(NAZEV, 1)',
-      '(lower(left("NAZEV", CAST($1 AS integer))) = lower(right("NAZEV", CAST($2 AS integer))))',
+      '((rtrim(lower(left("NAZEV", CAST($1 AS integer)))) COLLATE "und-x-icu") = (rtrim(lower(right("NAZEV", CAST($2 AS integer)))) COLLATE "und-x-icu"))',
       [1, 1],
     ],
     ['YEAR(DATUM) = 2024', '(CAST(EXTRACT(YEAR FROM "DATUM") AS integer) = CAST($1 AS integer))', [2024]],
@@ -400,7 +408,7 @@ describe('PostgreSQL SQL text', () => {
     ],
     [
       "CAST(NAZEV AS NVARCHAR(10)) = 'x'",
-      '(lower(CAST("NAZEV" AS varchar(10))) = lower(CAST($1 AS text)))',
+      '((rtrim(lower(CAST("NAZEV" AS varchar(10)))) COLLATE "und-x-icu") = (rtrim(lower(CAST($1 AS text))) COLLATE "und-x-icu"))',
       ['x'],
     ],
     ['CAST(DEN AS DATETIME) = DATUM', '(CAST("DEN" AS timestamp(0)) = "DATUM")', []],
@@ -427,7 +435,7 @@ describe('PostgreSQL SQL text', () => {
     ["ID IN (1, '2')", '("ID" IN (CAST($1 AS integer), CAST($2 AS numeric)))', [1, '2']],
     [
       "CONVERT(VARCHAR(10), DATUM, 104) = 'x'",
-      '(lower(CAST(to_char("DATUM", CAST($1 AS text)) AS varchar(10))) = lower(CAST($2 AS text)))',
+      '((rtrim(lower(CAST(to_char("DATUM", CAST($1 AS text)) AS varchar(10)))) COLLATE "und-x-icu") = (rtrim(lower(CAST($2 AS text))) COLLATE "und-x-icu"))',
       ['DD.MM.YYYY', 'x'],
     ],
     [
@@ -437,12 +445,12 @@ describe('PostgreSQL SQL text', () => {
     ],
     [
       "'a' = 'a''; DROP TABLE x; --'",
-      '(lower(CAST($1 AS text)) = lower(CAST($2 AS text)))',
+      '((rtrim(lower(CAST($1 AS text))) COLLATE "und-x-icu") = (rtrim(lower(CAST($2 AS text))) COLLATE "und-x-icu"))',
       ['a', "a'; DROP TABLE x; --"],
     ],
     [
       'NULL IS NULL AND NAZEV = NULL',
-      '((NULL IS NULL) AND (lower("NAZEV") = lower(CAST(NULL AS text))))',
+      '((NULL IS NULL) AND ((rtrim(lower("NAZEV")) COLLATE "und-x-icu") = (rtrim(lower(CAST(NULL AS text))) COLLATE "und-x-icu")))',
       [],
     ],
   ];

@@ -184,9 +184,15 @@ export class PostgresCompiler {
     }
   }
 
-  /** An operand of a comparison converted to `kind`; text is compared case-insensitively. */
+  /**
+   * An operand of a comparison converted to `kind`. Text compares as under SQL Server's default
+   * collation: case-insensitively, trailing spaces ignored (`'FV' = 'FV '`), and ordered by the
+   * Unicode collation (`'Česká' < 'h'`), not by code points.
+   */
   private side(node: Expr, kind: Kind): string {
-    return kind === 'string' ? `lower(${this.as(node, 'string')})` : this.as(node, kind);
+    return kind === 'string'
+      ? `(rtrim(lower(${this.as(node, 'string')})) COLLATE "und-x-icu")`
+      : this.as(node, kind);
   }
 
   private like(operand: Expr, pattern: Expr, escapeChar: string | undefined, negated: boolean): string {

@@ -4,7 +4,7 @@
  * cast to the `DECIMAL(p,s)` T-SQL gives the literal, so `1234.50` stays `1234.50`.
  */
 
-import type { Condition, DatePart, Expr, SqlType } from '../../core/condition/ast.js';
+import type { Condition, DateDiff, DatePart, Expr, SqlType } from '../../core/condition/ast.js';
 import { type ConditionTranslator, dialectTranslator, type ParamSink } from '../../core/condition/index.js';
 import { limitSize } from '../../core/condition/params.js';
 import { mssqlDialect } from './dialect.js';
@@ -85,6 +85,29 @@ export class MssqlCompiler {
     }
   }
 
+  /**
+   * DATEDIFF counts the boundaries crossed. `week` (Sundays, whatever DATEFIRST) and `quarter` are
+   * written as the counts they are, since Babelfish counts them differently (ISO weeks, whole
+   * quarters between); the other parts as DATEDIFF itself. Each use emits the operand again.
+   */
+  private dateDiff(node: DateDiff): string {
+    const start = () => this.expr(node.start);
+    const end = () => this.expr(node.end);
+    switch (node.part) {
+      case 'week': {
+        // Days since a Sunday before any date (0001-01-07), in whole weeks: the Sundays passed.
+        const sunday = () => `CAST(${this.sink.add('0001-01-07')} AS DATE)`;
+        return `(DATEDIFF(day, ${sunday()}, ${end()}) / 7 - DATEDIFF(day, ${sunday()}, ${start()}) / 7)`;
+      }
+      case 'quarter': {
+        const quarters = (date: () => string) => `(YEAR(${date()}) * 4 + (MONTH(${date()}) - 1) / 3)`;
+        return `(${quarters(end)} - ${quarters(start)})`;
+      }
+      default:
+        return `DATEDIFF(${arithmeticPart(node.part)}, ${start()}, ${end()})`;
+    }
+  }
+
   private expr(node: Expr): string {
     return limitSize(this.exprSql(node));
   }
@@ -110,7 +133,7 @@ export class MssqlCompiler {
       case 'dateadd':
         return `DATEADD(${arithmeticPart(node.part)}, ${this.expr(node.amount)}, ${this.expr(node.date)})`;
       case 'datediff':
-        return `DATEDIFF(${arithmeticPart(node.part)}, ${this.expr(node.start)}, ${this.expr(node.end)})`;
+        return this.dateDiff(node);
       case 'cast':
         if (node.syntax === 'CAST') return `CAST(${this.expr(node.operand)} AS ${typeSql(node.target)})`;
         if (node.style !== undefined && (node.operand.kind === 'datetime' || node.operand.kind === 'date')) {
