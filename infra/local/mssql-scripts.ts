@@ -21,6 +21,22 @@ export function scriptBatches(file: string): string[] {
     .filter((batch) => batch.length > 0);
 }
 
+/**
+ * `connectionString` with a request time-out long enough for the scripts (the 100,000 demo rows
+ * take seconds on SQL Server, longer on a busy machine; the driver's default is 15 s), unless it
+ * names one itself.
+ */
+export function forScripts(connectionString: string): string {
+  if (/^(mssql|sqlserver):\/\//i.test(connectionString)) {
+    const url = new URL(connectionString);
+    if (!url.searchParams.has('requestTimeout')) url.searchParams.set('requestTimeout', '600000');
+    return url.toString();
+  }
+  return /request\s*timeout\s*=/i.test(connectionString)
+    ? connectionString
+    : `${connectionString.replace(/;\s*$/, '')};Request Timeout=600000`;
+}
+
 /** Runs infra/sql/mssql/*.sql on `db`, in name order, batch by batch; an error names its file. */
 export async function runMssqlScripts(db: Pick<Database, 'query'>): Promise<void> {
   for (const file of mssqlScriptFiles()) {

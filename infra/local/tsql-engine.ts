@@ -18,7 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
-import { MSSQL_SCRIPTS_DIR, mssqlScriptFiles, runMssqlScripts } from './mssql-scripts.js';
+import { forScripts, MSSQL_SCRIPTS_DIR, mssqlScriptFiles, runMssqlScripts } from './mssql-scripts.js';
 
 /**
  * The T-SQL engine for the tests and the local stack (LOCAL_DATABASE=tsql): a SQL Server given by
@@ -209,7 +209,7 @@ export async function createDemoDatabase(serverUrl: string, database: string): P
   } finally {
     await server.close();
   }
-  const demo = createMssqlDatabase({ connectionString: withDatabase(serverUrl, database) });
+  const demo = createMssqlDatabase({ connectionString: forScripts(withDatabase(serverUrl, database)) });
   try {
     await runMssqlScripts(demo);
   } finally {

@@ -1,5 +1,5 @@
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
-import { mssqlScriptFiles, runMssqlScripts } from '../local/mssql-scripts.js';
+import { forScripts, mssqlScriptFiles, runMssqlScripts } from '../local/mssql-scripts.js';
 
 // Usage: npm run db:apply -- '<connection string>'
 // Runs infra/sql/mssql/*.sql (tables, procedures, demo operations and data; idempotent) on the
@@ -11,7 +11,7 @@ if (!connectionString || process.argv.length > 3) {
   process.exit(2);
 }
 const started = Date.now();
-const db = createMssqlDatabase({ connectionString });
+const db = createMssqlDatabase({ connectionString: forScripts(connectionString) });
 try {
   await runMssqlScripts(db);
   console.log(`applied ${mssqlScriptFiles().join(', ')} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
