@@ -136,17 +136,7 @@ async function withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
     } catch {
       // Another process prepares it; a lock whose owner died is taken over.
       const owner = Number(await readFile(join(lock, 'pid'), 'utf8').catch(() => '0'));
-      const alive =
-        owner > 0 &&
-        (() => {
-          try {
-            process.kill(owner, 0);
-            return true;
-          } catch {
-            return false;
-          }
-        })();
-      if (!alive && owner > 0) await rm(lock, { recursive: true, force: true });
+      if (owner > 0 && !alive(owner)) await rm(lock, { recursive: true, force: true });
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${lock}`);
       await new Promise((wake) => setTimeout(wake, 200));
     }
@@ -251,12 +241,36 @@ async function connectable(url: string, timeoutMs: number): Promise<void> {
   }
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Engines whose process ended without stopping them (killed by a signal, a crash): each copy's
+ * directory is named after the pid that started it. They are stopped and removed.
+ */
+async function stopOrphans(): Promise<void> {
+  const entries = await readdir(RUNS_DIR).catch(() => [] as string[]);
+  for (const entry of entries) {
+    const owner = Number(entry.split('-')[0]);
+    if (!Number.isInteger(owner) || owner <= 0 || alive(owner)) continue;
+    await stopServer(join(RUNS_DIR, entry, 'data'));
+    await rm(join(RUNS_DIR, entry), { recursive: true, force: true });
+  }
+}
+
 /**
  * Starts an engine of its own on a copy of the prepared demo (free ports, a work directory under
  * .data/tsql-runs/), waits until it answers, and returns the demo database's connection string.
  */
 async function startEngineCopy(): Promise<TsqlDemo> {
   const { dataDir: prepared } = await prepareTsqlDemo();
+  await stopOrphans();
   const work = join(RUNS_DIR, `${process.pid}-${randomBytes(4).toString('hex')}`);
   const dataDir = join(work, 'data');
   await mkdir(work, { recursive: true });
