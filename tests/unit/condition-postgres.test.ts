@@ -189,6 +189,11 @@ describe('PostgreSQL translation runs with SQL Server semantics', () => {
     ["LOWER(NAZEV) = 'ALFA'", [1]],
     ["RTRIM(NAZEV) = 'delta'", [4]],
     ["TRIM(NAZEV) = 'DELTA'", [4]],
+    // LIKE ignores the value's trailing blanks, not the pattern's (row 4 is 'Delta  ')
+    ["NAZEV LIKE 'delta'", [4]],
+    ["NAZEV LIKE 'delta  '", [4]],
+    ["NAZEV LIKE 'delta   '", []],
+    ["NAZEV NOT LIKE 'delta' AND ID = 4", []],
     ["LTRIM('  x') = 'X'", [1, 2, 3, 4, 5]],
     ['ROUND(CENA, 0) = 100', [2]],
     ['ROUND(CENA, 0) = -16', [5]],
@@ -345,9 +350,22 @@ describe('PostgreSQL SQL text', () => {
       '((rtrim(lower("NAZEV")) COLLATE "und-x-icu") = (rtrim(lower(CAST($1 AS text))) COLLATE "und-x-icu"))',
       ['alfa'],
     ],
-    ["NAZEV LIKE 'al%' ESCAPE '!'", '("NAZEV" ILIKE CAST($1 AS text))', ['al%']],
-    ["NAZEV LIKE '[a-c]%'", '("NAZEV" ~* CAST($1 AS text))', ['^[a-c].*$']],
-    ['NAZEV NOT LIKE POZN', '("NAZEV" NOT ILIKE "POZN" ESCAPE CAST($1 AS text))', ['']],
+    // the value as it is or without trailing blanks (SQL Server ignores them in the value, not in the pattern)
+    [
+      "NAZEV LIKE 'al%' ESCAPE '!'",
+      '(("NAZEV" ILIKE CAST($1 AS text)) OR (rtrim("NAZEV") ILIKE CAST($2 AS text)))',
+      ['al%', 'al%'],
+    ],
+    [
+      "NAZEV LIKE '[a-c]%'",
+      '(("NAZEV" ~* CAST($1 AS text)) OR (rtrim("NAZEV") ~* CAST($2 AS text)))',
+      ['^[a-c].*$', '^[a-c].*$'],
+    ],
+    [
+      'NAZEV NOT LIKE POZN',
+      '(NOT (("NAZEV" ILIKE "POZN" ESCAPE CAST($1 AS text)) OR (rtrim("NAZEV") ILIKE "POZN" ESCAPE CAST($2 AS text))))',
+      ['', ''],
+    ],
     [
       "NAZEV + 'x' = 'y'",
       '((rtrim(lower(("NAZEV" || CAST($1 AS text)))) COLLATE "und-x-icu") = (rtrim(lower(CAST($2 AS text))) COLLATE "und-x-icu"))',
