@@ -3,6 +3,16 @@ import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promi
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
+import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
+import {
+  openDatabase,
+  registerEmbeddedDatabase,
+  unregisterEmbeddedDatabase,
+} from '../../shared/config/databases.js';
+import { ConfigurationError } from '../../shared/config/settings.js';
+import type { DatabaseConnection } from '../../shared/config/tenants.js';
+import type { Database } from '../../shared/core/database.js';
+import { DEMO_DATABASE, startTsqlDemo } from './tsql-engine.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SQL_DIR = join(ROOT, 'infra', 'sql', 'embedded');
@@ -61,4 +71,95 @@ export async function openDemoDatabase(): Promise<PGlite> {
   await db.waitReady;
   await db.exec('SET search_path TO dbo, public');
   return db;
+}
+
+/** Where the local stack keeps the demo tenant's data: LOCAL_DATABASE=embedded (default) or tsql. */
+export type LocalDatabaseKind = 'embedded' | 'tsql';
+
+export function localDatabaseKind(value = process.env.LOCAL_DATABASE): LocalDatabaseKind {
+  const kind = (value || 'embedded').trim().toLowerCase();
+  if (kind !== 'embedded' && kind !== 'tsql') {
+    throw new ConfigurationError(`LOCAL_DATABASE must be "embedded" or "tsql", not "${value}"`);
+  }
+  return kind;
+}
+
+/** A demo database of its own for the local stack (or a test), in either kind. */
+export interface LocalDemoDatabase {
+  readonly kind: LocalDatabaseKind;
+  /** The database port on it, for the stack's own statements and the tests' checks. */
+  readonly database: Database;
+  /** How the tenant registry names it. */
+  readonly connection: DatabaseConnection;
+  /** For the start banner: where the data lives (no credentials). */
+  readonly description: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a fresh copy of the demo database: embedded (registered as `name`), or on the T-SQL engine
+ * (infra/local/tsql-engine.ts: MSSQL_URL, else an engine of its own from TSQL_ENGINE_DIR).
+ */
+export async function openLocalDemoDatabase(
+  kind: LocalDatabaseKind,
+  name = 'demo',
+): Promise<LocalDemoDatabase> {
+  if (kind === 'embedded') {
+    const pg = await openDemoDatabase();
+    const database = createEmbeddedDatabase(pg);
+    registerEmbeddedDatabase(name, database);
+    return {
+      kind,
+      database,
+      connection: { kind: 'embedded', name },
+      description: 'embedded database (PGlite, in this process)',
+      async close() {
+        unregisterEmbeddedDatabase(name);
+        await pg.close();
+      },
+    };
+  }
+  const demo = await startTsqlDemo();
+  const connection: DatabaseConnection = { kind: 'mssql', connectionString: demo.url };
+  const database = await openDatabase(connection);
+  return {
+    kind,
+    database,
+    connection,
+    description: demo.port
+      ? `T-SQL engine (Babelfish) on 127.0.0.1:${demo.port}, database ${DEMO_DATABASE}`
+      : 'a new demo database on the SQL Server of MSSQL_URL',
+    async close() {
+      await database.close();
+      await demo.stop();
+    },
+  };
+}
+
+/**
+ * The tenant registry document with every use of the embedded demo database (`{"kind":"embedded",
+ * "name":"demo"}`) pointed at `connection` instead: how LOCAL_DATABASE=tsql moves the demo tenant.
+ */
+export function withDemoConnection(registry: unknown, connection: DatabaseConnection): unknown {
+  const isDemo = (value: unknown) =>
+    typeof value === 'object' &&
+    value !== null &&
+    (value as Record<string, unknown>).kind === 'embedded' &&
+    (value as Record<string, unknown>).name === 'demo';
+  const tenants = (registry as { tenants?: Record<string, Record<string, unknown>> }).tenants;
+  if (!tenants) return registry;
+  return {
+    ...(registry as object),
+    tenants: Object.fromEntries(
+      Object.entries(tenants).map(([id, tenant]) => [
+        id,
+        Object.fromEntries(
+          Object.entries(tenant).map(([key, value]) => [
+            key,
+            (key === 'database' || key === 'documentDatabase') && isDemo(value) ? connection : value,
+          ]),
+        ),
+      ]),
+    ),
+  };
 }

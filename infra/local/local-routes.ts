@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { PGlite } from '@electric-sql/pglite';
+import type { Database } from '../../shared/core/database.js';
 import { docsLocalRoutes } from './docs-routes.js';
 import { webhookLocalRoutes } from './webhook-routes.js';
 
 /** What local-only routes can reach. */
 export interface LocalRouteContext {
-  readonly db: PGlite;
+  readonly database: Database;
   readonly sqs: SQSClient;
   /** Queue URLs by queue name. */
   readonly queueUrls: ReadonlyMap<string, string>;
@@ -49,7 +49,7 @@ export function createLocalRoutes(context: LocalRouteContext): Map<string, Local
     [
       'GET /health',
       async (_request, response) => {
-        await context.db.query('SELECT 1');
+        await context.database.query('SELECT 1');
         sendJson(response, 200, { status: 'ok' });
       },
     ],

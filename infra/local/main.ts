@@ -20,6 +20,7 @@ ERP integration gateway: local stack ready in ${((Date.now() - started) / 1000).
                (applications: demo-api-key / demo-api-hash, other-api-key / other-api-hash)
   Webhook      POST ${base}/_local/documents/received  {"subjectId":1,"documentId":123456}
                GET  ${base}/_local/webhook-sink  (SUBJECT 1's WEBHOOK_URL; secret demo-webhook-secret)
+  Database     ${stack.databaseDescription}
   SQS/S3       ${stack.emulator.address ?? `http://127.0.0.1:${stack.emulator.port}`} (emulator)
 
   Try:  curl -u demo:demo-password ${base}/demo/JsonAPI/Data/getRowsCount/DOKUMENT

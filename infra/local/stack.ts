@@ -4,16 +4,19 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { PGlite } from '@electric-sql/pglite';
 import type { FauxqsServer } from 'fauxqs';
-import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
-import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
+import type { Database } from '../../shared/core/database.js';
 import { describeError } from '../../shared/core/log.js';
 import { serviceLog } from '../../shared/lambda/observability.js';
 import { logAccess } from './access-log.js';
 import { startAwsEmulator } from './aws-emulator.js';
-import { openDemoDatabase } from './demo-database.js';
+import {
+  type LocalDatabaseKind,
+  localDatabaseKind,
+  openLocalDemoDatabase,
+  withDemoConnection,
+} from './demo-database.js';
 import { createHttpGateway } from './http-gateway.js';
 import { createLocalRoutes, sendJson as json } from './local-routes.js';
 import { localQueues } from './queues.js';
@@ -28,12 +31,20 @@ export interface LocalStackOptions {
   readonly port?: number;
   /** Extra environment for the handlers (same names as in Lambda). */
   readonly env?: Record<string, string>;
+  /** Where the demo tenant's data lives; default LOCAL_DATABASE, else embedded. */
+  readonly database?: LocalDatabaseKind;
 }
 
 export interface LocalStack {
   readonly url: string;
   readonly port: number;
-  readonly db: PGlite;
+  /** The demo tenant's database (embedded or T-SQL), through the database port. */
+  readonly database: Database;
+  readonly databaseKind: LocalDatabaseKind;
+  /** Where the demo data lives, for the start banner. */
+  readonly databaseDescription: string;
+  /** The tenant registry document in force, the demo tenant pointed at `database`. */
+  readonly registry: unknown;
   readonly emulator: FauxqsServer;
   /** Queue URLs by queue name (dead-letter queues as `<name>-dlq`). */
   readonly queueUrls: ReadonlyMap<string, string>;
@@ -60,10 +71,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     },
   });
 
-  const db = await openDemoDatabase();
-  registerEmbeddedDatabase('demo', createEmbeddedDatabase(db));
+  const demo = await openLocalDemoDatabase(options.database ?? localDatabaseKind());
+  const db = demo.database;
   const registryFile = process.env.TENANT_REGISTRY_FILE ?? join(HERE, 'tenants.json');
-  setTenantRegistry(parseTenantRegistry(JSON.parse(await readFile(registryFile, 'utf8'))));
+  const registry = withDemoConnection(JSON.parse(await readFile(registryFile, 'utf8')), demo.connection);
+  setTenantRegistry(parseTenantRegistry(registry));
 
   const sqs = new SQSClient({ endpoint });
   const queueUrls = new Map<string, string>();
@@ -113,7 +125,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   }
 
   const gateway = createHttpGateway(lambdaRoutes);
-  const localRoutes = createLocalRoutes({ db, sqs, queueUrls });
+  const localRoutes = createLocalRoutes({ database: db, sqs, queueUrls });
 
   const server: Server = createServer((request, response) => {
     logAccess(request, response);
@@ -138,7 +150,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   });
   const port = (server.address() as AddressInfo).port;
   // SUBJECT 1's webhook goes to this stack's own sink unless DEMO_WEBHOOK_URL says otherwise.
-  await db.query(`UPDATE dbo."SUBJECT" SET "WEBHOOK_URL" = $1 WHERE "ID" = 1`, [
+  await db.query(`UPDATE dbo."SUBJECT" SET "WEBHOOK_URL" = ${db.dialect.param(1)} WHERE "ID" = 1`, [
     process.env.DEMO_WEBHOOK_URL || `http://127.0.0.1:${port}/_local/webhook-sink`,
   ]);
 
@@ -146,7 +158,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   return {
     url: `http://127.0.0.1:${port}`,
     port,
-    db,
+    database: db,
+    databaseKind: demo.kind,
+    databaseDescription: demo.description,
+    registry,
     emulator,
     queueUrls,
     stop() {
@@ -156,7 +171,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         await Promise.all(pollers.map((poller) => poller.stop()));
         sqs.destroy();
         await emulator.stop();
-        await db.close();
+        await demo.close();
       })();
       return stopping;
     },

@@ -1,6 +1,5 @@
 import { startLocalStack } from '../../infra/local/stack.js';
 import { createEmbeddedDataSourceReader } from '../../shared/adapters/embedded-sql/data-source-reader.js';
-import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { report, sampleInterleaved } from './measure.js';
 
 const AUTH = `Basic ${Buffer.from('demo:demo-password').toString('base64')}`;
@@ -13,10 +12,10 @@ const ROWS = 1000;
  * deep page against its first.
  */
 export default async function dataApiBench(): Promise<void> {
-  const stack = await startLocalStack({ port: 0 });
+  const stack = await startLocalStack({ port: 0, database: 'embedded' });
   try {
     const runs = Number(process.env.BENCH_PAGE_RUNS ?? 30);
-    const db = createEmbeddedDatabase(stack.db);
+    const db = stack.database;
     const reader = createEmbeddedDataSourceReader(db);
     const source = (await db.findDataSource('dbo', 'DOKUMENT'))!;
     const viaHttp = async (fromRow: number) => {

@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { LARGE_ANSWER_BUCKET, startLocalStack } from '../../infra/local/stack.js';
-import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { createS3LargeObjectStore, s3Client } from '../../shared/adapters/s3/index.js';
 import { median, record, report, sampleInterleaved } from './measure.js';
 
@@ -22,9 +21,9 @@ async function drain(response: Response): Promise<number> {
  * function's memory for 10,000 and 100,000 rows, in a process of its own (answer-memory.ts).
  */
 export default async function largeAnswerBench(): Promise<void> {
-  const stack = await startLocalStack({ port: 0 });
+  const stack = await startLocalStack({ port: 0, database: 'embedded' });
   try {
-    const db = createEmbeddedDatabase(stack.db);
+    const db = stack.database;
     const columns = (await db.findDataSource('dbo', 'DOKUMENT'))!.columns
       .map((c) => `"${c.name}"`)
       .join(', ');

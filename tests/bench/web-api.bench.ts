@@ -1,5 +1,4 @@
 import { startLocalStack } from '../../infra/local/stack.js';
-import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded-sql/web-api-store.js';
 import { getData, type WebApiContext } from '../../shared/core/web-api/calls.js';
 import { validateEnvelope } from '../../shared/core/web-api/envelope.js';
@@ -19,10 +18,10 @@ const PROCEDURE = 'SELECT * FROM "dbo"."WS_OP_UCET_SEARCH"($1::jsonb)';
  * getDataAsync over HTTP (against getData over HTTP).
  */
 export default async function webApiBench(): Promise<void> {
-  const stack = await startLocalStack({ port: 0 });
+  const stack = await startLocalStack({ port: 0, database: 'embedded' });
   try {
     const runs = 200;
-    const db = createEmbeddedDatabase(stack.db);
+    const db = stack.database;
     const store = createEmbeddedWebApiStore(db);
     let n = 0;
     // Every call differs (an extra parameter the procedure ignores), so none is a replay.

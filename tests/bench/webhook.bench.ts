@@ -30,7 +30,7 @@ export default async function webhookBench(): Promise<void> {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const port = (receiver.address() as AddressInfo).port;
-  const stack = await startLocalStack({ port: 0 });
+  const stack = await startLocalStack({ port: 0, database: 'embedded' });
   const sqs = new SQSClient({ endpoint: `http://127.0.0.1:${stack.emulator.port}` });
   const agent = new Agent({ keepAlive: true });
   try {
@@ -53,7 +53,7 @@ export default async function webhookBench(): Promise<void> {
     );
     const rawRate = RAW_POSTS / ((performance.now() - rawStart) / 1000);
 
-    await stack.db.query(`UPDATE dbo."SUBJECT" SET "WEBHOOK_URL" = $1 WHERE "ID" <= $2`, [
+    await stack.database.query(`UPDATE dbo."SUBJECT" SET "WEBHOOK_URL" = $1 WHERE "ID" <= $2`, [
       `http://127.0.0.1:${port}/hook`,
       SUBJECTS,
     ]);
@@ -86,10 +86,10 @@ export default async function webhookBench(): Promise<void> {
     // Wait for the last records, then check that every event was delivered once.
     let delivered = 0;
     for (let tries = 0; tries < 100 && delivered < EVENTS; tries++) {
-      const rows = await stack.db.query<{ n: number }>(
+      const rows = await stack.database.query(
         `SELECT count(*)::int AS n FROM dbo."WEBHOOK_DELIVERY" WHERE "OUTCOME" = 'delivered' AND "DOCUMENT_ID" >= 500000`,
       );
-      delivered = rows.rows[0]!.n;
+      delivered = Number(rows[0]!.n);
       if (delivered < EVENTS) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     if (delivered !== EVENTS || received !== EVENTS) {

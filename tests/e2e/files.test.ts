@@ -4,13 +4,11 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDemoDatabase } from '../../infra/local/demo-database.js';
+import { type LocalDemoDatabase, openLocalDemoDatabase } from '../../infra/local/demo-database.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
-import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
-import { DEMO_AUTH, useDemoTenantsWith } from '../support/demo.js';
+import type { Database } from '../../shared/core/database.js';
+import { DEMO_AUTH, sqlOn, useDemoTenantsWith } from '../support/demo.js';
 
 const run = promisify(execFile);
 const GUID = /^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$/;
@@ -28,18 +26,18 @@ interface ErrorBody {
 }
 
 let stack: LocalStack;
-let documents: PGlite;
+let documents: LocalDemoDatabase;
 let work: string;
 
 beforeAll(async () => {
   stack = await startLocalStack({ port: 0 });
   // A second database as the document database of tenant "split".
-  documents = await openDemoDatabase();
-  registerEmbeddedDatabase('documents', createEmbeddedDatabase(documents));
-  await useDemoTenantsWith((demo) => ({
+  // (of the same kind as the stack's: embedded, or a T-SQL database of its own)
+  documents = await openLocalDemoDatabase(stack.databaseKind, 'documents');
+  useDemoTenantsWith(stack.registry, (demo) => ({
     // DEMO_FILE_FAIL is allowed only here, not in the demo tenant.
     failing: { ...demo, procedures: ['DEMO_FILE_RECEIVED', 'DEMO_FILE_FAIL'] },
-    split: { ...demo, documentDatabase: { kind: 'embedded', name: 'documents' } },
+    split: { ...demo, documentDatabase: documents.connection },
   }));
   work = await mkdtemp(join(tmpdir(), 'files-e2e-'));
 });
@@ -81,29 +79,28 @@ async function stored(content: Buffer, options: Parameters<typeof setFile>[1] = 
 }
 
 /** Row counts of every table of the tenant's database. */
-async function tableCounts(pg: PGlite): Promise<Record<string, number>> {
-  const tables = await pg.query<{ name: string }>(
+async function tableCounts(db: Database): Promise<Record<string, number>> {
+  const tables = (await db.query(
     `SELECT table_name AS name FROM information_schema.tables
       WHERE table_schema = 'dbo' AND table_type = 'BASE TABLE' ORDER BY table_name`,
-  );
+  )) as { name: string }[];
   const counts: Record<string, number> = {};
-  for (const { name } of tables.rows) {
-    const result = await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM dbo."${name}"`);
-    counts[name] = result.rows[0]!.n;
+  for (const { name } of tables) {
+    const result = await db.query(`SELECT CAST(COUNT(*) AS int) AS n FROM dbo."${name}"`);
+    counts[name] = Number(result[0]!.n);
   }
   return counts;
 }
 
-async function svcdocCount(pg: PGlite): Promise<number> {
-  return (await pg.query<{ n: number }>('SELECT count(*)::int AS n FROM dbo."SVCDOC"')).rows[0]!.n;
+async function svcdocCount(db: Database): Promise<number> {
+  return Number((await db.query('SELECT CAST(COUNT(*) AS int) AS n FROM dbo."SVCDOC"'))[0]!.n);
 }
 
-async function fileEvents(pg: PGlite, guid: string): Promise<number> {
-  const result = await pg.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM dbo."DEMO_FILE_EVENT" WHERE "FILEGUID" = $1',
-    [guid],
-  );
-  return result.rows[0]!.n;
+async function fileEvents(db: Database, guid: string): Promise<number> {
+  const result = await sqlOn(
+    db,
+  )`SELECT CAST(COUNT(*) AS int) AS n FROM dbo."DEMO_FILE_EVENT" WHERE "FILEGUID" = ${guid}`;
+  return Number(result[0]!.n);
 }
 
 describe('Document store over HTTP (local stack)', () => {
@@ -181,9 +178,9 @@ describe('Document store over HTTP (local stack)', () => {
   });
 
   it('stores the file in SVCDOC and nowhere else', async () => {
-    const before = await tableCounts(stack.db);
+    const before = await tableCounts(stack.database);
     await stored(Buffer.from('only here'), { name: 'only.txt', type: 'text/plain' });
-    const after = await tableCounts(stack.db);
+    const after = await tableCounts(stack.database);
     expect(after.SVCDOC).toBe(before.SVCDOC! + 1);
     expect({ ...after, SVCDOC: 0 }).toEqual({ ...before, SVCDOC: 0 });
     expect(after.DOKUMENT).toBe(before.DOKUMENT);
@@ -195,7 +192,7 @@ describe('Document store over HTTP (local stack)', () => {
       name: 'p.txt',
       query: 'userDBProcedure=DEMO_FILE_RECEIVED',
     });
-    expect(await fileEvents(stack.db, answer.fileGUID)).toBe(1);
+    expect(await fileEvents(stack.database, answer.fileGUID)).toBe(1);
     // Readable through the Data API as well.
     const condition = encodeURIComponent(`FILEGUID = '${answer.fileGUID.toLowerCase()}'`);
     const events = await fetch(
@@ -207,7 +204,7 @@ describe('Document store over HTTP (local stack)', () => {
   });
 
   it('refuses a procedure the tenant does not allow with 400, storing nothing', async () => {
-    const before = await svcdocCount(stack.db);
+    const before = await svcdocCount(stack.database);
     for (const query of ['userDBProcedure=DEMO_FILE_FAIL', 'userDBProcedure=x%3BDROP%20TABLE%20SVCDOC']) {
       const response = await setFile(Buffer.from('x'), { name: 'no.txt', query });
       expect(response.status).toBe(400);
@@ -215,7 +212,7 @@ describe('Document store over HTTP (local stack)', () => {
         ((await response.json()) as ErrorBody).error.code,
       );
     }
-    expect(await svcdocCount(stack.db)).toBe(before);
+    expect(await svcdocCount(stack.database)).toBe(before);
   });
 
   it('answers 502 with the fileGUID when the procedure fails, and the file stays downloadable', async () => {
@@ -236,19 +233,19 @@ describe('Document store over HTTP (local stack)', () => {
   });
 
   it('stores into the separate document database of a tenant that has one', async () => {
-    const appBefore = await svcdocCount(stack.db);
-    const docsBefore = await svcdocCount(documents);
+    const appBefore = await svcdocCount(stack.database);
+    const docsBefore = await svcdocCount(documents.database);
     const content = randomBytes(2048);
     const answer = await stored(content, {
       name: 'split.bin',
       tenant: 'split',
       query: 'userDBProcedure=DEMO_FILE_RECEIVED',
     });
-    expect(await svcdocCount(documents)).toBe(docsBefore + 1);
-    expect(await svcdocCount(stack.db)).toBe(appBefore);
+    expect(await svcdocCount(documents.database)).toBe(docsBefore + 1);
+    expect(await svcdocCount(stack.database)).toBe(appBefore);
     // The procedure runs where the file is.
-    expect(await fileEvents(documents, answer.fileGUID)).toBe(1);
-    expect(await fileEvents(stack.db, answer.fileGUID)).toBe(0);
+    expect(await fileEvents(documents.database, answer.fileGUID)).toBe(1);
+    expect(await fileEvents(stack.database, answer.fileGUID)).toBe(0);
     const response = await getFile(answer.fileGUID, {}, 'split');
     expect(Buffer.from(await response.arrayBuffer()).equals(content)).toBe(true);
     // The demo tenant's document store (its application database) does not have it.
@@ -321,18 +318,18 @@ describe('Document store errors over HTTP (local stack)', () => {
   });
 
   it('setFile: 400 for two file parts, storing nothing', async () => {
-    const before = await svcdocCount(stack.db);
+    const before = await svcdocCount(stack.database);
     const form = new FormData();
     form.append('file', new Blob(['a']), 'a.txt');
     expect(await code(await setFile(Buffer.from('b'), { form }))).toEqual([400, 'too_many_file_parts']);
-    expect(await svcdocCount(stack.db)).toBe(before);
+    expect(await svcdocCount(stack.database)).toBe(before);
   });
 
   it('setFile: 413 for a file over 4 MB, storing nothing', async () => {
-    const before = await svcdocCount(stack.db);
+    const before = await svcdocCount(stack.database);
     const response = await setFile(Buffer.alloc(4 * 1024 * 1024 + 1), { name: 'big.bin' });
     expect(await code(response)).toEqual([413, 'file_too_large']);
-    expect(await svcdocCount(stack.db)).toBe(before);
+    expect(await svcdocCount(stack.database)).toBe(before);
   });
 
   it('401 with a Basic challenge without credentials, on both routes', async () => {

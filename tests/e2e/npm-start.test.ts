@@ -1,7 +1,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 
 let child: ChildProcess | undefined;
+
+/** Whether something listens on a loopback port. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
 afterAll(() => {
   if (child?.pid && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
 });
@@ -64,5 +77,9 @@ describe('npm start', () => {
       )
       .toBe('down');
     expect(output).toContain('SIGTERM received: stopping');
+    // LOCAL_DATABASE=tsql (test:tsql): the engine it started is stopped with it.
+    const engine = /T-SQL engine \(Babelfish\) on 127\.0\.0\.1:(\d+)/.exec(output);
+    expect(Boolean(engine)).toBe(process.env.LOCAL_DATABASE === 'tsql' && !process.env.MSSQL_URL);
+    if (engine) await expect.poll(() => accepts(Number(engine[1])), { timeout: 15_000 }).toBe(false);
   }, 90_000);
 });

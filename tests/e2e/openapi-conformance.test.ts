@@ -15,7 +15,7 @@ const problems: string[] = [];
 
 beforeAll(async () => {
   stack = await startLocalStack({ port: 0, env: { INLINE_LIMIT_BYTES: String(INLINE_LIMIT_BYTES) } });
-  await useDemoTenantsWith((demo) => ({
+  useDemoTenantsWith(stack.registry, (demo) => ({
     failing: { ...demo, procedures: ['DEMO_FILE_FAIL'] },
     // Nothing listens on port 1: every database call is a 503.
     offline: {

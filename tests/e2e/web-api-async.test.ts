@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { sqlOn } from '../support/demo.js';
 import { envelope, type SignOptions, signedCall } from '../support/web-api.js';
 
 let stack: LocalStack;
@@ -83,10 +84,8 @@ describe('Web API time limits over HTTP (local stack, COMMAND_TIMEOUT_ASYNC=2, W
       id: String(j),
     });
     // Every call is journaled, 997 included.
-    const { rows } = await stack.db.query<{ VLTYP: number; CALL_MODE: string; STATE: string }>(
-      'SELECT "VLTYP", "CALL_MODE", "STATE" FROM dbo."WS_JOURNAL" WHERE "ID" >= $1 ORDER BY "ID"',
-      [j],
-    );
+    const rows = await sqlOn(stack.database)`SELECT "VLTYP", "CALL_MODE", "STATE" FROM dbo."WS_JOURNAL"
+      WHERE "ID" >= ${j} ORDER BY "ID"`;
     expect(rows).toEqual([
       { VLTYP: 9001, CALL_MODE: 'async', STATE: 'finished' },
       { VLTYP: 997, CALL_MODE: 'sync', STATE: 'finished' },
@@ -118,20 +117,18 @@ describe('Web API time limits over HTTP (local stack, COMMAND_TIMEOUT_ASYNC=2, W
     });
     expect(waited).toBeGreaterThanOrEqual(1900);
     expect(waited).toBeLessThan(4000);
-    const { rows } = await stack.db.query<{ STATE: string; CALL_MODE: string }>(
-      'SELECT "STATE", "CALL_MODE" FROM dbo."WS_JOURNAL" WHERE "ID" = $1',
-      [j],
-    );
+    const rows = await sqlOn(
+      stack.database,
+    )`SELECT "STATE", "CALL_MODE" FROM dbo."WS_JOURNAL" WHERE "ID" = ${j}`;
     expect(rows).toEqual([{ STATE: 'failed', CALL_MODE: 'sync' }]);
     const later = JSON.parse((await post('getData', result997(j))).text);
     expect(later.data).toEqual([{ resultForId: answer, id: j }]);
     // A late finish cannot overwrite the answer: the row stays failed after its 5 s would have passed.
     await sleep(Math.max(0, started + 5500 - Date.now()));
-    const after = await stack.db.query<{ STATE: string; ANSWER: string }>(
-      'SELECT "STATE", "ANSWER" FROM dbo."WS_JOURNAL" WHERE "ID" = $1',
-      [j],
-    );
-    expect([after.rows[0]!.STATE, JSON.parse(after.rows[0]!.ANSWER)]).toEqual(['failed', answer]);
+    const after = await sqlOn(
+      stack.database,
+    )`SELECT "STATE", "ANSWER" FROM dbo."WS_JOURNAL" WHERE "ID" = ${j}`;
+    expect([after[0]!.STATE, JSON.parse(after[0]!.ANSWER as string)]).toEqual(['failed', answer]);
   }, 15_000);
 
   it('answers a fast operation on getDataAsync with its normal answer, in JSON and XML', async () => {

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { sqlOn } from '../support/demo.js';
 import { envelope, type SignOptions, signedCall } from '../support/web-api.js';
 
 let stack: LocalStack;
@@ -244,11 +245,10 @@ describe('Web API over HTTP (local stack)', () => {
       const body = JSON.parse(text);
       expect(body).toMatchObject({ id: expect.any(Number), vlResult: -1 });
       expect(body.data[0].error[0].errorCode).toBe('120');
-      const journal = await stack.db.query<{ STATE: string }>(
-        'SELECT "STATE" FROM dbo."WS_JOURNAL" WHERE "ID" = $1',
-        [body.id],
-      );
-      expect(journal.rows[0]?.STATE).toBe('failed');
+      const journal = await sqlOn(
+        stack.database,
+      )`SELECT "STATE" FROM dbo."WS_JOURNAL" WHERE "ID" = ${body.id}`;
+      expect(journal[0]?.STATE).toBe('failed');
     });
 
     it('503/150: the database is unreachable', async () => {

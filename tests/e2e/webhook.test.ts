@@ -11,13 +11,14 @@ import {
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DOCUMENT_RECEIVED_QUEUE } from '../../infra/local/queues.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { createEmbeddedWebhookDeliveryLog } from '../../shared/adapters/embedded-sql/webhook-delivery-log.js';
+import { createMssqlWebhookDeliveryLog } from '../../shared/adapters/mssql/webhook-delivery-log.js';
 import { createEmfMetrics } from '../../shared/adapters/powertools/metrics.js';
+import { byDialect } from '../../shared/config/databases.js';
 import type { LogFields } from '../../shared/core/log.js';
 import { webhookEventId } from '../../shared/core/webhook/event.js';
 import { serviceLog, useObservability } from '../../shared/lambda/observability.js';
-import { DEMO_AUTH } from '../support/demo.js';
+import { DEMO_AUTH, sqlOn } from '../support/demo.js';
 import {
   type ReceivedWebhook,
   startWebhookReceiver,
@@ -51,11 +52,17 @@ async function subjectWebhook(
   url: string | null,
   secret: string | null = `secret-${subjectId}`,
 ) {
-  await stack.db.query('UPDATE dbo."SUBJECT" SET "WEBHOOK_URL" = $1, "SECRET_WEBHOOK" = $2 WHERE "ID" = $3', [
-    url,
-    secret,
-    subjectId,
-  ]);
+  await sqlOn(stack.database)`UPDATE dbo."SUBJECT" SET "WEBHOOK_URL" = ${url}, "SECRET_WEBHOOK" = ${secret}
+    WHERE "ID" = ${subjectId}`;
+}
+
+/** Renames a table of the demo database (to make it fail), in the dialect of the stack's database. */
+async function renameTable(from: string, to: string) {
+  await stack.database.query(
+    stack.database.dialect.name === 'mssql'
+      ? `EXEC sp_rename N'dbo.${from}', N'${to}', N'OBJECT'`
+      : `ALTER TABLE dbo."${from}" RENAME TO "${to}"`,
+  );
 }
 
 /** What the access point does: one document-received event through the local route. */
@@ -135,10 +142,8 @@ async function dlqBodies(): Promise<string[]> {
 
 describe('Receipt webhook over HTTP (local stack)', () => {
   it('delivers the demo event to the local sink with every header right and a verifiable signature', async () => {
-    const subject = await stack.db.query<{ WEBHOOK_URL: string }>(
-      'SELECT "WEBHOOK_URL" FROM dbo."SUBJECT" WHERE "ID" = 1',
-    );
-    expect(subject.rows[0]!.WEBHOOK_URL).toBe(`${stack.url}/_local/webhook-sink`);
+    const subject = await stack.database.query('SELECT "WEBHOOK_URL" FROM dbo."SUBJECT" WHERE "ID" = 1');
+    expect(subject[0]!.WEBHOOK_URL).toBe(`${stack.url}/_local/webhook-sink`);
 
     const started = Math.floor(Date.now() / 1000);
     const queued = await documentReceived(1, 123456);
@@ -377,7 +382,7 @@ describe('Receipt webhook over HTTP (local stack)', () => {
     const errors: LogFields[] = [];
     const previous = serviceLog();
     useObservability({ log: { ...previous, error: (_message, fields = {}) => errors.push(fields) } });
-    await stack.db.exec('ALTER TABLE dbo."WEBHOOK_DELIVERY" RENAME TO "WEBHOOK_DELIVERY_AWAY"');
+    await renameTable('WEBHOOK_DELIVERY', 'WEBHOOK_DELIVERY_AWAY');
     try {
       await documentReceived(11, 11001);
       await until(
@@ -387,7 +392,7 @@ describe('Receipt webhook over HTTP (local stack)', () => {
       );
       expect(receiver.receivedOn('/db-outage')).toHaveLength(0);
     } finally {
-      await stack.db.exec('ALTER TABLE dbo."WEBHOOK_DELIVERY_AWAY" RENAME TO "WEBHOOK_DELIVERY"');
+      await renameTable('WEBHOOK_DELIVERY_AWAY', 'WEBHOOK_DELIVERY');
       useObservability({ log: previous });
     }
     await receiver.waitFor('/db-outage', 1);
@@ -459,9 +464,12 @@ describe('Local routes of the receipt webhook', () => {
   });
 });
 
-describe('Class: WebhookDeliveryLog (embedded database)', () => {
+describe("Class: WebhookDeliveryLog (the stack's database)", () => {
   it('keeps at most one delivered row per event (the unique key behind "not delivered twice")', async () => {
-    const log = createEmbeddedWebhookDeliveryLog(createEmbeddedDatabase(stack.db));
+    const log = byDialect(stack.database, {
+      mssql: createMssqlWebhookDeliveryLog,
+      postgres: createEmbeddedWebhookDeliveryLog,
+    });
     const entry = {
       eventId: 'msg_unique-key-test',
       subjectId: 1,

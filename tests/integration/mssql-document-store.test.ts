@@ -4,18 +4,20 @@ import { createMssqlDocumentStore } from '../../shared/adapters/mssql/document-s
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { type Database, DatabaseStatementError } from '../../shared/core/database.js';
 import type { DocumentStore } from '../../shared/core/files/document-store.js';
-import { runMssqlScripts, mssqlUrl as url } from '../support/mssql.js';
+import { isBabelfish, runMssqlScripts, mssqlUrl as url } from '../support/mssql.js';
 
 describe.skipIf(!url)('Function: createMssqlDocumentStore (integration)', () => {
   let db: Database;
   let store: DocumentStore;
   const guids: string[] = [];
+  let babelfish = false;
 
   beforeAll(async () => {
     db = createMssqlDatabase({ connectionString: url! });
     // The scripts are idempotent: they create SVCDOC and the demo procedures where missing.
     await runMssqlScripts(db);
     store = createMssqlDocumentStore(db);
+    babelfish = await isBabelfish(db);
   });
   afterAll(async () => {
     for (const guid of guids) {
@@ -53,7 +55,8 @@ describe.skipIf(!url)('Function: createMssqlDocumentStore (integration)', () => 
     const fileGuid = randomUUID().toUpperCase();
     guids.push(fileGuid);
     const found = await store.findProcedure({ schema: 'DBO', name: 'demo_file_received' });
-    expect(found).toEqual({ schema: 'dbo', name: 'DEMO_FILE_RECEIVED' });
+    // Babelfish's catalogue has procedure names lower-cased; EXEC finds them in any case.
+    expect(found).toEqual({ schema: 'dbo', name: babelfish ? 'demo_file_received' : 'DEMO_FILE_RECEIVED' });
     await store.callProcedure(found!, fileGuid);
     const rows = await db.query('SELECT FILEGUID FROM dbo.DEMO_FILE_EVENT WHERE FILEGUID = @p1', [
       { type: 'uniqueidentifier', value: fileGuid },

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import { openDemoDatabase } from '../../infra/local/demo-database.js';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
@@ -16,14 +15,27 @@ export const DEMO_AUTH = `Basic ${Buffer.from('demo:demo-password').toString('ba
 type TenantEntry = Record<string, unknown>;
 
 /**
- * Replaces the tenant registry of this process with the local stack's (infra/local/tenants.json)
- * plus the tenants `extra` derives from its demo tenant.
+ * Replaces the tenant registry of this process with the local stack's (`stack.registry`: the demo
+ * tenant on the stack's database, embedded or T-SQL) plus the tenants `extra` derives from its
+ * demo tenant.
  */
-export async function useDemoTenantsWith(
+export function useDemoTenantsWith(
+  registry: unknown,
   extra: (demo: TenantEntry) => Record<string, TenantEntry>,
-): Promise<void> {
-  const local = JSON.parse(await readFile('infra/local/tenants.json', 'utf8')) as {
-    tenants: Record<string, TenantEntry>;
-  };
+): void {
+  const local = registry as { tenants: Record<string, TenantEntry> };
   setTenantRegistry(parseTenantRegistry({ tenants: { ...local.tenants, ...extra(local.tenants.demo!) } }));
+}
+
+/**
+ * A tagged template that runs one statement on `database` in either dialect: identifiers quoted
+ * `"NAME"` (T-SQL accepts that too, with QUOTED_IDENTIFIER ON as the driver sets it), every
+ * interpolated value sent as a parameter.
+ */
+export function sqlOn(database: Pick<Database, 'query' | 'dialect'>) {
+  return (strings: TemplateStringsArray, ...values: unknown[]) =>
+    database.query(
+      strings.reduce((sql, part, index) => `${sql}${database.dialect.param(index)}${part}`),
+      values,
+    );
 }

@@ -1,29 +1,20 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { inject } from 'vitest';
 import type { Database } from '../../shared/core/database.js';
 
-/** The SQL Server of the integration suites, which are skipped when MSSQL_URL is not set. */
-export const mssqlUrl = process.env.MSSQL_URL;
+export { runMssqlScripts, scriptBatches } from '../../infra/local/mssql-scripts.js';
 
-const scriptsDir = join(import.meta.dirname, '../../infra/sql/mssql');
+/**
+ * The SQL Server of the integration suites: MSSQL_URL, else the T-SQL engine that the test:tsql
+ * run started (tests/tsql-global-setup.ts). `npm test` without MSSQL_URL skips those suites;
+ * `npm run test:tsql` always has one.
+ */
+export const mssqlUrl: string | undefined = process.env.MSSQL_URL || inject('tsqlUrl') || undefined;
 
-/** The batches of one script of infra/sql/mssql, split at its `GO` lines, empty ones left out. */
-export function scriptBatches(file: string): string[] {
-  return readFileSync(join(scriptsDir, file), 'utf8')
-    .split(/^[ \t]*GO[ \t]*;?[ \t]*\r?$/im)
-    .map((batch) => batch.trim())
-    .filter((batch) => batch.length > 0);
-}
-
-/** Runs infra/sql/mssql/*.sql on `db`, in name order, batch by batch. */
-export async function runMssqlScripts(db: Pick<Database, 'query'>): Promise<void> {
-  for (const file of readdirSync(scriptsDir)
-    .filter((name) => name.endsWith('.sql'))
-    .sort()) {
-    for (const batch of scriptBatches(file)) {
-      await db.query(batch).catch((error: unknown) => {
-        throw new Error(`${file} failed: ${(error as Error).message}`, { cause: error });
-      });
-    }
-  }
+/**
+ * Whether `db` is Babelfish (the T-SQL engine of test:tsql) rather than SQL Server: where the two
+ * differ (README, "Verified where"), a test checks SQL Server's behaviour on SQL Server only.
+ */
+export async function isBabelfish(db: Pick<Database, 'query'>): Promise<boolean> {
+  const [row] = await db.query(`SELECT SERVERPROPERTY('babelfish') AS babelfish`);
+  return row?.babelfish != null;
 }

@@ -382,7 +382,7 @@ describe('columns', () => {
       '([we]]ird"name] = @p1)',
     );
     expect(compileCondition('"we]ird""name" = \'x\'', columns, postgresDialect).sql).toBe(
-      '(lower("we]ird""name") = lower(CAST($1 AS text)))',
+      '((rtrim(lower("we]ird""name")) COLLATE "und-x-icu") = (rtrim(lower(CAST($1 AS text))) COLLATE "und-x-icu"))',
     );
   });
 });
@@ -470,5 +470,13 @@ describe('values SQL Server refuses are refused on every database (PostgreSQL wo
   ])('accepts %s, as SQL Server does', (input) => {
     expect(() => compileCondition(input, COLUMNS, postgresDialect)).not.toThrow();
     expect(() => compileCondition(input, COLUMNS, mssqlDialect)).not.toThrow();
+  });
+});
+
+describe('ROUND with a negative length', () => {
+  it('is refused at parse time, naming the length and a way around', () => {
+    const error = refusal('ROUND(ID, -1) = 10');
+    expect(error.message).toMatch(/negative length of ROUND is not supported.*at position 11/);
+    expect(() => compileCondition('ROUND(ID, 0) = 10', COLUMNS, mssqlDialect)).not.toThrow();
   });
 });

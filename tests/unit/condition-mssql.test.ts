@@ -91,8 +91,23 @@ describe('SQL Server output', () => {
     ['DATEADD(q, 1, DEN) > DEN', '(DATEADD(quarter, @p1, [DEN]) > [DEN])', [1]],
     ['DATEADD(mi, 1, CAS) > CAS', '(DATEADD(minute, @p1, [CAS]) > [CAS])', [1]],
     ['DATEDIFF(m, DATUM, GETDATE()) > 1', '(DATEDIFF(month, [DATUM], GETDATE()) > @p1)', [1]],
-    ["DATEDIFF(wk, '2024-01-01', DEN) = 2", '(DATEDIFF(week, @p1, [DEN]) = @p2)', ['2024-01-01', 2]],
+    // week and quarter as the boundary counts they are (Babelfish's DATEDIFF counts them otherwise)
+    [
+      "DATEDIFF(wk, '2024-01-01', DEN) = 2",
+      '((DATEDIFF(day, CAST(@p1 AS DATE), [DEN]) / 7 - DATEDIFF(day, CAST(@p2 AS DATE), @p3) / 7) = @p4)',
+      ['0001-01-07', '0001-01-07', '2024-01-01', 2],
+    ],
+    [
+      'DATEDIFF(q, DEN, DATUM) = 1',
+      '(((YEAR([DATUM]) * 4 + (MONTH([DATUM]) - 1) / 3) - (YEAR([DEN]) * 4 + (MONTH([DEN]) - 1) / 3)) = @p1)',
+      [1],
+    ],
     ['DATEDIFF(ss, DATUM, DATUM) = 0', '(DATEDIFF(second, [DATUM], [DATUM]) = @p1)', [0]],
+    // dayofyear and weekday count as day in DATEADD/DATEDIFF (SQL Server); written so Babelfish runs them too
+    ['DATEDIFF(weekday, DATUM, DATUM) = 0', '(DATEDIFF(day, [DATUM], [DATUM]) = @p1)', [0]],
+    ['DATEDIFF(dy, DATUM, DATUM) = 0', '(DATEDIFF(day, [DATUM], [DATUM]) = @p1)', [0]],
+    ['DATEADD(dw, 1, DEN) > DEN', '(DATEADD(day, @p1, [DEN]) > [DEN])', [1]],
+    ['DATEADD(dayofyear, 1, DEN) > DEN', '(DATEADD(day, @p1, [DEN]) > [DEN])', [1]],
     ['ABS(CENA) > 1', '(ABS([CENA]) > @p1)', [1]],
     ['ROUND(CENA, 1) = 1.5', '(ROUND([CENA], @p1) = CAST(@p2 AS DECIMAL(2,1)))', [1, '1.5']],
     // CAST / CONVERT
@@ -101,10 +116,32 @@ describe('SQL Server output', () => {
     ["CAST(ID AS nvarchar(max)) = '1'", '(CAST([ID] AS NVARCHAR(MAX)) = @p1)', ['1']],
     ["CAST(ID AS varchar) = '1'", '(CAST([ID] AS VARCHAR) = @p1)', ['1']],
     ["CONVERT(date, DATUM) = '2024-01-01'", '(CONVERT(DATE, [DATUM]) = @p1)', ['2024-01-01']],
+    // A date-time in a style, as T-SQL Babelfish runs alike: the date part for date styles, the
+    // time part for 108, both for 120 (Babelfish ignores a style for a date-time value).
     [
       "CONVERT(varchar(10), DATUM, 104) = '15.01.2024'",
-      '(CONVERT(VARCHAR(10), [DATUM], 104) = @p1)',
+      '(CONVERT(VARCHAR(10), CONVERT(VARCHAR(10), CAST([DATUM] AS DATE), 104)) = @p1)',
       ['15.01.2024'],
+    ],
+    [
+      "CONVERT(varchar(8), DATUM, 108) = '10:30:00'",
+      '(CONVERT(VARCHAR(8), CONVERT(VARCHAR(8), CAST([DATUM] AS TIME), 108)) = @p1)',
+      ['10:30:00'],
+    ],
+    [
+      "CONVERT(varchar(8), DEN, 108) = '00:00:00'",
+      '(CONVERT(VARCHAR(8), CONVERT(VARCHAR(8), CAST(CAST([DEN] AS DATETIME2) AS TIME), 108)) = @p1)',
+      ['00:00:00'],
+    ],
+    [
+      "CONVERT(varchar(19), DATUM, 120) = '2024-01-15 10:30:00'",
+      '(CONVERT(VARCHAR(19), (CONVERT(VARCHAR(10), CAST([DATUM] AS DATE), 23) + CHAR(32) + CONVERT(VARCHAR(8), CAST([DATUM] AS TIME), 108))) = @p1)',
+      ['2024-01-15 10:30:00'],
+    ],
+    [
+      "CONVERT(varchar(10), DEN, 120) = '2024-01-15'",
+      '(CONVERT(VARCHAR(10), CONVERT(VARCHAR(10), CAST([DEN] AS DATE), 23)) = @p1)',
+      ['2024-01-15'],
     ],
     [
       "CONVERT(datetime2(3), '01.02.2024', 104) > DATUM",

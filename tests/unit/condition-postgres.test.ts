@@ -189,11 +189,16 @@ describe('PostgreSQL translation runs with SQL Server semantics', () => {
     ["LOWER(NAZEV) = 'ALFA'", [1]],
     ["RTRIM(NAZEV) = 'delta'", [4]],
     ["TRIM(NAZEV) = 'DELTA'", [4]],
+    // LIKE ignores the value's trailing blanks, not the pattern's (row 4 is 'Delta  ')
+    ["NAZEV LIKE 'delta'", [4]],
+    ["NAZEV LIKE 'delta  '", [4]],
+    ["NAZEV LIKE 'delta   '", []],
+    ["NAZEV NOT LIKE 'delta' AND ID = 4", []],
     ["LTRIM('  x') = 'X'", [1, 2, 3, 4, 5]],
     ['ROUND(CENA, 0) = 100', [2]],
     ['ROUND(CENA, 0) = -16', [5]],
     ['ROUND(CENA, 1) = 1234.5', [1]],
-    ['ROUND(CENA, -2) = 1200', [1]],
+    ['ROUND(CENA / 100.0, 0) * 100 = 1200', [1]],
     ['ABS(CENA) = 15.75', [5]],
     ["NAZEV + '-x' = 'alfa-X'", [1]],
     ['NAZEV + NULL IS NULL', [1, 2, 3, 4, 5]],
@@ -379,25 +384,46 @@ describe('PostgreSQL refuses at run time what SQL Server refuses, for values com
 
 describe('PostgreSQL SQL text', () => {
   const cases: [string, string, unknown[]][] = [
-    ["NAZEV = 'alfa'", '(lower("NAZEV") = lower(CAST($1 AS text)))', ['alfa']],
-    ["NAZEV LIKE 'al%' ESCAPE '!'", '("NAZEV" ILIKE CAST($1 AS text))', ['al%']],
-    ["NAZEV LIKE '[a-c]%'", '("NAZEV" ~* CAST($1 AS text))', ['^[a-c].*$']],
-    ['NAZEV NOT LIKE POZN', '("NAZEV" NOT ILIKE "POZN" ESCAPE CAST($1 AS text))', ['']],
-    ["NAZEV + 'x' = 'y'", '(lower(("NAZEV" || CAST($1 AS text))) = lower(CAST($2 AS text)))', ['x', 'y']],
+    [
+      "NAZEV = 'alfa'",
+      '((rtrim(lower("NAZEV")) COLLATE "und-x-icu") = (rtrim(lower(CAST($1 AS text))) COLLATE "und-x-icu"))',
+      ['alfa'],
+    ],
+    // the value as it is or without trailing blanks (SQL Server ignores them in the value, not in the pattern)
+    [
+      "NAZEV LIKE 'al%' ESCAPE '!'",
+      '(("NAZEV" ILIKE CAST($1 AS text)) OR (rtrim("NAZEV") ILIKE CAST($2 AS text)))',
+      ['al%', 'al%'],
+    ],
+    [
+      "NAZEV LIKE '[a-c]%'",
+      '(("NAZEV" ~* CAST($1 AS text)) OR (rtrim("NAZEV") ~* CAST($2 AS text)))',
+      ['^[a-c].*$', '^[a-c].*$'],
+    ],
+    [
+      'NAZEV NOT LIKE POZN',
+      '(NOT (("NAZEV" ILIKE "POZN" ESCAPE CAST($1 AS text)) OR (rtrim("NAZEV") ILIKE "POZN" ESCAPE CAST($2 AS text))))',
+      ['', ''],
+    ],
+    [
+      "NAZEV + 'x' = 'y'",
+      '((rtrim(lower(("NAZEV" || CAST($1 AS text)))) COLLATE "und-x-icu") = (rtrim(lower(CAST($2 AS text))) COLLATE "und-x-icu"))',
+      ['x', 'y'],
+    ],
     [
       "ISNULL(NAZEV, 'x') = 'y'",
-      '(lower(COALESCE("NAZEV", CAST($1 AS text))) = lower(CAST($2 AS text)))',
+      '((rtrim(lower(COALESCE("NAZEV", CAST($1 AS text)))) COLLATE "und-x-icu") = (rtrim(lower(CAST($2 AS text))) COLLATE "und-x-icu"))',
       ['x', 'y'],
     ],
     ['LEN(NAZEV) = 1', '(length(rtrim("NAZEV")) = CAST($1 AS integer))', [1]],
     [
       "SUBSTRING(NAZEV, 1, 2) = 'x'",
-      '(lower(substr("NAZEV", CAST($1 AS integer), CAST($2 AS integer))) = lower(CAST($3 AS text)))',
+      '((rtrim(lower(substr("NAZEV", CAST($1 AS integer), CAST($2 AS integer)))) COLLATE "und-x-icu") = (rtrim(lower(CAST($3 AS text))) COLLATE "und-x-icu"))',
       [1, 2, 'x'],
     ],
     [
       'LEFT(NAZEV, 1) = RIGHT(NAZEV, 1)',
-      '(lower(left("NAZEV", CAST($1 AS integer))) = lower(right("NAZEV", CAST($2 AS integer))))',
+      '((rtrim(lower(left("NAZEV", CAST($1 AS integer)))) COLLATE "und-x-icu") = (rtrim(lower(right("NAZEV", CAST($2 AS integer)))) COLLATE "und-x-icu"))',
       [1, 1],
     ],
     ['YEAR(DATUM) = 2024', '(CAST(EXTRACT(YEAR FROM "DATUM") AS integer) = CAST($1 AS integer))', [2024]],
@@ -439,7 +465,7 @@ describe('PostgreSQL SQL text', () => {
     ],
     [
       "CAST(NAZEV AS NVARCHAR(10)) = 'x'",
-      '(lower(CAST("NAZEV" AS varchar(10))) = lower(CAST($1 AS text)))',
+      '((rtrim(lower(CAST("NAZEV" AS varchar(10)))) COLLATE "und-x-icu") = (rtrim(lower(CAST($1 AS text))) COLLATE "und-x-icu"))',
       ['x'],
     ],
     [
@@ -478,7 +504,7 @@ describe('PostgreSQL SQL text', () => {
     ["ID IN (1, '2')", '("ID" IN (CAST($1 AS integer), CAST($2 AS numeric)))', [1, '2']],
     [
       "CONVERT(VARCHAR(10), DATUM, 104) = 'x'",
-      '(lower(CAST(to_char("DATUM", CAST($1 AS text)) AS varchar(10))) = lower(CAST($2 AS text)))',
+      '((rtrim(lower(CAST(to_char("DATUM", CAST($1 AS text)) AS varchar(10)))) COLLATE "und-x-icu") = (rtrim(lower(CAST($2 AS text))) COLLATE "und-x-icu"))',
       ['DD.MM.YYYY', 'x'],
     ],
     [
@@ -488,12 +514,12 @@ describe('PostgreSQL SQL text', () => {
     ],
     [
       "'a' = 'a''; DROP TABLE x; --'",
-      '(lower(CAST($1 AS text)) = lower(CAST($2 AS text)))',
+      '((rtrim(lower(CAST($1 AS text))) COLLATE "und-x-icu") = (rtrim(lower(CAST($2 AS text))) COLLATE "und-x-icu"))',
       ['a', "a'; DROP TABLE x; --"],
     ],
     [
       'NULL IS NULL AND NAZEV = NULL',
-      '((NULL IS NULL) AND (lower("NAZEV") = lower(CAST(NULL AS text))))',
+      '((NULL IS NULL) AND ((rtrim(lower("NAZEV")) COLLATE "und-x-icu") = (rtrim(lower(CAST(NULL AS text))) COLLATE "und-x-icu")))',
       [],
     ],
   ];

@@ -274,8 +274,8 @@ describe('findDataSource', () => {
     const info = await db.findDataSource(undefined, 'orders');
     expect(requests[0]!.sql).toBe(FIND_DATA_SOURCE_SQL);
     expect(requests[0]!.sql).not.toMatch(/orders/i);
-    expect(requests[0]!.sql).toMatch(/LOWER\(o\.name\) = LOWER\(@p1\)/);
-    expect(requests[0]!.sql).toMatch(/LOWER\(s\.name\) = LOWER\(@p2\)/);
+    expect(requests[0]!.sql).toMatch(/LOWER\(t\.TABLE_NAME\) = LOWER\(@p1\)/);
+    expect(requests[0]!.sql).toMatch(/LOWER\(t\.TABLE_SCHEMA\) = LOWER\(@p2\)/);
     expect(requests[0]!.inputs).toEqual([
       { name: 'p1', type: 'nvarchar', length: 4000, value: 'orders' },
       { name: 'p2', type: 'nvarchar', length: 4000, value: null },

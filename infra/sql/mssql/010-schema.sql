@@ -1,9 +1,10 @@
 -- =============================================================================
--- Demo ERP database – schema for SQL Server (2016 SP1+ for CREATE OR ALTER).
+-- Demo ERP database – schema for SQL Server (2016+; also runs on Babelfish).
 --
 -- Same objects and column names as infra/sql/embedded/010-schema.sql (PGlite).
--- IDEMPOTENT: every object is created only when missing, views and procedures
--- use CREATE OR ALTER, so the script can be run any number of times
+-- IDEMPOTENT: every table and index is created only when missing, procedures are
+-- created as a stub when missing and then ALTERed (permissions on them are kept),
+-- the view is dropped and created again, so the script can be run any number of times
 -- (sqlcmd -I -f 65001 -i 010-schema.sql, SSMS, Azure Data Studio; GO = batch
 -- separator). The file is UTF-8 without BOM: sqlcmd needs -f 65001.
 --
@@ -112,25 +113,49 @@ BEGIN
 END;
 GO
 
-IF NOT EXISTS (SELECT 1 FROM sys.indexes
-               WHERE object_id = OBJECT_ID(N'dbo.DOKUMENT') AND name = N'IX_DOKUMENT_SUBJECT_ID')
-    CREATE NONCLUSTERED INDEX IX_DOKUMENT_SUBJECT_ID ON dbo.DOKUMENT (SUBJECT_ID);
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(N'dbo.DOKUMENT') AND name = N'IX_DOKUMENT_SUBJECT_ID')
+BEGIN
+    BEGIN TRY
+        CREATE NONCLUSTERED INDEX IX_DOKUMENT_SUBJECT_ID ON dbo.DOKUMENT (SUBJECT_ID);
+    END TRY
+    BEGIN CATCH
+        -- 1913 (SQL Server) or 2714 (Babelfish, which stores the name with a hash suffix): it exists.
+        IF ERROR_NUMBER() NOT IN (1913, 2714) THROW;
+    END CATCH;
+END;
 GO
-IF NOT EXISTS (SELECT 1 FROM sys.indexes
-               WHERE object_id = OBJECT_ID(N'dbo.DOKUMENT') AND name = N'IX_DOKUMENT_DATUM_VYSTAVENI')
-    CREATE NONCLUSTERED INDEX IX_DOKUMENT_DATUM_VYSTAVENI ON dbo.DOKUMENT (DATUM_VYSTAVENI);
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(N'dbo.DOKUMENT') AND name = N'IX_DOKUMENT_DATUM_VYSTAVENI')
+BEGIN
+    BEGIN TRY
+        CREATE NONCLUSTERED INDEX IX_DOKUMENT_DATUM_VYSTAVENI ON dbo.DOKUMENT (DATUM_VYSTAVENI);
+    END TRY
+    BEGIN CATCH
+        -- 1913 (SQL Server) or 2714 (Babelfish, which stores the name with a hash suffix): it exists.
+        IF ERROR_NUMBER() NOT IN (1913, 2714) THROW;
+    END CATCH;
+END;
 GO
 -- Plain (not filtered) index on purpose: filtered indexes make DML fail for
 -- sessions with QUOTED_IDENTIFIER OFF (e.g. sqlcmd without -I).
-IF NOT EXISTS (SELECT 1 FROM sys.indexes
-               WHERE object_id = OBJECT_ID(N'dbo.DOKUMENT') AND name = N'IX_DOKUMENT_DOKUMENTFILEGUID')
-    CREATE NONCLUSTERED INDEX IX_DOKUMENT_DOKUMENTFILEGUID ON dbo.DOKUMENT (DOKUMENTFILEGUID);
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(N'dbo.DOKUMENT') AND name = N'IX_DOKUMENT_DOKUMENTFILEGUID')
+BEGIN
+    BEGIN TRY
+        CREATE NONCLUSTERED INDEX IX_DOKUMENT_DOKUMENTFILEGUID ON dbo.DOKUMENT (DOKUMENTFILEGUID);
+    END TRY
+    BEGIN CATCH
+        -- 1913 (SQL Server) or 2714 (Babelfish, which stores the name with a hash suffix): it exists.
+        IF ERROR_NUMBER() NOT IN (1913, 2714) THROW;
+    END CATCH;
+END;
 GO
 
 -- -----------------------------------------------------------------------------
 -- 5. V_DOKUMENT_SOUBOR – documents together with their stored file
 -- -----------------------------------------------------------------------------
-CREATE OR ALTER VIEW dbo.V_DOKUMENT_SOUBOR
+-- DROP + CREATE (not CREATE OR ALTER VIEW, which Babelfish lacks): the definition is always current.
+DROP VIEW IF EXISTS dbo.V_DOKUMENT_SOUBOR;
+GO
+CREATE VIEW dbo.V_DOKUMENT_SOUBOR
 AS
 SELECT
     d.ID               AS DOKUMENT_ID,
@@ -160,7 +185,10 @@ BEGIN
 END;
 GO
 
-CREATE OR ALTER PROCEDURE dbo.DEMO_FILE_RECEIVED
+IF OBJECT_ID(N'dbo.DEMO_FILE_RECEIVED', N'P') IS NULL
+    EXEC (N'CREATE PROCEDURE dbo.DEMO_FILE_RECEIVED AS RETURN 0;');
+GO
+ALTER PROCEDURE dbo.DEMO_FILE_RECEIVED
     @FileGuid uniqueidentifier
 AS
 BEGIN

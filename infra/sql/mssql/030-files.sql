@@ -1,5 +1,5 @@
 -- =============================================================================
--- Document store (setFile / getFile) – SQL Server. IDEMPOTENT (CREATE OR ALTER).
+-- Document store (setFile / getFile) – SQL Server. IDEMPOTENT (stub + ALTER PROCEDURE).
 -- SVCDOC, DEMO_FILE_EVENT and DEMO_FILE_RECEIVED are in 010-schema.sql.
 -- sqlcmd -I -f 65001 -i 030-files.sql
 -- =============================================================================
@@ -13,7 +13,10 @@ GO
 -- 502 with the fileGUID and keeps the file). Not allowed in the demo tenant.
 --    EXEC dbo.DEMO_FILE_FAIL @FileGuid = '...';
 -- -----------------------------------------------------------------------------
-CREATE OR ALTER PROCEDURE dbo.DEMO_FILE_FAIL
+IF OBJECT_ID(N'dbo.DEMO_FILE_FAIL', N'P') IS NULL
+    EXEC (N'CREATE PROCEDURE dbo.DEMO_FILE_FAIL AS RETURN 0;');
+GO
+ALTER PROCEDURE dbo.DEMO_FILE_FAIL
     @FileGuid uniqueidentifier
 AS
 BEGIN

@@ -1,10 +1,10 @@
 -- =============================================================================
--- Web API – operations, journal and replay guard for SQL Server (2016 SP1+,
+-- Web API – operations, journal and replay guard for SQL Server (2016+,
 -- database compatibility level 130+ for OPENJSON).
 --
 -- Same objects and names as infra/sql/embedded/030-web-api.sql (PGlite).
--- IDEMPOTENT: tables are created only when missing, procedures use CREATE OR
--- ALTER, demo rows are inserted only when missing (sqlcmd -I -f 65001 -i ...).
+-- IDEMPOTENT: tables are created only when missing, procedures are created as
+-- a stub when missing and then ALTERed, demo rows are inserted only when missing (sqlcmd -I -f 65001 -i ...).
 --
 -- An operation (WS_OPERATION.VLTYP) is a procedure with ONE parameter
 -- @params nvarchar(max): the request's params as a JSON array
@@ -79,9 +79,16 @@ BEGIN
     );
 END;
 GO
-IF NOT EXISTS (SELECT 1 FROM sys.indexes
-               WHERE name = N'IX_WS_REPLAY_GUARD_EXPIRES_AT' AND object_id = OBJECT_ID(N'dbo.WS_REPLAY_GUARD'))
-    CREATE INDEX IX_WS_REPLAY_GUARD_EXPIRES_AT ON dbo.WS_REPLAY_GUARD (EXPIRES_AT);
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(N'dbo.WS_REPLAY_GUARD') AND name = N'IX_WS_REPLAY_GUARD_EXPIRES_AT')
+BEGIN
+    BEGIN TRY
+        CREATE INDEX IX_WS_REPLAY_GUARD_EXPIRES_AT ON dbo.WS_REPLAY_GUARD (EXPIRES_AT);
+    END TRY
+    BEGIN CATCH
+        -- 1913 (SQL Server) or 2714 (Babelfish, which stores the name with a hash suffix): it exists.
+        IF ERROR_NUMBER() NOT IN (1913, 2714) THROW;
+    END CATCH;
+END;
 GO
 
 -- -----------------------------------------------------------------------------
@@ -89,7 +96,10 @@ GO
 -- -----------------------------------------------------------------------------
 -- 1001: subjects; each params object is one filter (nazev: substring, case-insensitive;
 --       ico: exact), the rows match any of them; no params: every subject.
-CREATE OR ALTER PROCEDURE dbo.WS_OP_SUBJECT_SEARCH
+IF OBJECT_ID(N'dbo.WS_OP_SUBJECT_SEARCH', N'P') IS NULL
+    EXEC (N'CREATE PROCEDURE dbo.WS_OP_SUBJECT_SEARCH AS RETURN 0;');
+GO
+ALTER PROCEDURE dbo.WS_OP_SUBJECT_SEARCH
     @params nvarchar(max)
 AS
 BEGIN
@@ -103,7 +113,7 @@ BEGIN
      WHERE NOT EXISTS (SELECT 1 FROM OPENJSON(@params))
         OR EXISTS (
             SELECT 1
-              FROM OPENJSON(@params) WITH (nazev nvarchar(4000) N'$.nazev', ico nvarchar(4000) N'$.ico') f
+              FROM OPENJSON(@params) WITH (nazev nvarchar(4000) '$.nazev', ico nvarchar(4000) '$.ico') f
              WHERE (f.nazev IS NULL OR CHARINDEX(LOWER(f.nazev), LOWER(s.NAZEV)) > 0)
                AND (f.ico IS NULL OR s.ICO = f.ico))
      ORDER BY s.ID;
@@ -111,7 +121,10 @@ END;
 GO
 
 -- 7: accounts whose code starts with kod_uctu (any of the params objects); no params: all.
-CREATE OR ALTER PROCEDURE dbo.WS_OP_UCET_SEARCH
+IF OBJECT_ID(N'dbo.WS_OP_UCET_SEARCH', N'P') IS NULL
+    EXEC (N'CREATE PROCEDURE dbo.WS_OP_UCET_SEARCH AS RETURN 0;');
+GO
+ALTER PROCEDURE dbo.WS_OP_UCET_SEARCH
     @params nvarchar(max)
 AS
 BEGIN
@@ -125,14 +138,44 @@ BEGIN
      WHERE NOT EXISTS (SELECT 1 FROM OPENJSON(@params))
         OR EXISTS (
             SELECT 1
-              FROM OPENJSON(@params) WITH (kod_uctu nvarchar(4000) N'$.kod_uctu') f
+              FROM OPENJSON(@params) WITH (kod_uctu nvarchar(4000) '$.kod_uctu') f
              WHERE f.kod_uctu IS NULL OR LEFT(u.KOD_UCTU, LEN(f.kod_uctu)) = f.kod_uctu)
      ORDER BY u.KOD_UCTU;
 END;
 GO
 
+-- WS_WAIT: waits @seconds inside the database, holding the caller's session as a slow
+-- procedure does. SQL Server: WAITFOR DELAY. Babelfish (the T-SQL engine the tests run on,
+-- see README "Verified where") has no WAITFOR, not even in a branch it never runs, so each
+-- body is dynamic SQL that only its own engine parses; there it sleeps with pg_sleep.
+IF OBJECT_ID(N'dbo.WS_WAIT', N'P') IS NULL
+    EXEC (N'CREATE PROCEDURE dbo.WS_WAIT AS RETURN 0;');
+GO
+IF SERVERPROPERTY(N'babelfish') IS NULL
+    EXEC (N'ALTER PROCEDURE dbo.WS_WAIT
+    @seconds decimal(5, 3)
+AS
+BEGIN
+    SET NOCOUNT ON;
+    DECLARE @delay datetime = DATEADD(millisecond, CAST(@seconds * 1000 AS int), CAST(0 AS datetime));
+    WAITFOR DELAY @delay;
+END;');
+ELSE
+    EXEC (N'ALTER PROCEDURE dbo.WS_WAIT
+    @seconds decimal(5, 3)
+AS
+BEGIN
+    SET NOCOUNT ON;
+    DECLARE @slept int;
+    SELECT @slept = COUNT(*) FROM (SELECT pg_sleep(CAST(@seconds AS float)) AS s) AS t;
+END;');
+GO
+
 -- 9001: waits `seconds` (0..60, fractions allowed) and answers how long it slept.
-CREATE OR ALTER PROCEDURE dbo.WS_OP_SLEEP
+IF OBJECT_ID(N'dbo.WS_OP_SLEEP', N'P') IS NULL
+    EXEC (N'CREATE PROCEDURE dbo.WS_OP_SLEEP AS RETURN 0;');
+GO
+ALTER PROCEDURE dbo.WS_OP_SLEEP
     @params nvarchar(max)
 AS
 BEGIN
@@ -144,14 +187,16 @@ BEGIN
         DECLARE @message nvarchar(200) = CONCAT(N'seconds must be a number from 0 to 60, got "', LEFT(@text, 40), N'"');
         THROW 50001, @message, 1;
     END;
-    DECLARE @delay datetime = DATEADD(millisecond, CAST(@seconds * 1000 AS int), CAST(0 AS datetime));
-    WAITFOR DELAY @delay;
+    EXEC dbo.WS_WAIT @seconds = @seconds;
     SELECT @seconds AS slept;
 END;
 GO
 
 -- 9002: always fails inside the database.
-CREATE OR ALTER PROCEDURE dbo.WS_OP_FAIL
+IF OBJECT_ID(N'dbo.WS_OP_FAIL', N'P') IS NULL
+    EXEC (N'CREATE PROCEDURE dbo.WS_OP_FAIL AS RETURN 0;');
+GO
+ALTER PROCEDURE dbo.WS_OP_FAIL
     @params nvarchar(max)
 AS
 BEGIN
@@ -160,15 +205,15 @@ BEGIN
 END;
 GO
 
-MERGE dbo.WS_OPERATION AS target
-USING (VALUES
+-- Missing demo operations are added; existing rows are left as a DBA may have changed them.
+-- (INSERT ... WHERE NOT EXISTS rather than MERGE, which Babelfish lacks.)
+INSERT INTO dbo.WS_OPERATION (VLTYP, NAZEV, PROCEDURE_NAME, ROW_NAME, AKTIVNI)
+SELECT source.VLTYP, source.NAZEV, source.PROCEDURE_NAME, source.ROW_NAME, 1
+  FROM (VALUES
     (1001, N'Vyhledání subjektů podle názvu a IČO',  N'dbo.WS_OP_SUBJECT_SEARCH', N'Subject'),
     (7,    N'Účty podle začátku kódu',               N'dbo.WS_OP_UCET_SEARCH',    N'Ucet'),
     (9001, N'Čekání (zkouška asynchronního volání)', N'dbo.WS_OP_SLEEP',          N'Sleep'),
     (9002, N'Vždy selže v databázi',                 N'dbo.WS_OP_FAIL',           N'Fail')
-) AS source (VLTYP, NAZEV, PROCEDURE_NAME, ROW_NAME)
-ON target.VLTYP = source.VLTYP
-WHEN NOT MATCHED THEN
-    INSERT (VLTYP, NAZEV, PROCEDURE_NAME, ROW_NAME, AKTIVNI)
-    VALUES (source.VLTYP, source.NAZEV, source.PROCEDURE_NAME, source.ROW_NAME, 1);
+  ) AS source (VLTYP, NAZEV, PROCEDURE_NAME, ROW_NAME)
+ WHERE NOT EXISTS (SELECT 1 FROM dbo.WS_OPERATION AS target WHERE target.VLTYP = source.VLTYP);
 GO

@@ -32,12 +32,26 @@ GO
 -- An event is delivered at most once: a second copy finds this row and is not sent again.
 -- Filtered index: sessions that INSERT need QUOTED_IDENTIFIER ON (the service's driver sets it;
 -- only the service writes this table).
-IF NOT EXISTS (SELECT 1 FROM sys.indexes
-               WHERE object_id = OBJECT_ID(N'dbo.WEBHOOK_DELIVERY') AND name = N'UX_WEBHOOK_DELIVERY_DELIVERED')
-    CREATE UNIQUE NONCLUSTERED INDEX UX_WEBHOOK_DELIVERY_DELIVERED ON dbo.WEBHOOK_DELIVERY (EVENT_ID)
-        WHERE OUTCOME = N'delivered';
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(N'dbo.WEBHOOK_DELIVERY') AND name = N'UX_WEBHOOK_DELIVERY_DELIVERED')
+BEGIN
+    BEGIN TRY
+        CREATE UNIQUE NONCLUSTERED INDEX UX_WEBHOOK_DELIVERY_DELIVERED ON dbo.WEBHOOK_DELIVERY (EVENT_ID)
+            WHERE OUTCOME = N'delivered';
+    END TRY
+    BEGIN CATCH
+        -- 1913 (SQL Server) or 2714 (Babelfish, which stores the name with a hash suffix): it exists.
+        IF ERROR_NUMBER() NOT IN (1913, 2714) THROW;
+    END CATCH;
+END;
 GO
-IF NOT EXISTS (SELECT 1 FROM sys.indexes
-               WHERE object_id = OBJECT_ID(N'dbo.WEBHOOK_DELIVERY') AND name = N'IX_WEBHOOK_DELIVERY_DOCUMENT')
-    CREATE NONCLUSTERED INDEX IX_WEBHOOK_DELIVERY_DOCUMENT ON dbo.WEBHOOK_DELIVERY (SUBJECT_ID, DOCUMENT_ID);
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(N'dbo.WEBHOOK_DELIVERY') AND name = N'IX_WEBHOOK_DELIVERY_DOCUMENT')
+BEGIN
+    BEGIN TRY
+        CREATE NONCLUSTERED INDEX IX_WEBHOOK_DELIVERY_DOCUMENT ON dbo.WEBHOOK_DELIVERY (SUBJECT_ID, DOCUMENT_ID);
+    END TRY
+    BEGIN CATCH
+        -- 1913 (SQL Server) or 2714 (Babelfish, which stores the name with a hash suffix): it exists.
+        IF ERROR_NUMBER() NOT IN (1913, 2714) THROW;
+    END CATCH;
+END;
 GO

@@ -191,22 +191,35 @@ export class PostgresCompiler {
     }
   }
 
-  /** An operand of a comparison converted to `kind`; text is compared case-insensitively. */
+  /**
+   * An operand of a comparison converted to `kind`. Text compares as under SQL Server's default
+   * collation: case-insensitively, trailing spaces ignored (`'FV' = 'FV '`), and ordered by the
+   * Unicode collation (`'Česká' < 'h'`), not by code points.
+   */
   private side(node: Expr, kind: Kind): string {
-    return kind === 'string' ? `lower(${this.as(node, 'string')})` : this.as(node, kind);
+    return kind === 'string'
+      ? `(rtrim(lower(${this.as(node, 'string')})) COLLATE "und-x-icu")`
+      : this.as(node, kind);
   }
 
+  /**
+   * LIKE as SQL Server matches: trailing blanks of the value are ignored (`'FV ' LIKE 'FV'`), those
+   * of the pattern are not; so the value matches as it is or without them. Each try emits the
+   * operands again (fresh parameters).
+   */
   private like(operand: Expr, pattern: Expr, escapeChar: string | undefined, negated: boolean): string {
-    const value = this.as(operand, 'string');
-    if (pattern.type === 'string') {
-      const translated = translateLikePattern(pattern.value, escapeChar);
-      const param = this.text(translated.pattern);
-      if (translated.operator === 'regex') return `(${value} ${negated ? '!~*' : '~*'} ${param})`;
-      return `(${value} ${negated ? 'NOT ' : ''}ILIKE ${param})`;
-    }
-    // A computed pattern: T-SQL has no default escape character, PostgreSQL has `\`.
-    const computed = this.as(pattern, 'string');
-    return `(${value} ${negated ? 'NOT ' : ''}ILIKE ${computed} ESCAPE ${this.text(escapeChar ?? '')})`;
+    const match = (value: string) => {
+      if (pattern.type === 'string') {
+        const translated = translateLikePattern(pattern.value, escapeChar);
+        const param = this.text(translated.pattern);
+        return translated.operator === 'regex' ? `(${value} ~* ${param})` : `(${value} ILIKE ${param})`;
+      }
+      // A computed pattern: T-SQL has no default escape character, PostgreSQL has `\`.
+      const computed = this.as(pattern, 'string');
+      return `(${value} ILIKE ${computed} ESCAPE ${this.text(escapeChar ?? '')})`;
+    };
+    const either = `(${match(this.as(operand, 'string'))} OR ${match(`rtrim(${this.as(operand, 'string')})`)})`;
+    return negated ? `(NOT ${either})` : either;
   }
 
   // --- values ------------------------------------------------------------------------------------------

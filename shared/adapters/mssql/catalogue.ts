@@ -5,29 +5,33 @@ import { columnKind } from './types.js';
  * One round trip: the first matching table or view (`@p1` name, `@p2` schema or NULL) joined to its
  * columns and primary-key positions. LOWER() on both sides keeps the lookup case-insensitive even
  * under a case-sensitive database collation. Without a schema, `dbo` wins, then the caller's
- * default schema, then the alphabetically first.
+ * default schema, then the alphabetically first. INFORMATION_SCHEMA rather than sys.*: it keeps
+ * the names as declared on Babelfish too, whose sys views lower-case them (README, "Verified where");
+ * alias types report their base type there.
  */
 export const FIND_DATA_SOURCE_SQL = `
 WITH target AS (
-  SELECT TOP (1) o.object_id, s.name AS schema_name, o.name AS object_name, RTRIM(o.type) AS object_type
-  FROM sys.objects AS o
-  JOIN sys.schemas AS s ON s.schema_id = o.schema_id
-  WHERE o.type IN ('U', 'V')
-    AND LOWER(o.name) = LOWER(@p1)
-    AND (@p2 IS NULL OR LOWER(s.name) = LOWER(@p2))
-  ORDER BY CASE WHEN s.name = N'dbo' THEN 0 WHEN s.name = SCHEMA_NAME() THEN 1 ELSE 2 END, s.name
+  SELECT TOP (1) t.TABLE_SCHEMA AS schema_name, t.TABLE_NAME AS object_name, t.TABLE_TYPE AS table_type
+  FROM INFORMATION_SCHEMA.TABLES AS t
+  WHERE t.TABLE_TYPE IN ('BASE TABLE', 'VIEW')
+    AND LOWER(t.TABLE_NAME) = LOWER(@p1)
+    AND (@p2 IS NULL OR LOWER(t.TABLE_SCHEMA) = LOWER(@p2))
+  ORDER BY CASE WHEN t.TABLE_SCHEMA = N'dbo' THEN 0 WHEN t.TABLE_SCHEMA = SCHEMA_NAME() THEN 1 ELSE 2 END,
+    t.TABLE_SCHEMA
 )
-SELECT target.schema_name AS schemaName, target.object_name AS objectName, target.object_type AS objectType,
-  c.name AS columnName, COALESCE(base.name, t.name) AS dataType, ic.key_ordinal AS keyOrdinal
+SELECT target.schema_name AS schemaName, target.object_name AS objectName,
+  CASE WHEN target.table_type = 'VIEW' THEN 'V' ELSE 'U' END AS objectType,
+  c.COLUMN_NAME AS columnName, c.DATA_TYPE AS dataType, k.ORDINAL_POSITION AS keyOrdinal
 FROM target
-JOIN sys.columns AS c ON c.object_id = target.object_id
-JOIN sys.types AS t ON t.user_type_id = c.user_type_id
--- alias types report their base type, as INFORMATION_SCHEMA does
-LEFT JOIN sys.types AS base ON t.is_user_defined = 1 AND base.user_type_id = t.system_type_id
-LEFT JOIN sys.indexes AS i ON i.object_id = c.object_id AND i.is_primary_key = 1
-LEFT JOIN sys.index_columns AS ic
-  ON ic.object_id = i.object_id AND ic.index_id = i.index_id AND ic.column_id = c.column_id AND ic.key_ordinal > 0
-ORDER BY c.column_id`;
+JOIN INFORMATION_SCHEMA.COLUMNS AS c
+  ON c.TABLE_SCHEMA = target.schema_name AND c.TABLE_NAME = target.object_name
+LEFT JOIN INFORMATION_SCHEMA.TABLE_CONSTRAINTS AS pk
+  ON pk.TABLE_SCHEMA = target.schema_name AND pk.TABLE_NAME = target.object_name
+  AND pk.CONSTRAINT_TYPE = 'PRIMARY KEY'
+LEFT JOIN INFORMATION_SCHEMA.KEY_COLUMN_USAGE AS k
+  ON k.CONSTRAINT_SCHEMA = pk.CONSTRAINT_SCHEMA AND k.CONSTRAINT_NAME = pk.CONSTRAINT_NAME
+  AND k.TABLE_SCHEMA = target.schema_name AND k.TABLE_NAME = target.object_name AND k.COLUMN_NAME = c.COLUMN_NAME
+ORDER BY c.ORDINAL_POSITION`;
 
 /** Looks a table or view up in the SQL Server catalogue; undefined when absent. */
 export async function findMssqlDataSource(

@@ -4,7 +4,7 @@
  * cast to the `DECIMAL(p,s)` T-SQL gives the literal, so `1234.50` stays `1234.50`.
  */
 
-import type { Condition, Expr, SqlType } from '../../core/condition/ast.js';
+import type { Condition, DateDiff, DatePart, Expr, SqlType } from '../../core/condition/ast.js';
 import { type ConditionTranslator, dialectTranslator, type ParamSink } from '../../core/condition/index.js';
 import { limitSize } from '../../core/condition/params.js';
 import { mssqlDialect } from './dialect.js';
@@ -12,6 +12,14 @@ import { mssqlDialect } from './dialect.js';
 export function typeSql(type: SqlType): string {
   if (type.max) return `${type.name}(MAX)`;
   return type.args.length > 0 ? `${type.name}(${type.args.join(',')})` : type.name;
+}
+
+/**
+ * The date part as DATEADD / DATEDIFF take it. In them SQL Server counts `dayofyear` and `weekday`
+ * exactly as `day`; written as `day`, Babelfish (which refuses `weekday` there) runs them too.
+ */
+function arithmeticPart(part: DatePart): DatePart {
+  return part === 'dayofyear' || part === 'weekday' ? 'day' : part;
 }
 
 export class MssqlCompiler {
@@ -46,6 +54,60 @@ export class MssqlCompiler {
     }
   }
 
+  /**
+   * A date or date-time as text in a CONVERT style, written as T-SQL that both SQL Server and
+   * Babelfish run alike: Babelfish applies a style to a `date` or `time` but ignores it for a
+   * date-time (and answers NULL for style 108 of a date), SQL Server applies it to all. So the
+   * date-only styles convert the date part, 108 the time part, and 120 joins the two; the text is
+   * the one SQL Server makes of the original value. Other styles (121, 126) are sent as written.
+   */
+  private styledDate(operand: Expr, style: number): string {
+    // Each use emits the operand again (with fresh parameters), so placeholders and params match.
+    const datePart = () => `CAST(${this.expr(operand)} AS DATE)`;
+    const timePart = () =>
+      operand.kind === 'date'
+        ? `CAST(CAST(${this.expr(operand)} AS DATETIME2) AS TIME)`
+        : `CAST(${this.expr(operand)} AS TIME)`;
+    switch (style) {
+      case 23:
+      case 103:
+      case 104:
+      case 112:
+        return `CONVERT(VARCHAR(10), ${datePart()}, ${style})`;
+      case 108:
+        return `CONVERT(VARCHAR(8), ${timePart()}, 108)`;
+      case 120:
+        return operand.kind === 'date'
+          ? `CONVERT(VARCHAR(10), ${datePart()}, 23)`
+          : `(CONVERT(VARCHAR(10), ${datePart()}, 23) + CHAR(32) + CONVERT(VARCHAR(8), ${timePart()}, 108))`;
+      default:
+        return `${this.expr(operand)}, ${style}`;
+    }
+  }
+
+  /**
+   * DATEDIFF counts the boundaries crossed. `week` (Sundays, whatever DATEFIRST) and `quarter` are
+   * written as the counts they are, since Babelfish counts them differently (ISO weeks, whole
+   * quarters between); the other parts as DATEDIFF itself. Each use emits the operand again.
+   */
+  private dateDiff(node: DateDiff): string {
+    const start = () => this.expr(node.start);
+    const end = () => this.expr(node.end);
+    switch (node.part) {
+      case 'week': {
+        // Days since a Sunday before any date (0001-01-07), in whole weeks: the Sundays passed.
+        const sunday = () => `CAST(${this.sink.add('0001-01-07')} AS DATE)`;
+        return `(DATEDIFF(day, ${sunday()}, ${end()}) / 7 - DATEDIFF(day, ${sunday()}, ${start()}) / 7)`;
+      }
+      case 'quarter': {
+        const quarters = (date: () => string) => `(YEAR(${date()}) * 4 + (MONTH(${date()}) - 1) / 3)`;
+        return `(${quarters(end)} - ${quarters(start)})`;
+      }
+      default:
+        return `DATEDIFF(${arithmeticPart(node.part)}, ${start()}, ${end()})`;
+    }
+  }
+
   private expr(node: Expr): string {
     return limitSize(this.exprSql(node));
   }
@@ -69,11 +131,14 @@ export class MssqlCompiler {
       case 'call':
         return `${node.name}(${node.args.map((arg) => this.expr(arg)).join(', ')})`;
       case 'dateadd':
-        return `DATEADD(${node.part}, ${this.expr(node.amount)}, ${this.expr(node.date)})`;
+        return `DATEADD(${arithmeticPart(node.part)}, ${this.expr(node.amount)}, ${this.expr(node.date)})`;
       case 'datediff':
-        return `DATEDIFF(${node.part}, ${this.expr(node.start)}, ${this.expr(node.end)})`;
+        return this.dateDiff(node);
       case 'cast':
         if (node.syntax === 'CAST') return `CAST(${this.expr(node.operand)} AS ${typeSql(node.target)})`;
+        if (node.style !== undefined && (node.operand.kind === 'datetime' || node.operand.kind === 'date')) {
+          return `CONVERT(${typeSql(node.target)}, ${this.styledDate(node.operand, node.style)})`;
+        }
         return `CONVERT(${typeSql(node.target)}, ${this.expr(node.operand)}${node.style === undefined ? '' : `, ${node.style}`})`;
     }
   }

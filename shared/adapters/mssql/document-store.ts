@@ -4,10 +4,15 @@ import type { DocumentStore } from '../../core/files/document-store.js';
 import { createSqlDocumentStore, type DocumentStatements } from '../sql-common/document-store.js';
 import { mssqlDialect } from './dialect.js';
 
+/** Content that came back as something else than bytes. */
+class NotBinaryContentError extends TypeError {
+  override readonly name = 'NotBinaryContentError';
+}
+
 function driverBuffer(value: unknown): Buffer {
   if (Buffer.isBuffer(value)) return value;
   if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-  throw new TypeError('The database returned file content that is not binary');
+  throw new NotBinaryContentError('The database returned file content that is not binary');
 }
 
 const q = mssqlDialect.quoteIdent;
@@ -38,5 +43,20 @@ export const MSSQL_DOCUMENT_STATEMENTS: DocumentStatements = {
 
 /** The document store on table `dbo.SVCDOC` of a SQL Server database. */
 export function createMssqlDocumentStore(db: Pick<Database, 'query'>): DocumentStore {
-  return createSqlDocumentStore(db, MSSQL_DOCUMENT_STATEMENTS);
+  const store = createSqlDocumentStore(db, MSSQL_DOCUMENT_STATEMENTS);
+  return {
+    ...store,
+    async readContentSlice(fileGuid, offset, length) {
+      try {
+        return await store.readContentSlice(fileGuid, offset, length);
+      } catch (error) {
+        if (!(error instanceof NotBinaryContentError)) throw error;
+        // SQL Server's SUBSTRING of varbinary is bytes. Babelfish (the T-SQL engine of the tests)
+        // computes it on the value's hex text and answers text, and no T-SQL both accept slices
+        // bytes (README, "Verified where"): there the slice is cut from the whole content.
+        const whole = await store.readContent(fileGuid);
+        return whole ? whole.subarray(offset, offset + length) : Buffer.alloc(0);
+      }
+    },
+  };
 }

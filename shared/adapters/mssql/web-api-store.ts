@@ -13,9 +13,10 @@ const JOURNAL_COLUMNS = `ID AS id, APPLICATION_ID AS applicationId, VLTYP AS vlt
 
 // The update takes over an expired row under its lock; a second insert of the same key fails on
 // the primary key (2627/2601) and is the refusal. Atomic under concurrency. Parameters:
-// application, request digest, hold seconds; sets @accepted.
-const CLAIM = `SET NOCOUNT ON;
-    DECLARE @now datetime2(3) = SYSUTCDATETIME(), @accepted bit = 0;
+// application, request digest, hold seconds; sets @accepted. No SET NOCOUNT ON: the driver keeps
+// the first result set anyway, and on Babelfish a SET in a parameterised batch outlives it on the
+// pooled session, where NOCOUNT then swallows the OUTPUT rows of later inserts.
+const CLAIM = `DECLARE @now datetime2(3) = SYSUTCDATETIME(), @accepted bit = 0;
     UPDATE dbo.WS_REPLAY_GUARD SET EXPIRES_AT = DATEADD(second, @p3, @now)
       WHERE APPLICATION_ID = @p1 AND REQUEST_DIGEST = @p2 AND EXPIRES_AT <= @now;
     IF @@ROWCOUNT = 1

@@ -21,9 +21,10 @@
  *   operands are converted following T-SQL data type precedence, and combinations T-SQL would
  *   only accept with surprising results (numbers as dates, `datetime + 1`, ...) are refused.
  *
- * Known differences of the PostgreSQL translation: trailing spaces are significant in text
- * comparisons; DATETIME/DATETIME2 map to timestamp(0) (fractions of a second are rounded);
- * a date converted to text without a CONVERT style uses the ISO format.
+ * Known differences of the PostgreSQL translation: DATETIME/DATETIME2 map to timestamp(0)
+ * (fractions of a second are rounded); a date converted to text without a CONVERT style uses the
+ * ISO format. Text compares as SQL Server's default collation does (case-insensitive, trailing
+ * spaces ignored, Unicode order); tests/tsql checks both translations against a T-SQL engine.
  */
 import type { ColumnInfo } from '../database.js';
 import type { Condition } from './ast.js';

@@ -505,10 +505,20 @@ class Parser {
       case 'ABS':
         numeric(0, 'The argument');
         return 'number';
-      case 'ROUND':
+      case 'ROUND': {
         numeric(0, 'The value');
         numeric(1, 'The length');
+        const length = arg(1);
+        // Refused on purpose (README, condition language): Babelfish, the T-SQL engine the service
+        // is tested on, overflows where a negative length carries into a new digit (ROUND(7, -1)),
+        // so this form could not be proven to give SQL Server's answer on both databases.
+        if (length.type === 'unary' && length.operand.type === 'number') {
+          this.fail(length.pos)(
+            `A negative length of ROUND is not supported; divide instead, e.g. ROUND(x / 10.0, 0) * 10`,
+          );
+        }
         return 'number';
+      }
     }
   }
 

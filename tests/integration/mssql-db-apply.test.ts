@@ -1,0 +1,58 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withDatabase } from '../../infra/local/tsql-engine.js';
+import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
+import type { Database } from '../../shared/core/database.js';
+import { mssqlUrl as url } from '../support/mssql.js';
+
+const run = promisify(execFile);
+const dbApply = (connectionString: string) =>
+  run('npx', ['tsx', 'infra/tools/db-apply.ts', connectionString], { timeout: 240_000 });
+
+// `npm run db:apply -- <connection string>`: what a DBA runs on a tenant database.
+describe.skipIf(!url)('npm run db:apply (integration)', () => {
+  const name = `svc_apply_${randomBytes(4).toString('hex')}`;
+  let server: Database;
+  let target: string;
+
+  beforeAll(async () => {
+    server = createMssqlDatabase({ connectionString: url! });
+    await server.query(`CREATE DATABASE ${name}`);
+    target = withDatabase(url!, name);
+  });
+  afterAll(async () => {
+    await server?.query(`DROP DATABASE IF EXISTS ${name}`).catch(() => undefined);
+    await server?.close();
+  });
+
+  it('creates every object and the demo data in an empty database, and changes nothing when run again', async () => {
+    const first = await dbApply(target);
+    expect(first.stdout).toMatch(/applied 010-schema\.sql, .*040-webhook\.sql in/);
+    const db = createMssqlDatabase({ connectionString: target });
+    try {
+      const count = async () =>
+        (
+          await db.query(
+            'SELECT (SELECT COUNT(*) FROM dbo.DOKUMENT) AS d, (SELECT COUNT(*) FROM dbo.WS_OPERATION) AS o',
+          )
+        )[0];
+      expect(await count()).toEqual({ d: 100_000, o: 4 });
+      await dbApply(target);
+      expect(await count()).toEqual({ d: 100_000, o: 4 });
+    } finally {
+      await db.close();
+    }
+  }, 300_000);
+
+  it('fails with exit code 1, naming the file, and never prints the password', async () => {
+    const failed = await dbApply(
+      'Server=127.0.0.1,1;User Id=someone;Password=never-shown-42;Encrypt=false;Connect Timeout=2',
+    ).catch((error: { code: number; stdout: string; stderr: string }) => error);
+    expect(failed).toMatchObject({ code: 1 });
+    const { stdout, stderr } = failed as { stdout: string; stderr: string };
+    expect(stderr).toMatch(/db:apply failed: infra\/sql\/mssql\/010-schema\.sql failed/);
+    expect(`${stdout}${stderr}`).not.toContain('never-shown-42');
+  }, 60_000);
+});

@@ -1,0 +1,154 @@
+import fc from 'fast-check';
+
+/**
+ * A grammar of valid conditions over the demo tables SUBJECT and DOKUMENT, for the differential
+ * test of the condition language (condition-differential.test.ts).
+ */
+
+export interface TableVocabulary {
+  readonly name: string;
+  readonly numbers: readonly string[];
+  readonly numberLiterals: readonly string[];
+  readonly texts: readonly string[];
+  readonly textLiterals: readonly string[];
+  readonly dateTimes: readonly string[];
+  readonly dates: readonly string[];
+  readonly guids: readonly string[];
+  /** Keeps a case on a few hundred rows of a large table (an index range), empty for a small one. */
+  readonly window: fc.Arbitrary<string>;
+}
+
+export const SUBJECT: TableVocabulary = {
+  name: 'SUBJECT',
+  numbers: ['ID', 'AKTIVNI'],
+  numberLiterals: ['0', '1', '-1', '7', '30', '60', '2.5', '100.00'],
+  texts: ['NAZEV', 'ICO', 'DIC', 'MESTO', 'PSC', 'STAT', 'EMAIL', 'TELEFON', 'ULICE', 'WEBHOOK_URL'],
+  textLiterals: ["'Praha'", "'praha'", "N'Plzeň'", "'CZ'", "'25596641'", "'a'", "''", "'s.r.o.'", "'Brno '"],
+  dateTimes: ['DATUM_ZALOZENI'],
+  dates: [],
+  guids: [],
+  window: fc.constant(''),
+};
+
+export const DOKUMENT: TableVocabulary = {
+  name: 'DOKUMENT',
+  numbers: ['ID', 'SUBJECT_ID', 'CASTKA_ZAKLAD', 'CASTKA_DPH', 'CASTKA_CELKEM', 'UHRAZENO', 'STORNO'],
+  numberLiterals: ['0', '1', '-1', '3', '21', '1000', '1234.50', '-500.25', '100000'],
+  texts: ['CISLO', 'TYP_DOKLADU', 'MENA', 'VARIABILNI_SYMBOL', 'POPIS', 'POZNAMKA'],
+  textLiterals: ["'FV'", "'fv'", "'CZK'", "N'Záloha'", "'EUR'", "'2024'", "'a'", "''", "'FV '"],
+  dateTimes: ['DATUM_VYSTAVENI', 'DATUM_SPLATNOSTI', 'VYTVORENO'],
+  dates: ['DATUM_UZP'],
+  guids: ['DOKUMENTFILEGUID'],
+  window: fc.integer({ min: 0, max: 99_600 }).map((from) => `ID BETWEEN ${from + 1} AND ${from + 400} AND `),
+};
+
+const DATE_LITERALS = [
+  "'2024-01-15'",
+  "'2024-02-29T12:00:00'",
+  "'20250101'",
+  "'2024-12-31 23:59:59'",
+  "'1998-03-12'",
+];
+const PARTS = ['year', 'quarter', 'month', 'day', 'dayofyear', 'week', 'weekday', 'hour', 'minute', 'second'];
+const LIKE_PIECES = ['%', '_', 'a', 'A', 'FV', 'Pr', '[a-c]', '[^x]', '[%]', '[_]', '0', ' ', 'ř', '.'];
+
+/** A grammar of valid conditions over one table: values by kind, predicates, AND/OR/NOT. */
+export function conditions(table: TableVocabulary): fc.Arbitrary<string> {
+  const pick = <T>(items: readonly T[]) => fc.constantFrom(...items);
+  const compare = pick(['=', '<>', '!=', '<', '<=', '>', '>=']);
+  const dateColumns = [...table.dateTimes, ...table.dates];
+  const { num, str, dt } = fc.letrec<{ num: string; str: string; dt: string }>((tie) => ({
+    num: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      pick(table.numbers),
+      pick(table.numberLiterals),
+      fc.tuple(tie('num'), pick(['+', '-', '*']), tie('num')).map(([a, op, b]) => `(${a} ${op} ${b})`),
+      fc
+        .tuple(tie('num'), pick(['/', '%']), pick(['2', '7', '3.5']))
+        .map(([a, op, b]) => `(${a} ${op} ${b})`),
+      tie('num').map((a) => `ABS(${a})`),
+      fc.tuple(tie('num'), fc.integer({ min: 0, max: 2 })).map(([a, n]) => `ROUND(${a}, ${n})`),
+      fc.tuple(pick(['LEN']), tie('str')).map(([f, s]) => `${f}(${s})`),
+      fc.tuple(pick(['YEAR', 'MONTH', 'DAY']), tie('dt')).map(([f, d]) => `${f}(${d})`),
+      fc
+        .tuple(pick(PARTS.slice(0, 7)), tie('dt'), tie('dt'))
+        .map(([p, a, b]) => `DATEDIFF(${p}, ${a}, ${b})`),
+      fc.tuple(tie('num'), tie('num')).map(([a, b]) => `ISNULL(${a}, ${b})`),
+      fc.tuple(tie('num'), tie('num'), tie('num')).map(([a, b, c]) => `COALESCE(${a}, ${b}, ${c})`),
+      fc
+        .tuple(pick(['INT', 'BIGINT', 'DECIMAL(12,2)', 'FLOAT']), tie('num'))
+        .map(([t, a]) => `CAST(${a} AS ${t})`),
+    ),
+    str: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      pick(table.texts),
+      pick(table.textLiterals),
+      fc.tuple(tie('str'), tie('str')).map(([a, b]) => `(${a} + ${b})`),
+      fc.tuple(pick(['UPPER', 'LOWER', 'LTRIM', 'RTRIM', 'TRIM']), tie('str')).map(([f, s]) => `${f}(${s})`),
+      fc
+        .tuple(tie('str'), fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: 6 }))
+        .map(([s, a, b]) => `SUBSTRING(${s}, ${a}, ${b})`),
+      fc
+        .tuple(pick(['LEFT', 'RIGHT']), tie('str'), fc.integer({ min: 0, max: 5 }))
+        .map(([f, s, n]) => `${f}(${s}, ${n})`),
+      fc.tuple(tie('str'), tie('str')).map(([a, b]) => `ISNULL(${a}, ${b})`),
+      fc.tuple(tie('num'), pick(['VARCHAR(20)', 'NVARCHAR(30)'])).map(([a, t]) => `CAST(${a} AS ${t})`),
+      fc
+        .tuple(
+          tie('dt'),
+          pick(['VARCHAR(10)', 'NVARCHAR(30)']),
+          pick([104, 120, 112, 23, 103, 108, 121, 126]),
+        )
+        .map(([d, t, style]) => `CONVERT(${t}, ${d}, ${style})`),
+    ),
+    dt: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      ...(dateColumns.length > 0 ? [pick(dateColumns)] : []),
+      pick(DATE_LITERALS.map((d) => `CAST(${d} AS DATETIME2)`)),
+      fc
+        .tuple(pick(PARTS), fc.integer({ min: -40, max: 40 }), tie('dt'))
+        .map(([p, n, d]) => `DATEADD(${p}, ${n}, ${d})`),
+      tie('dt').map((d) => `CONVERT(DATE, ${d})`),
+      fc.tuple(tie('dt'), tie('dt')).map(([a, b]) => `ISNULL(${a}, ${b})`),
+    ),
+  }));
+  const likePattern = fc
+    .array(pick(LIKE_PIECES), { minLength: 1, maxLength: 4 })
+    .map((pieces) => `'${pieces.join('').replaceAll("'", "''")}'`);
+  const guidPredicates = table.guids.flatMap((g) => [
+    `${g} IS NULL`,
+    `${g} = 'FB3D403F-F961-5D82-356C-F7151BA88D65'`,
+    `${g} IN ('2a8ccacd-a88f-3c00-62fc-e4bafc2e60b6', '4684EDC5-1126-8159-9A3F-C4CE94C834D3')`,
+    `CAST(${g} AS VARCHAR(36)) LIKE 'f%'`,
+  ]);
+  const predicate = fc.oneof(
+    fc.tuple(num, compare, num).map((parts) => parts.join(' ')),
+    fc.tuple(str, compare, str).map((parts) => parts.join(' ')),
+    fc.tuple(dt, compare, dt).map((parts) => parts.join(' ')),
+    fc.tuple(dt, compare, pick(DATE_LITERALS)).map((parts) => parts.join(' ')),
+    fc.tuple(str, fc.boolean(), likePattern).map(([s, not, p]) => `${s} ${not ? 'NOT ' : ''}LIKE ${p}`),
+    fc
+      .tuple(num, fc.boolean(), fc.array(num, { minLength: 1, maxLength: 4 }))
+      .map(([a, not, items]) => `${a} ${not ? 'NOT ' : ''}IN (${items.join(', ')})`),
+    fc
+      .tuple(str, fc.boolean(), fc.array(str, { minLength: 1, maxLength: 3 }))
+      .map(([a, not, items]) => `${a} ${not ? 'NOT ' : ''}IN (${items.join(', ')})`),
+    fc
+      .tuple(num, fc.boolean(), num, num)
+      .map(([a, not, lo, hi]) => `${a} ${not ? 'NOT ' : ''}BETWEEN ${lo} AND ${hi}`),
+    fc
+      .tuple(dt, fc.boolean(), pick(DATE_LITERALS), pick(DATE_LITERALS))
+      .map(([a, not, lo, hi]) => `${a} ${not ? 'NOT ' : ''}BETWEEN ${lo} AND ${hi}`),
+    fc.tuple(fc.oneof(num, str, dt), fc.boolean()).map(([a, not]) => `${a} IS ${not ? 'NOT ' : ''}NULL`),
+    ...(guidPredicates.length > 0 ? [pick(guidPredicates)] : []),
+  );
+  const { condition } = fc.letrec<{ condition: string }>((tie) => ({
+    condition: fc.oneof(
+      { maxDepth: 2, depthIdentifier: 'condition' },
+      predicate,
+      fc.tuple(tie('condition'), pick(['AND', 'OR']), tie('condition')).map((parts) => parts.join(' ')),
+      tie('condition').map((c) => `NOT (${c})`),
+    ),
+  }));
+  return fc.tuple(table.window, condition).map(([window, c]) => (window ? `${window}(${c})` : c));
+}

@@ -1,0 +1,38 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * npm run test:tsql: everything that needs a T-SQL database, on the engine of TSQL_ENGINE_DIR (or the
+ * SQL Server of MSSQL_URL): the SQL Server integration suites, the whole e2e suite a second time
+ * with the demo tenant on T-SQL (LOCAL_DATABASE=tsql), and the differential test of the condition
+ * language against the embedded database.
+ */
+export default defineConfig({
+  test: {
+    env: { LOCAL_DATABASE: 'tsql' },
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    maxWorkers: 2,
+    reporters: ['default', 'json'],
+    outputFile: { json: '.data/test-report-tsql.json' },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'tsql-integration',
+          include: ['tests/integration/mssql*.test.ts', 'tests/integration/web-api-mssql.test.ts'],
+          globalSetup: ['tests/tsql-global-setup.ts'],
+          // They share one demo database and each runs the (idempotent, but not concurrent-safe) scripts.
+          fileParallelism: false,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'tsql-e2e',
+          include: ['tests/e2e/**/*.test.ts', 'tests/tsql/**/*.test.ts'],
+          globalSetup: ['tests/global-setup.ts', 'tests/tsql-prepare.ts'],
+        },
+      },
+    ],
+  },
+});
