@@ -7,7 +7,7 @@ import {
   MAX_SUBJECT_ID,
   webhookEventId,
 } from '../../shared/core/webhook/event.js';
-import { type LocalRoute, type LocalRouteContext, readBody, sendJson } from './local-routes.js';
+import { type LocalRoute, type LocalRouteContext, readBody, sendJson } from './local-http.js';
 import { DOCUMENT_RECEIVED_QUEUE } from './queues.js';
 
 /** A request the webhook sink received. */
