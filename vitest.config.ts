@@ -3,8 +3,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
-    // The browser test has its own script (npm run test:browser).
-    exclude: [...configDefaults.exclude, 'tests/browser/**'],
+    // Their own runs: npm run test:browser, npm run test:reliability.
+    exclude: [...configDefaults.exclude, 'tests/browser/**', 'tests/reliability/**'],
     globalSetup: ['tests/global-setup.ts'],
     testTimeout: 30_000,
     // Handlers running in-process would print a JSON line per request; tests that read the logs

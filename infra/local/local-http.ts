@@ -58,6 +58,17 @@ export function parseRequestTarget(raw: string | undefined): RequestTarget | und
   return { pathname: url.pathname, rawQuery: url.search.slice(1), searchParams: url.searchParams };
 }
 
+/**
+ * False for a request whose body length cannot be known: a `Transfer-Encoding` that does not end
+ * in `chunked` (RFC 9112 section 6.3 requires a 400 and closing; Node would read until the client
+ * closes, and the client would wait for an answer).
+ */
+export function hasDeterminableBody(request: IncomingMessage): boolean {
+  const codings = request.headers['transfer-encoding'];
+  if (codings === undefined) return true;
+  return /(^|,)\s*chunked\s*$/i.test(codings);
+}
+
 /** Reads a request's body whole; undefined, and the rest left unread, once it exceeds `maxBytes`. */
 export async function readBody(
   request: IncomingMessage,

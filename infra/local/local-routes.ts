@@ -1,5 +1,5 @@
-import { type LocalRoute, type LocalRouteContext, sendJson } from './local-http.js';
 import { docsLocalRoutes } from './docs-routes.js';
+import { type LocalRoute, type LocalRouteContext, sendJson } from './local-http.js';
 import { webhookLocalRoutes } from './webhook-routes.js';
 
 /** Routes served only by the local stack, only on loopback, keyed `METHOD /path`. */

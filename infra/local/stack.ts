@@ -21,6 +21,7 @@ import { createHttpGateway } from './http-gateway.js';
 import {
   answerClientError,
   gatewayAnswers,
+  hasDeterminableBody,
   parseRequestTarget,
   sendGatewayAnswer,
   sendJson,
@@ -38,6 +39,11 @@ export interface LocalStackOptions {
   readonly port?: number;
   /** Extra environment for the handlers (same names as in Lambda). */
   readonly env?: Record<string, string>;
+  /**
+   * The SQS/S3 endpoint everything uses, given the emulator's (default: the emulator's). Fault
+   * tests put a proxy there that can be cut, so that the emulator keeps its queues meanwhile.
+   */
+  readonly awsEndpoint?: (emulatorEndpoint: string) => Promise<string>;
 }
 
 export interface LocalStack {
@@ -60,7 +66,7 @@ function isLoopback(request: IncomingMessage): boolean {
  * demo tenant, and the Lambda handlers behind an HTTP API emulation.
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
-  const { emulator, endpoint } = await startAwsEmulator({
+  const { emulator, endpoint: emulatorEndpoint } = await startAwsEmulator({
     bucket: LARGE_ANSWER_BUCKET,
     env: {
       // Local defaults of CONTRACT.md section 3 (production: the long schedule, private targets refused).
@@ -69,6 +75,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...options.env,
     },
   });
+
+  const endpoint = options.awsEndpoint ? await options.awsEndpoint(emulatorEndpoint) : emulatorEndpoint;
+  process.env.AWS_ENDPOINT_URL = endpoint;
 
   const db = await openDemoDatabase();
   registerEmbeddedDatabase('demo', createEmbeddedDatabase(db));
@@ -129,7 +138,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   const serve = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const target = parseRequestTarget(request.url);
-    if (!target) return sendGatewayAnswer(response, gatewayAnswers.badRequest);
+    if (!target || !hasDeterminableBody(request)) {
+      return sendJson(response, 400, { message: gatewayAnswers.badRequest.message }, { connection: 'close' });
+    }
     const local = localRoutes.get(`${request.method} ${target.pathname}`);
     if (local) {
       if (!isLoopback(request))
