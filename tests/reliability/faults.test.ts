@@ -8,6 +8,7 @@ import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { until } from '../support/until.js';
 import { envelope, signedCall } from '../support/web-api.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { printFigures } from './figures.js';
@@ -72,21 +73,6 @@ const documentReceived = (subjectId: number, documentId: number) =>
   });
 const errorCodeOf = async (response: Response) =>
   ((await response.json()) as { data: { error: { errorCode: string }[] }[] }).data[0]!.error[0]!.errorCode;
-
-async function until<T>(
-  what: string,
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs = 30_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 async function deliveryRows(documentId: number) {
   const result = await stack.db.query<{ ATTEMPT: number; OUTCOME: string; ERROR: string | null }>(
