@@ -1,4 +1,6 @@
 import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { describeError } from '../../shared/core/log.js';
+import { serviceLog } from '../../shared/lambda/observability.js';
 
 export interface AnswerExpiryOptions {
   readonly client: S3Client;
@@ -49,9 +51,7 @@ export function startAnswerExpiry(options: AnswerExpiryOptions): {
   function sweep(): Promise<number> {
     running ??= sweepOnce()
       .catch((error: unknown) => {
-        console.error(
-          JSON.stringify({ level: 'warn', message: `answer expiry: ${(error as Error).message}` }),
-        );
+        serviceLog().warn('answer expiry failed', describeError(error));
         return 0;
       })
       .finally(() => {
