@@ -63,6 +63,7 @@ describe('npm start', () => {
         { timeout: 10_000 },
       )
       .toBe('down');
-    expect(output).toContain('SIGTERM received: stopping');
+    // Printed by the stack process; through npm's and tsx's pipes it may arrive after the port closed.
+    await expect.poll(() => output, { timeout: 5000 }).toContain('SIGTERM received: stopping');
   }, 90_000);
 });
