@@ -180,7 +180,19 @@ describe('local stack: shutdown', () => {
       headers: { authorization: DEMO_AUTH },
       redirect: 'manual',
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // In flight: its read has opened a cursor (a connection whose request has not arrived yet is
+    // idle to the server, and closed at once).
+    await expect
+      .poll(
+        async () =>
+          (
+            await stack.db.query<{ n: number }>(
+              "SELECT count(*)::int AS n FROM pg_cursors WHERE name LIKE 'svc_cursor%'",
+            )
+          ).rows[0]!.n,
+        { timeout: 10_000, interval: 20 },
+      )
+      .toBe(1);
     const started = Date.now();
     const stopped = stack.stop();
     const answer = await inFlight;
