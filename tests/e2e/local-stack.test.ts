@@ -199,7 +199,8 @@ describe('local stack: shutdown', () => {
     expect(answer.status).toBe(503);
     await stopped;
     // The grace period (500 ms) and the emulator's and database's own stop, not a read's end.
-    expect(Date.now() - started).toBeLessThan(GATEWAY_TIMEOUT_MS);
+    // A few seconds on a busy machine; a read of the whole table would take ten or more.
+    expect(Date.now() - started).toBeLessThan(6000);
     await expect(fetch(`${stack.url}/health`)).rejects.toThrow();
   });
 });
