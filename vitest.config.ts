@@ -3,9 +3,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
-    // Own scripts: the browser test (npm run test:browser), the differential test on the T-SQL
-    // engine (npm run test:tsql, vitest.tsql.config.ts).
-    exclude: [...configDefaults.exclude, 'tests/browser/**', 'tests/tsql/**'],
+    // Their own runs: npm run test:browser, npm run test:reliability, and the differential test on
+    // the T-SQL engine, npm run test:tsql (vitest.tsql.config.ts).
+    exclude: [...configDefaults.exclude, 'tests/browser/**', 'tests/reliability/**', 'tests/tsql/**'],
     globalSetup: ['tests/global-setup.ts'],
     testTimeout: 30_000,
     // Handlers running in-process would print a JSON line per request; tests that read the logs

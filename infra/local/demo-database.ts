@@ -93,6 +93,8 @@ export interface LocalDemoDatabase {
   readonly connection: DatabaseConnection;
   /** For the start banner: where the data lives (no credentials). */
   readonly description: string;
+  /** The embedded database itself (embedded kind only), for tests that look inside PostgreSQL. */
+  readonly pglite?: PGlite;
   close(): Promise<void>;
 }
 
@@ -113,6 +115,7 @@ export async function openLocalDemoDatabase(
       database,
       connection: { kind: 'embedded', name },
       description: 'embedded database (PGlite, in this process)',
+      pglite: pg,
       async close() {
         unregisterEmbeddedDatabase(name);
         await pg.close();

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { type LocalRoute, sendJson } from './local-routes.js';
+import { type LocalRoute, sendBytes, sendJson } from './local-http.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The API reference: the one OpenAPI document of the service. */
@@ -50,8 +50,7 @@ const PAGE = `<!doctype html>
 `;
 
 function send(response: Parameters<LocalRoute>[1], contentType: string, body: string | Buffer): void {
-  response.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
-  response.end(body);
+  sendBytes(response, 200, { 'content-type': contentType }, body);
 }
 
 /** The document with this stack's own URL as its first server, so that "Try it out" calls it. */

@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { readBody } from './local-routes.js';
+import { intFromEnv } from '../../shared/config/settings.js';
+import { gatewayAnswers, type RequestTarget, readBody, sendBytes, sendGatewayAnswer } from './local-http.js';
 import { type HttpLambda, type LambdaRoute, loadHandler } from './routes.js';
 
 /** HTTP API's payload limit. */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
-/** HTTP API's integration time-out. */
-const TIMEOUT_MS = 30_000;
+/** HTTP API's integration time-out (30 s); `LOCAL_GATEWAY_TIMEOUT_MS` shortens it for tests. */
+export const gatewayTimeoutMs = () => intFromEnv('LOCAL_GATEWAY_TIMEOUT_MS', 30_000, 100, 30_000);
+/** How long after the gateway's limit the function's own time is up (middy aborts 5 ms before). */
+const FUNCTION_GRACE_MS = 10;
 const TEXT_TYPES = /^(application\/(json|xml|x-www-form-urlencoded)|text\/)/i;
 
 interface CompiledRoute {
@@ -31,20 +34,21 @@ function compile(route: LambdaRoute): CompiledRoute {
   return { route, pattern: new RegExp(`^${source}$`), names };
 }
 
-function send(response: ServerResponse, status: number, body: string, type = 'application/json'): void {
-  response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
-  response.end(body);
-}
-
 /**
  * Emulates API Gateway HTTP API in front of the Lambda handlers: builds payload-2.0 events
  * exactly as AWS does (base64 for binary bodies, lower-case headers) and writes their results.
+ * At the time limit it answers 503 as HTTP API does; the handler's context says the time is up
+ * at that moment too, so its database work is cancelled (see `HttpRequest.signal`).
  */
 export function createHttpGateway(routes: readonly LambdaRoute[]) {
   const compiled = routes.map(compile);
+  const timeoutMs = gatewayTimeoutMs();
 
-  return async function gateway(request: IncomingMessage, response: ServerResponse): Promise<boolean> {
-    const url = new URL(request.url ?? '/', 'http://localhost');
+  return async function gateway(
+    request: IncomingMessage,
+    response: ServerResponse,
+    url: RequestTarget,
+  ): Promise<boolean> {
     const method = request.method ?? 'GET';
     let match: { target: CompiledRoute; values: RegExpExecArray } | undefined;
     for (const target of compiled) {
@@ -59,7 +63,7 @@ export function createHttpGateway(routes: readonly LambdaRoute[]) {
 
     const body = await readBody(request, MAX_BODY_BYTES);
     if (body === undefined) {
-      send(response, 413, JSON.stringify({ message: 'Request Entity Too Large' }));
+      sendGatewayAnswer(response, gatewayAnswers.tooLarge);
       return true;
     }
     const headers: Record<string, string> = {};
@@ -74,7 +78,7 @@ export function createHttpGateway(routes: readonly LambdaRoute[]) {
       });
     } catch {
       // A malformed percent-escape (`%ZZ`): API Gateway refuses such a path before any function runs.
-      send(response, 400, JSON.stringify({ message: 'Bad Request' }));
+      sendGatewayAnswer(response, gatewayAnswers.badRequest);
       return true;
     }
     const queryStringParameters: Record<string, string> = {};
@@ -89,7 +93,7 @@ export function createHttpGateway(routes: readonly LambdaRoute[]) {
       version: '2.0',
       routeKey: `${method} ${target.route.path}`,
       rawPath: url.pathname,
-      rawQueryString: url.search.slice(1),
+      rawQueryString: url.rawQuery,
       headers,
       cookies: request.headers.cookie?.split(/;\s*/),
       queryStringParameters: Object.keys(queryStringParameters).length ? queryStringParameters : undefined,
@@ -115,7 +119,7 @@ export function createHttpGateway(routes: readonly LambdaRoute[]) {
       body: body.length === 0 ? undefined : textual ? body.toString('utf8') : body.toString('base64'),
       isBase64Encoded: !textual,
     };
-    const deadline = Date.now() + TIMEOUT_MS;
+    const deadline = Date.now() + timeoutMs;
     const context = {
       awsRequestId: requestId,
       functionName: target.route.function,
@@ -125,7 +129,9 @@ export function createHttpGateway(routes: readonly LambdaRoute[]) {
       logGroupName: `/aws/lambda/${target.route.function}`,
       logStreamName: 'local',
       callbackWaitsForEmptyEventLoop: false,
-      getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+      // The function's time runs out just after the gateway's limit: the gateway answers at its
+      // limit, as HTTP API does, and the function's early time-out (middy) then cancels its work.
+      getRemainingTimeInMillis: () => Math.max(0, deadline + FUNCTION_GRACE_MS - Date.now()),
       done: () => undefined,
       fail: () => undefined,
       succeed: () => undefined,
@@ -135,11 +141,15 @@ export function createHttpGateway(routes: readonly LambdaRoute[]) {
     const handler = await target.handler;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), TIMEOUT_MS);
+      timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now()));
     });
-    const result = await Promise.race([handler(event, context), timeout]).finally(() => clearTimeout(timer));
-    if (result === 'timeout') {
-      send(response, 503, JSON.stringify({ message: 'Service Unavailable' }));
+    const invocation = handler(event, context);
+    // Past the limit nobody waits for the invocation; its late end must not surface anywhere.
+    invocation.catch(() => undefined);
+    const result = await Promise.race([invocation, timeout]).finally(() => clearTimeout(timer));
+    // An answer ready only at or after the limit (the event loop was busy) is never delivered.
+    if (result === 'timeout' || Date.now() >= deadline) {
+      sendGatewayAnswer(response, gatewayAnswers.unavailable);
       return true;
     }
     const responseHeaders: Record<string, string | number | boolean | string[]> = { ...result.headers };
@@ -147,9 +157,7 @@ export function createHttpGateway(routes: readonly LambdaRoute[]) {
     const payload = result.body
       ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8')
       : Buffer.alloc(0);
-    responseHeaders['content-length'] = payload.length;
-    response.writeHead(result.statusCode ?? 200, responseHeaders as Record<string, string>);
-    response.end(payload);
+    sendBytes(response, result.statusCode ?? 200, responseHeaders as Record<string, string>, payload);
     return true;
   };
 }

@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { readServerlessConfig, resolveParams, type ServerlessConfig } from './serverless-config.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -20,63 +21,26 @@ export interface LambdaRoute {
   readonly handler: string;
 }
 
-/** Every HTTP route of the service. A test keeps this and serverless.yml in step. */
-export const lambdaRoutes: readonly LambdaRoute[] = [
-  {
-    function: 'dataGetData',
-    method: 'GET',
-    path: '/{tenant}/JsonAPI/Data/getData/{dataSource}',
-    handler: 'functions/data-api/getData.handler',
-  },
-  {
-    function: 'dataGetDataWithCondition',
-    method: 'GET',
-    path: '/{tenant}/JsonAPI/Data/getDataWithCondition/{dataSource}',
-    handler: 'functions/data-api/getDataWithCondition.handler',
-  },
-  {
-    function: 'dataGetRowsCount',
-    method: 'GET',
-    path: '/{tenant}/JsonAPI/Data/getRowsCount/{dataSource}',
-    handler: 'functions/data-api/getRowsCount.handler',
-  },
-  {
-    function: 'dataGetDataPaginate',
-    method: 'GET',
-    path: '/{tenant}/JsonAPI/Data/getDataPaginate/{dataSource}',
-    handler: 'functions/data-api/getDataPaginate.handler',
-  },
-  {
-    function: 'fileGetFile',
-    method: 'GET',
-    path: '/{tenant}/JsonAPI/File/getFile/{fileGUID}',
-    handler: 'functions/files/getFile.handler',
-  },
-  {
-    function: 'fileSetFile',
-    method: 'POST',
-    path: '/{tenant}/JsonAPI/File/setFile',
-    handler: 'functions/files/setFile.handler',
-  },
-  {
-    function: 'webTest',
-    method: 'GET',
-    path: '/{tenant}/WebAPI/test',
-    handler: 'functions/web-api/test.handler',
-  },
-  {
-    function: 'webGetData',
-    method: 'POST',
-    path: '/{tenant}/WebAPI/getData',
-    handler: 'functions/web-api/getData.handler',
-  },
-  {
-    function: 'webGetDataAsync',
-    method: 'POST',
-    path: '/{tenant}/WebAPI/getDataAsync',
-    handler: 'functions/web-api/getDataAsync.handler',
-  },
-];
+/**
+ * Every HTTP route of the service, read from `serverless.yml` (each `httpApi` event of each
+ * function, prefixes resolved to their defaults), so the local stack serves exactly what deploys.
+ */
+export function lambdaRoutes(config: ServerlessConfig = readServerlessConfig()): LambdaRoute[] {
+  return Object.entries(config.functions).flatMap(([name, fn]) =>
+    (fn.events ?? []).flatMap((event) =>
+      event.httpApi
+        ? [
+            {
+              function: name,
+              method: event.httpApi.method.toUpperCase(),
+              path: resolveParams(config, event.httpApi.path),
+              handler: fn.handler,
+            },
+          ]
+        : [],
+    ),
+  );
+}
 
 /** Imports the export named by a serverless.yml `handler` (`functions/x/y.handler`). */
 export async function importHandler<T>(handler: string): Promise<T> {

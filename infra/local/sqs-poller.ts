@@ -51,11 +51,13 @@ function toRecord(message: Message, queueArn: string, region: string): SQSRecord
  * SQS-shaped records; messages listed in `batchItemFailures` (or the whole batch when the handler
  * throws) stay on the queue and come back after their visibility timeout, the rest are deleted.
  */
-export function startSqsPoller(options: SqsPollerOptions): { stop(): Promise<void> } {
+export function startSqsPoller(options: SqsPollerOptions): { stop(graceMs?: number): Promise<void> } {
   const { client, queueUrl, queueArn, handler } = options;
   const region = process.env.AWS_REGION ?? 'eu-central-1';
   const abort = new AbortController();
   let running = true;
+  /** Set when stop() gave up waiting: the batch in hand is left on the queue, not deleted. */
+  let abandoned = false;
 
   async function pollOnce(): Promise<void> {
     const received = await client.send(
@@ -94,7 +96,8 @@ export function startSqsPoller(options: SqsPollerOptions): { stop(): Promise<voi
       return;
     }
     const done = messages.filter((m) => !failed.has(m.MessageId!));
-    if (done.length === 0) return;
+    // Interrupted by shutdown: as when Lambda ends an invocation, the messages come back later.
+    if (done.length === 0 || abandoned) return;
     await client.send(
       new DeleteMessageBatchCommand({
         QueueUrl: queueUrl,
@@ -116,10 +119,20 @@ export function startSqsPoller(options: SqsPollerOptions): { stop(): Promise<voi
   })();
 
   return {
-    async stop() {
+    /**
+     * Stops polling and waits up to `graceMs` for the batch in hand; past that the handler is
+     * left to its fate (the process is about to end) and its messages stay on the queue.
+     */
+    async stop(graceMs = Number.POSITIVE_INFINITY) {
       running = false;
       abort.abort();
-      await loop;
+      let timer: NodeJS.Timeout | undefined;
+      const gaveUp = new Promise<void>((resolve) => {
+        if (Number.isFinite(graceMs)) timer = setTimeout(resolve, graceMs);
+      });
+      await Promise.race([loop, gaveUp]);
+      clearTimeout(timer);
+      abandoned = true;
     },
   };
 }

@@ -1,15 +1,19 @@
 import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { PGlite } from '@electric-sql/pglite';
 import type { FauxqsServer } from 'fauxqs';
+import { getSettings, intFromEnv } from '../../shared/config/settings.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
 import { describeError } from '../../shared/core/log.js';
 import { serviceLog } from '../../shared/lambda/observability.js';
 import { logAccess } from './access-log.js';
+import { startAnswerExpiry } from './answer-expiry.js';
 import { startAwsEmulator } from './aws-emulator.js';
 import {
   type LocalDatabaseKind,
@@ -18,7 +22,15 @@ import {
   withDemoConnection,
 } from './demo-database.js';
 import { createHttpGateway } from './http-gateway.js';
-import { createLocalRoutes, sendJson as json } from './local-routes.js';
+import {
+  answerClientError,
+  gatewayAnswers,
+  hasDeterminableBody,
+  parseRequestTarget,
+  sendGatewayAnswer,
+  sendJson,
+} from './local-http.js';
+import { createLocalRoutes } from './local-routes.js';
 import { localQueues } from './queues.js';
 import { importHandler, lambdaRoutes } from './routes.js';
 import { type SqsLambda, startSqsPoller } from './sqs-poller.js';
@@ -33,6 +45,11 @@ export interface LocalStackOptions {
   readonly env?: Record<string, string>;
   /** Where the demo tenant's data lives; default LOCAL_DATABASE, else embedded. */
   readonly database?: LocalDatabaseKind;
+  /**
+   * The SQS/S3 endpoint everything uses, given the emulator's (default: the emulator's). Fault
+   * tests put a proxy there that can be cut, so that the emulator keeps its queues meanwhile.
+   */
+  readonly awsEndpoint?: (emulatorEndpoint: string) => Promise<string>;
 }
 
 export interface LocalStack {
@@ -41,6 +58,8 @@ export interface LocalStack {
   /** The demo tenant's database (embedded or T-SQL), through the database port. */
   readonly database: Database;
   readonly databaseKind: LocalDatabaseKind;
+  /** The embedded database itself (embedded kind only), for tests that look inside PostgreSQL. */
+  readonly pglite?: PGlite;
   /** Where the demo data lives, for the start banner. */
   readonly databaseDescription: string;
   /** The tenant registry document in force, the demo tenant pointed at `database`. */
@@ -61,7 +80,7 @@ function isLoopback(request: IncomingMessage): boolean {
  * demo tenant, and the Lambda handlers behind an HTTP API emulation.
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
-  const { emulator, endpoint } = await startAwsEmulator({
+  const { emulator, endpoint: emulatorEndpoint } = await startAwsEmulator({
     bucket: LARGE_ANSWER_BUCKET,
     env: {
       // Local defaults of CONTRACT.md section 3 (production: the long schedule, private targets refused).
@@ -71,6 +90,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     },
   });
 
+  const endpoint = options.awsEndpoint ? await options.awsEndpoint(emulatorEndpoint) : emulatorEndpoint;
+  process.env.AWS_ENDPOINT_URL = endpoint;
+
   const demo = await openLocalDemoDatabase(options.database ?? localDatabaseKind());
   const db = demo.database;
   const registryFile = process.env.TENANT_REGISTRY_FILE ?? join(HERE, 'tenants.json');
@@ -79,7 +101,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   const sqs = new SQSClient({ endpoint });
   const queueUrls = new Map<string, string>();
-  const pollers: { stop(): Promise<void> }[] = [];
+  const pollers: ReturnType<typeof startSqsPoller>[] = [];
   for (const queue of localQueues) {
     const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${queue.name}-dlq` }));
     const dlqArn = (
@@ -124,26 +146,52 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
   }
 
-  const gateway = createHttpGateway(lambdaRoutes);
+  const gateway = createHttpGateway(lambdaRoutes());
   const localRoutes = createLocalRoutes({ database: db, sqs, queueUrls });
+  const inFlight = new Set<ServerResponse>();
+  let draining = false;
+
+  const serve = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const target = parseRequestTarget(request.url);
+    if (!target || !hasDeterminableBody(request)) {
+      return sendJson(response, 400, { message: gatewayAnswers.badRequest.message }, { connection: 'close' });
+    }
+    const local = localRoutes.get(`${request.method} ${target.pathname}`);
+    if (local) {
+      if (!isLoopback(request))
+        return sendJson(response, 403, { message: 'Local routes answer on loopback only' });
+      return local(request, response, target);
+    }
+    if (!(await gateway(request, response, target))) sendGatewayAnswer(response, gatewayAnswers.notFound);
+  };
 
   const server: Server = createServer((request, response) => {
     logAccess(request, response);
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    const local = localRoutes.get(`${request.method} ${url.pathname}`);
-    const work = local
-      ? isLoopback(request)
-        ? local(request, response, url)
-        : Promise.resolve(json(response, 403, { message: 'Local routes answer on loopback only' }))
-      : gateway(request, response).then((handled) => {
-          if (!handled) json(response, 404, { message: 'Not Found' });
-        });
-    work.catch((error: unknown) => {
+    // A client that goes away mid-request makes these streams emit errors nobody else listens to.
+    request.on('error', () => undefined);
+    response.on('error', () => undefined);
+    if (draining) {
+      return sendJson(
+        response,
+        503,
+        { message: gatewayAnswers.unavailable.message },
+        { connection: 'close' },
+      );
+    }
+    inFlight.add(response);
+    response.once('close', () => inFlight.delete(response));
+    serve(request, response).catch((error: unknown) => {
       serviceLog().error('local server error', describeError(error));
-      if (!response.headersSent) json(response, 500, { message: 'Internal Server Error' });
+      if (!response.headersSent) sendGatewayAnswer(response, gatewayAnswers.internal);
       else response.destroy();
     });
   });
+  // Whatever the HTTP parser refuses (request line, method, headers, sizes) gets an answer, not a
+  // crash; so does CONNECT (authority-form), which HTTP API does not serve either.
+  server.on('clientError', answerClientError);
+  server.on('connect', (_request: IncomingMessage, socket: Socket) =>
+    answerClientError(Object.assign(new Error('CONNECT'), { code: 'CONNECT' }), socket),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 3000, '127.0.0.1', () => resolve());
@@ -154,11 +202,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     process.env.DEMO_WEBHOOK_URL || `http://127.0.0.1:${port}/_local/webhook-sink`,
   ]);
 
+  const answerExpiry = startAnswerExpiry({
+    client: new S3Client({ endpoint, forcePathStyle: true }),
+    bucket: LARGE_ANSWER_BUCKET,
+    maxAgeMs: intFromEnv('LOCAL_ANSWER_MAX_AGE_MS', getSettings().presignSeconds * 1000, 1),
+    intervalMs: intFromEnv('LOCAL_ANSWER_SWEEP_MS', 60_000, 10),
+  });
+  const graceMs = intFromEnv('LOCAL_SHUTDOWN_GRACE_MS', 3000, 0, 60_000);
+
   let stopping: Promise<void> | undefined;
   return {
     url: `http://127.0.0.1:${port}`,
     port,
     database: db,
+    pglite: demo.pglite,
     databaseKind: demo.kind,
     databaseDescription: demo.description,
     registry,
@@ -166,9 +223,34 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     queueUrls,
     stop() {
       stopping ??= (async () => {
+        // Stop accepting; requests in flight get `graceMs` to finish, then a 503; queue workers
+        // get as long, then are left unfinished with their messages still on the queue.
+        draining = true;
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const pollersStopped = Promise.all(pollers.map((poller) => poller.stop(graceMs)));
+        const drained = new Promise<void>((resolve) => {
+          const check = setInterval(() => {
+            if (inFlight.size === 0) {
+              clearInterval(check);
+              resolve();
+            }
+          }, 25);
+          setTimeout(() => {
+            clearInterval(check);
+            resolve();
+          }, graceMs);
+        });
+        await drained;
+        for (const response of inFlight) {
+          sendJson(response, 503, { message: gatewayAnswers.unavailable.message }, { connection: 'close' });
+        }
+        // Answers written, sockets may close now.
+        await new Promise((resolve) => setTimeout(resolve, 50));
         server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-        await Promise.all(pollers.map((poller) => poller.stop()));
+        await closed;
+        await pollersStopped;
+        await answerExpiry.stop();
         sqs.destroy();
         await emulator.stop();
         await demo.close();

@@ -7,7 +7,7 @@ import {
   MAX_SUBJECT_ID,
   webhookEventId,
 } from '../../shared/core/webhook/event.js';
-import { type LocalRoute, type LocalRouteContext, readBody, sendJson } from './local-routes.js';
+import { type LocalRoute, type LocalRouteContext, readBody, sendJson } from './local-http.js';
 import { DOCUMENT_RECEIVED_QUEUE } from './queues.js';
 
 /** A request the webhook sink received. */
@@ -59,12 +59,18 @@ export function webhookLocalRoutes(context: LocalRouteContext): [string, LocalRo
       return sendJson(response, 400, { message: '"documentId" must be a positive integer' });
     }
     const event = { tenant: DEMO_TENANT, subjectId: subjectId as number, documentId: documentId as number };
-    const sent = await context.sqs.send(
-      new SendMessageCommand({
-        QueueUrl: context.queueUrls.get(DOCUMENT_RECEIVED_QUEUE),
-        MessageBody: documentReceivedMessage(event),
-      }),
-    );
+    let sent: { MessageId?: string };
+    try {
+      sent = await context.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: context.queueUrls.get(DOCUMENT_RECEIVED_QUEUE),
+          MessageBody: documentReceivedMessage(event),
+        }),
+      );
+    } catch {
+      // Not queued, so not accepted: the access point sends it again later.
+      return sendJson(response, 503, { message: 'The document-received queue is not reachable; try again' });
+    }
     sendJson(response, 202, { ...event, webhookId: webhookEventId(event), messageId: sent.MessageId });
   };
 

@@ -69,7 +69,12 @@ export interface Database {
    * Runs one parameterised statement and yields its rows in batches of at most `batchSize`,
    * never holding more than one batch in memory.
    */
-  streamBatches(sql: string, params: readonly unknown[], batchSize: number): AsyncIterable<Row[]>;
+  streamBatches(
+    sql: string,
+    params: readonly unknown[],
+    batchSize: number,
+    options?: QueryOptions,
+  ): AsyncIterable<Row[]>;
   /** Looks a table or view up in the catalogue, case-insensitively; undefined when absent. */
   findDataSource(schema: string | undefined, name: string): Promise<DataSourceInfo | undefined>;
   /** Runs `fn` in a transaction on one connection. */
@@ -98,4 +103,18 @@ export class DatabaseStatementError extends Error {
 /** Thrown by adapters when a statement was cancelled through {@link QueryOptions.signal}. */
 export class StatementCancelledError extends Error {
   override readonly name = 'StatementCancelledError';
+}
+
+/**
+ * The same database with every `query` and `streamBatches` bound to `signal`, for code that
+ * reads through the port without knowing about time limits (a request's reads).
+ */
+export function cancelledBy(db: Database, signal: AbortSignal | undefined): Database {
+  if (!signal) return db;
+  return {
+    ...db,
+    query: (sql, params, options) => db.query(sql, params, { signal, ...options }),
+    streamBatches: (sql, params, batchSize, options) =>
+      db.streamBatches(sql, params, batchSize, { signal, ...options }),
+  };
 }

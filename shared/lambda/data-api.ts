@@ -7,7 +7,7 @@ import type { TenantConfig } from '../config/tenants.js';
 import type { Answer, AnswerLimits, LargeObjectStore } from '../core/answers.js';
 import type { ConditionTranslator } from '../core/condition/index.js';
 import type { DataApiContext } from '../core/data-api/read.js';
-import type { SqlDialectName } from '../core/database.js';
+import { cancelledBy, type SqlDialectName } from '../core/database.js';
 import { badRequest } from '../core/errors.js';
 import { requireBasicAuth } from './basic-auth.js';
 import {
@@ -104,7 +104,8 @@ export function dataApiReadHandler(
   return httpHandler(async function readRoute(request) {
     const tenant = await authenticate(request);
     const ctx: DataApiContext = {
-      reader: byDialect(await openDatabase(tenant.database), {
+      // Reads stop in the database when the invocation's time is up.
+      reader: byDialect(cancelledBy(await openDatabase(tenant.database), request.signal), {
         mssql: (db) => createMssqlDataSourceReader(db, conditions?.mssql),
         postgres: (db) => createEmbeddedDataSourceReader(db, conditions?.postgres),
       }),

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { jsonStringLength } from '../core/answers.js';
-import { DatabaseUnavailableError } from '../core/database.js';
+import { DatabaseUnavailableError, StatementCancelledError } from '../core/database.js';
 import { ServiceError } from '../core/errors.js';
 import { describeError } from '../core/log.js';
 import { MetricName } from '../core/metrics.js';
@@ -18,6 +18,11 @@ export interface HttpRequest {
   readonly headers: Readonly<Record<string, string | undefined>>;
   readonly body: Buffer;
   readonly requestId: string;
+  /**
+   * Aborts just before the invocation's time is up (middy's early time-out, from the Lambda
+   * context): work bound to it, such as database statements, is cancelled rather than left running.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface HttpResponse {
@@ -41,7 +46,11 @@ export type ErrorRenderer = (
 ) => RenderedError;
 
 /** Decodes an API Gateway HTTP API (payload 2.0) event. */
-export function toHttpRequest(event: APIGatewayProxyEventV2, context?: Context): HttpRequest {
+export function toHttpRequest(
+  event: APIGatewayProxyEventV2,
+  context?: Context,
+  signal?: AbortSignal,
+): HttpRequest {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(event.headers ?? {})) {
     if (value !== undefined) headers[name.toLowerCase()] = value;
@@ -56,7 +65,17 @@ export function toHttpRequest(event: APIGatewayProxyEventV2, context?: Context):
     headers,
     body: event.isBase64Encoded ? Buffer.from(rawBody, 'base64') : Buffer.from(rawBody, 'utf8'),
     requestId: context?.awsRequestId ?? event.requestContext?.requestId ?? 'local',
+    signal,
   };
+}
+
+/** middy's early time-out: the invocation is about to run out of time (`@middy/core`). */
+function isInvocationTimeout(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    error.name === 'TimeoutError' &&
+    (error.cause as { package?: unknown } | undefined)?.package === '@middy/core'
+  );
 }
 
 const TEXTUAL = /^(application\/(json|xml|problem\+json)|text\/)/i;
@@ -91,6 +110,11 @@ export function toServiceError(error: unknown): ServiceError {
   if (error instanceof ServiceError) return error;
   if (error instanceof DatabaseUnavailableError) {
     return new ServiceError(503, 'database_unavailable', 'The database is not reachable; try again later', {
+      cause: error,
+    });
+  }
+  if (error instanceof StatementCancelledError || isInvocationTimeout(error)) {
+    return new ServiceError(503, 'time_limit_exceeded', 'The request did not finish within its time limit', {
       cause: error,
     });
   }
@@ -198,7 +222,7 @@ export function httpHandler(route: Route, renderError: ErrorRenderer) {
   return middy<Event, Result>()
     .use(requestSummary())
     .use(serviceErrors(renderError))
-    .handler(async function handleHttp(event, context) {
-      return toLambdaResult(await route(toHttpRequest(event, context)));
+    .handler(async function handleHttp(event, context, { signal }) {
+      return toLambdaResult(await route(toHttpRequest(event, context, signal)));
     });
 }

@@ -76,7 +76,8 @@ describe('npm start', () => {
         { timeout: 10_000 },
       )
       .toBe('down');
-    expect(output).toContain('SIGTERM received: stopping');
+    // Printed by the stack process; through npm's and tsx's pipes it may arrive after the port closed.
+    await expect.poll(() => output, { timeout: 5000 }).toContain('SIGTERM received: stopping');
     // LOCAL_DATABASE=tsql (test:tsql): the engine it started is stopped with it.
     const engine = /T-SQL engine \(Babelfish\) on 127\.0\.0\.1:(\d+)/.exec(output);
     expect(Boolean(engine)).toBe(process.env.LOCAL_DATABASE === 'tsql' && !process.env.MSSQL_URL);

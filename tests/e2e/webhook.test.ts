@@ -19,6 +19,7 @@ import type { LogFields } from '../../shared/core/log.js';
 import { webhookEventId } from '../../shared/core/webhook/event.js';
 import { serviceLog, useObservability } from '../../shared/lambda/observability.js';
 import { DEMO_AUTH, sqlOn } from '../support/demo.js';
+import { until } from '../support/until.js';
 import {
   type ReceivedWebhook,
   startWebhookReceiver,
@@ -85,21 +86,6 @@ async function deliveries(documentId: number): Promise<Delivery[]> {
   );
   expect(response.status).toBe(200);
   return ((await response.json()) as { WEBHOOK_DELIVERY: Delivery[] }).WEBHOOK_DELIVERY;
-}
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs = 10_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 const outcomes = (rows: Delivery[]) => rows.map((row) => row.OUTCOME);

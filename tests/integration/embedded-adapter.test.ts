@@ -4,6 +4,7 @@ import {
   type Database,
   DatabaseStatementError,
   DatabaseUnavailableError,
+  StatementCancelledError,
 } from '../../shared/core/database.js';
 import { demoDatabase } from '../support/demo.js';
 
@@ -28,6 +29,23 @@ describe('Class: embedded database adapter', () => {
     expect(view!.columns.find((c) => c.name === 'DOKUMENTFILEGUID')?.kind).toBe('guid');
     expect(await db.findDataSource(undefined, 'pg_class')).toBeUndefined();
     expect(await db.findDataSource('pg_catalog', 'pg_class')).toBeUndefined();
+  });
+
+  it('stops a stream at the next batch once its signal aborts, and closes the cursor', async () => {
+    const deadline = new AbortController();
+    let batches = 0;
+    const reading = (async () => {
+      for await (const _batch of db.streamBatches('SELECT "ID" FROM dbo."DOKUMENT" ORDER BY "ID"', [], 100, {
+        signal: deadline.signal,
+      })) {
+        batches += 1;
+        if (batches === 2) deadline.abort();
+      }
+    })();
+    await expect(reading).rejects.toBeInstanceOf(StatementCancelledError);
+    expect(batches).toBe(2);
+    const open = await db.query(`SELECT count(*)::int AS n FROM pg_cursors WHERE name LIKE 'svc_cursor%'`);
+    expect(open).toEqual([{ n: 0 }]);
   });
 
   it('streams a large result in batches of the requested size', async () => {

@@ -502,6 +502,24 @@ describe('streamBatches', () => {
     expect(requests[0]!.emitted).toBeLessThan(100);
   });
 
+  it('cancels a stream on the server when its signal aborts, between batches', async () => {
+    const { pool, requests } = fakePool((request) => request.play(columns, rows(100)));
+    const db = createMssqlDatabase({ connectionString: CONNECTION, pool });
+    const deadline = new AbortController();
+    const seen: number[] = [];
+    const reading = (async () => {
+      for await (const batch of db.streamBatches('SELECT * FROM t', [], 5, { signal: deadline.signal })) {
+        seen.push(batch.length);
+        if (seen.length === 2) deadline.abort();
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    })();
+    await expect(reading).rejects.toBeInstanceOf(StatementCancelledError);
+    expect(requests[0]!.cancelled).toBe(true);
+    expect(seen.length).toBeLessThanOrEqual(3);
+    expect(requests[0]!.emitted).toBeLessThan(100);
+  });
+
   it('maps an error raised mid-stream', async () => {
     const { pool } = fakePool(async (request) => {
       await Promise.resolve();

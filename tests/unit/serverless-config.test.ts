@@ -1,9 +1,13 @@
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { localQueues } from '../../infra/local/queues.js';
 import { lambdaRoutes } from '../../infra/local/routes.js';
-import { serverlessConfig, serverlessHttpRoutes } from '../support/serverless.js';
+import { readServerlessConfig, resolveParams } from '../../infra/local/serverless-config.js';
 
-const config = serverlessConfig();
+const config = readServerlessConfig() as ReturnType<typeof readServerlessConfig> & {
+  package: { individually: boolean };
+  provider: { runtime: string; httpApi: { payload: string } };
+};
 
 describe('serverless.yml', () => {
   it('deploys Node.js 22, payload 2.0 and one bundle per function', () => {
@@ -12,13 +16,28 @@ describe('serverless.yml', () => {
     expect(config.package.individually).toBe(true);
   });
 
-  it('has exactly the HTTP routes the local stack serves, with the same handlers', () => {
-    const deployed = serverlessHttpRoutes(config);
-    const local = lambdaRoutes.map((route) => ({ ...route }));
-    const key = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
-    expect(deployed.sort((a, b) => key(a).localeCompare(key(b)))).toEqual(
-      local.sort((a, b) => key(a).localeCompare(key(b))),
+  it('gives the local stack one route per httpApi event, prefixes resolved, handlers that exist', () => {
+    const events = Object.values(config.functions).flatMap((fn) =>
+      (fn.events ?? []).filter((e) => e.httpApi),
     );
+    const routes = lambdaRoutes(config);
+    expect(routes).toHaveLength(events.length);
+    for (const route of routes) {
+      expect(route.path).not.toContain('param:');
+      expect(route.path).toMatch(/^\/\{tenant\}\/(JsonAPI|WebAPI)\//);
+      expect(existsSync(`${route.handler.split('.')[0]}.ts`), route.handler).toBe(true);
+    }
+    expect(routes).toContainEqual({
+      function: 'dataGetData',
+      method: 'GET',
+      path: '/{tenant}/JsonAPI/Data/getData/{dataSource}',
+      handler: 'functions/data-api/getData.handler',
+    });
+  });
+
+  it('refuses a param without a default rather than serving a wrong path', () => {
+    const unknownParam = ['/x/$', '{param:noSuchParam}'].join('');
+    expect(() => resolveParams(config, unknownParam)).toThrow(/noSuchParam/);
   });
 
   it('has a function for every local queue consumer', () => {

@@ -61,6 +61,8 @@ const cancelled = (cause?: unknown) =>
 /**
  * One statement. PGlite runs a statement to its end in this process, so cancellation takes effect
  * before it starts and during the wait it asked for, which is where a long operation spends its time.
+ * Nothing can stop a statement once it runs: the event loop is blocked meanwhile, and
+ * `statement_timeout` never fires (tried: a 1 s limit on a 14 s statement).
  */
 async function runStatement(
   target: Pick<PGlite, 'query'>,
@@ -94,14 +96,20 @@ export function createEmbeddedDatabase(pg: PGlite): Database {
     }
   }
 
-  async function* streamBatches(sql: string, params: readonly unknown[], batchSize: number) {
+  async function* streamBatches(
+    sql: string,
+    params: readonly unknown[],
+    batchSize: number,
+    options?: QueryOptions,
+  ) {
     // A WITH HOLD cursor lives outside any transaction, so other requests are not blocked
-    // between batches while this one is being written out.
+    // between batches while this one is being written out. A cancelled signal stops the read
+    // at the next batch (the cursor is closed); a statement itself cannot be interrupted.
     const cursor = `svc_cursor_${++cursorSequence}`;
-    await query(`DECLARE ${cursor} NO SCROLL CURSOR WITH HOLD FOR ${sql}`, params);
+    await query(`DECLARE ${cursor} NO SCROLL CURSOR WITH HOLD FOR ${sql}`, params, options);
     try {
       while (true) {
-        const rows = await query(`FETCH FORWARD ${Math.trunc(batchSize)} FROM ${cursor}`);
+        const rows = await query(`FETCH FORWARD ${Math.trunc(batchSize)} FROM ${cursor}`, [], options);
         if (rows.length === 0) return;
         yield rows;
         if (rows.length < batchSize) return;

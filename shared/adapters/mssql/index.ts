@@ -47,7 +47,9 @@ async function* streamRows(
   sql: string,
   params: readonly unknown[],
   batchSize: number,
+  signal?: AbortSignal,
 ): AsyncGenerator<Row[]> {
+  if (signal?.aborted) throw new StatementCancelledError('The statement was cancelled');
   bindParams(request, params);
   let buffer: Row[] = [];
   let normalise = rowNormaliser(undefined);
@@ -86,6 +88,13 @@ async function* streamRows(
     finished = true;
     notify();
   });
+  // An abort cancels the statement on the server and ends the stream with StatementCancelledError.
+  const cancel = () => {
+    failure = new StatementCancelledError('The statement was cancelled', { cause: signal?.reason });
+    request.cancel();
+    notify();
+  };
+  signal?.addEventListener('abort', cancel, { once: true });
   Promise.resolve(request.query(sql)).catch((error: unknown) => {
     failure ??= error;
     finished = true;
@@ -113,6 +122,7 @@ async function* streamRows(
       await arrived;
     }
   } finally {
+    signal?.removeEventListener('abort', cancel);
     // The consumer stopped early (or the statement failed): free the connection.
     if (!finished) request.cancel();
   }
@@ -134,11 +144,11 @@ export function createMssqlDatabase(options: MssqlDatabaseOptions): Database {
     dialect: mssqlDialect,
     query,
 
-    async *streamBatches(sql, params, batchSize) {
+    async *streamBatches(sql, params, batchSize, options) {
       if (!Number.isInteger(batchSize) || batchSize < 1)
         throw new RangeError('batchSize must be a positive integer');
       try {
-        yield* streamRows((await getPool()).request(), sql, params, batchSize);
+        yield* streamRows((await getPool()).request(), sql, params, batchSize, options?.signal);
       } catch (error) {
         throw mapError(error);
       }

@@ -4,6 +4,13 @@ import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { LargeObjectStore, LargeObjectUpload } from '../../core/answers.js';
+import { ServiceError } from '../../core/errors.js';
+
+/** S3 unreachable or refusing: the caller is told to try again (503), not that the service broke. */
+const storageUnavailable = (error: unknown) =>
+  new ServiceError(503, 'storage_unavailable', 'The answer store is not reachable; try again later', {
+    cause: error,
+  });
 
 let sharedClient: S3Client | undefined;
 
@@ -31,12 +38,13 @@ export function createS3LargeObjectStore(bucket: string, client: S3Client): Larg
         partSize: 5 * 1024 * 1024,
         leavePartsOnError: false,
       });
-      const done = upload.done();
       let failure: unknown;
-      done.catch((error) => {
-        failure = error;
+      const done = upload.done().catch((error: unknown) => {
+        failure = storageUnavailable(error);
         body.destroy();
+        throw failure;
       });
+      done.catch(() => undefined);
       return {
         async write(chunk) {
           if (failure) throw failure;

@@ -1,4 +1,5 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { ServiceError } from '../../core/errors.js';
 import type { JobQueue } from '../../core/web-api/async-calls.js';
 import { sqsClient, sqsModule } from './client.js';
 
@@ -7,9 +8,16 @@ export function createSqsJobQueue(queueUrl: string, client?: SQSClient): JobQueu
   return {
     async enqueue(job) {
       const { SendMessageCommand } = await sqsModule();
-      await (client ?? (await sqsClient())).send(
-        new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(job) }),
-      );
+      try {
+        await (client ?? (await sqsClient())).send(
+          new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(job) }),
+        );
+      } catch (error) {
+        // SQS unreachable or refusing: the caller is told to try again (503), as for a database.
+        throw new ServiceError(503, 'queue_unavailable', 'The job queue is not reachable; try again later', {
+          cause: error,
+        });
+      }
     },
   };
 }

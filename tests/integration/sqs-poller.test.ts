@@ -1,0 +1,59 @@
+import {
+  CreateQueueCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { FauxqsServer } from 'fauxqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAwsEmulator } from '../../infra/local/aws-emulator.js';
+import { startSqsPoller } from '../../infra/local/sqs-poller.js';
+
+let emulator: FauxqsServer;
+let sqs: SQSClient;
+beforeAll(async () => {
+  const started = await startAwsEmulator();
+  emulator = started.emulator;
+  sqs = new SQSClient({ endpoint: started.endpoint });
+});
+afterAll(async () => {
+  sqs?.destroy();
+  await emulator?.stop();
+});
+
+describe('local SQS poller: shutdown', () => {
+  it('stops within its grace period while a handler still runs, and leaves that message on the queue', async () => {
+    const { QueueUrl } = await sqs.send(
+      new CreateQueueCommand({ QueueName: 'poller-shutdown', Attributes: { VisibilityTimeout: '1' } }),
+    );
+    await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'job-1' }));
+    let started!: () => void;
+    const handlerStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    let release!: () => void;
+    const poller = startSqsPoller({
+      client: sqs,
+      queueUrl: QueueUrl!,
+      queueArn: 'arn:aws:sqs:local:000000000000:poller-shutdown',
+      functionName: 'hangingWorker',
+      // A job that would run far longer than the shutdown may take.
+      handler: async () => {
+        started();
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        return { batchItemFailures: [] };
+      },
+    });
+    await handlerStarted;
+    const stopping = Date.now();
+    await poller.stop(300);
+    expect(Date.now() - stopping).toBeLessThan(2000);
+    // The interrupted job ends later (as a frozen Lambda would never): its message is not deleted.
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const again = await sqs.send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 3 }));
+    expect(again.Messages?.map((m) => m.Body)).toEqual(['job-1']);
+  });
+});

@@ -1,0 +1,18 @@
+/** Figures of a reliability run, printed one line per class so that the README can quote them. */
+export function printFigures(title: string, rows: Record<string, unknown>[]): void {
+  const lines = rows.map((row) =>
+    Object.entries(row)
+      .map(([name, value]) => `${name}=${typeof value === 'number' ? Math.round(value * 10) / 10 : value}`)
+      .join(' '),
+  );
+  console.log(`\nRELIABILITY ${title}\n${lines.map((line) => `  ${line}`).join('\n')}\n`);
+}
+
+export const megabytes = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
+
+/** Heap and RSS after a full collection (vitest runs this suite with --expose-gc). */
+export function memory(): { rssMb: number; heapMb: number } {
+  (globalThis as { gc?: () => void }).gc?.();
+  const usage = process.memoryUsage();
+  return { rssMb: megabytes(usage.rss), heapMb: megabytes(usage.heapUsed) };
+}
