@@ -3,6 +3,9 @@ import { defineConfig } from 'vitest/config';
 /** `npm run test:reliability`: bad input, sustained load and faults against the local stack. */
 export default defineConfig({
   test: {
+    reporters: ['default', 'json'],
+    // Read by .ci/run for its closing summary.
+    outputFile: { json: '.data/test-report-reliability.json' },
     include: ['tests/reliability/**/*.test.ts'],
     globalSetup: ['tests/global-setup.ts'],
     testTimeout: 180_000,

@@ -4,6 +4,9 @@ import { defineConfig } from 'vitest/config';
 // install chromium with apt first).
 export default defineConfig({
   test: {
+    reporters: ['default', 'json'],
+    // Read by .ci/run for its closing summary.
+    outputFile: { json: '.data/test-report-browser.json' },
     include: ['tests/browser/**/*.test.ts'],
     globalSetup: ['tests/global-setup.ts'],
     testTimeout: 60_000,
