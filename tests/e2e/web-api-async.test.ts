@@ -32,7 +32,7 @@ const result997 = (journalId: number) => envelope(997, [{ idws_journal: journalI
 const xmlParser = new XMLParser({ parseTagValue: false, isArray: (name) => name.startsWith('row') });
 
 describe('Web API time limits over HTTP (local stack, COMMAND_TIMEOUT_ASYNC=2, WEB_API_SYNC_TIME_LIMIT=2)', () => {
-  it('9001 for 5 s: -2/160 after 2 s, "still running" at once, the full answer after 6 s', async () => {
+  it('9001 for 5 s: -2/160 after 2 s, "still running" at once, the full answer once it ends', async () => {
     const started = Date.now();
     const first = await post('getDataAsync', envelope(9001, [{ seconds: 5 }]));
     const waited = Date.now() - started;
@@ -54,7 +54,8 @@ describe('Web API time limits over HTTP (local stack, COMMAND_TIMEOUT_ASYNC=2, W
       ],
     });
     expect(waited).toBeGreaterThanOrEqual(1900);
-    expect(waited).toBeLessThan(4000);
+    // Answered at the 2 s limit, well before the 5 s operation could have ended.
+    expect(waited).toBeLessThan(4500);
 
     const running = await post('getData', result997(j));
     expect(running.status).toBe(200);
@@ -66,8 +67,13 @@ describe('Web API time limits over HTTP (local stack, COMMAND_TIMEOUT_ASYNC=2, W
     });
     expect(still.id).not.toBe(j);
 
-    await sleep(Math.max(0, started + 6000 - Date.now()));
-    const finished = await post('getData', result997(j));
+    // The job finishes about 5 s after the call; on a busy machine a little later.
+    let finished = await post('getData', result997(j));
+    while (JSON.parse(finished.text).data[0].idws_journal === j && Date.now() - started < 20_000) {
+      await sleep(250);
+      finished = await post('getData', result997(j));
+    }
+    expect(Date.now() - started).toBeGreaterThanOrEqual(5000);
     expect(JSON.parse(finished.text)).toEqual({
       id: expect.any(Number),
       vlResult: 1,
@@ -86,13 +92,15 @@ describe('Web API time limits over HTTP (local stack, COMMAND_TIMEOUT_ASYNC=2, W
     // Every call is journaled, 997 included.
     const rows = await sqlOn(stack.database)`SELECT "VLTYP", "CALL_MODE", "STATE" FROM dbo."WS_JOURNAL"
       WHERE "ID" >= ${j} ORDER BY "ID"`;
+    // The 9001 call, the 997 calls on getData (two or more: "still running", then until finished),
+    // and the one on getDataAsync.
+    expect(rows.length).toBeGreaterThanOrEqual(4);
     expect(rows).toEqual([
       { VLTYP: 9001, CALL_MODE: 'async', STATE: 'finished' },
-      { VLTYP: 997, CALL_MODE: 'sync', STATE: 'finished' },
-      { VLTYP: 997, CALL_MODE: 'sync', STATE: 'finished' },
+      ...rows.slice(1, -1).map(() => ({ VLTYP: 997, CALL_MODE: 'sync', STATE: 'finished' })),
       { VLTYP: 997, CALL_MODE: 'async', STATE: 'finished' },
     ]);
-  }, 20_000);
+  }, 40_000);
 
   it('getData of 9001 for 5 s: cancelled after 2 s with 200, -1/161 and its journal id; 997 the same', async () => {
     const started = Date.now();

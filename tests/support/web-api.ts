@@ -4,15 +4,28 @@ export interface SignOptions {
   readonly apiKey?: string;
   readonly apiHash?: string;
   /**
-   * Unix seconds of the signature. By default now, minus one more second for every call of this
-   * process (within 120 s), so that two calls with the same body are two requests, not a replay.
+   * Unix seconds of the signature. By default the latest second (now or up to 120 s before) not yet
+   * used for the same body and key in this process, so that two calls with the same body are two
+   * requests, not a replay (the signature covers only `t` and the body, not the path).
    */
   readonly time?: number;
   readonly contentType?: string;
   readonly accept?: string;
 }
 
-let calls = 0;
+/** Time stamps already signed, per key and body. */
+const signedTimes = new Map<string, Set<number>>();
+
+function unusedTime(apiHash: string, bytes: Buffer): number {
+  const key = `${apiHash}\u0000${bytes.toString('base64')}`;
+  const used = signedTimes.get(key) ?? new Set<number>();
+  signedTimes.set(key, used);
+  const now = Math.floor(Date.now() / 1000);
+  let t = now;
+  while (used.has(t) && t > now - 120) t--;
+  used.add(t);
+  return t;
+}
 
 /** A Web API call as a client sends it: the body's bytes and the signed headers. */
 export function signedCall(body: string | Buffer, options: SignOptions = {}) {
@@ -25,7 +38,7 @@ export function signedCall(body: string | Buffer, options: SignOptions = {}) {
     'x-svc-signature': signatureHeader(
       options.apiHash ?? 'demo-api-hash',
       bytes,
-      options.time ?? Math.floor(Date.now() / 1000) - (calls++ % 120),
+      options.time ?? unusedTime(options.apiHash ?? 'demo-api-hash', bytes),
     ),
   };
   if (options.accept) headers.accept = options.accept;
