@@ -566,8 +566,21 @@ describe('connection strings and the shared pool', () => {
       user: 'app@erp',
       password: 'p:ss',
       database: 'Erp',
+      requestTimeout: 0,
       options: { encrypt: true, trustServerCertificate: false, useUTC: true },
     });
+  });
+
+  it("leaves statement time limits to the service's own cancellation unless the string sets one", () => {
+    expect(parseConnectionString('mssql://app:pw@sql.example/Erp').requestTimeout).toBe(0);
+    expect(parseConnectionString('Server=sql.example;User Id=app;Password=pw').requestTimeout).toBe(0);
+    expect(parseConnectionString('mssql://app:pw@sql.example/Erp?requestTimeout=60000').requestTimeout).toBe(
+      60_000,
+    );
+    expect(
+      parseConnectionString('Server=sql.example;User Id=app;Password=pw;Request Timeout=45000')
+        .requestTimeout,
+    ).toBe(45_000);
   });
 
   it('parses the ADO form', () => {

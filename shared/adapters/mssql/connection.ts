@@ -45,7 +45,15 @@ export function parseConnectionString(connectionString: string): sql.config {
     throw new Error('Invalid SQL Server connection string');
   }
   // Wall-clock values round-trip through the UTC getters of Date, whatever the host's time zone.
-  return { ...config, options: { ...config.options, useUTC: true } };
+  // No driver time-out unless the connection string sets one (the driver's default is 15 s): every
+  // statement is bounded by the service's own limits instead (the gateway's through the invocation's
+  // abort signal, the Web API's synchronous limit, the job worker's lease), which cancel it in the
+  // server; a 15 s driver time-out would end a long read or operation early as "unreachable".
+  return {
+    ...config,
+    requestTimeout: config.requestTimeout ?? 0,
+    options: { ...config.options, useUTC: true },
+  };
 }
 
 const pools = new Map<string, Promise<MssqlPoolLike>>();
