@@ -24,6 +24,9 @@ export interface LocalQueue {
 /** Document-received events from the access point (CONTRACT.md section 6). */
 export const DOCUMENT_RECEIVED_QUEUE = 'document-received';
 
+/** getDataAsync's jobs (CONTRACT.md section 5). */
+export const WEB_API_JOB_QUEUE = 'web-api-jobs';
+
 /** Every queue of the service. Issues that add a queue add it here and in serverless.yml. */
 export const localQueues: readonly LocalQueue[] = [
   {
@@ -43,7 +46,7 @@ export const localQueues: readonly LocalQueue[] = [
   {
     // Web API jobs of getDataAsync (CONTRACT.md section 5); as in serverless.yml, the visibility is
     // 6× the worker's time-out (its lease) and the worker knows the last delivery by maxReceiveCount.
-    name: 'web-api-jobs',
+    name: WEB_API_JOB_QUEUE,
     urlEnv: 'WEB_API_JOB_QUEUE_URL',
     get visibilityTimeoutSeconds() {
       return 6 * getWebApiJobSettings().jobLeaseSeconds;

@@ -8,7 +8,31 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { describeError } from '../../shared/core/log.js';
 import { serviceLog } from '../../shared/lambda/observability.js';
 
-export type SqsLambda = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
+/**
+ * An SQS-triggered handler. The third argument follows middy's convention (`{ signal }`): the
+ * local poller aborts that signal when a test kills the invocation; Lambda passes none.
+ */
+export type SqsLambda = (
+  event: SQSEvent,
+  context: Context,
+  invocation?: { readonly signal?: AbortSignal },
+) => Promise<SQSBatchResponse | undefined>;
+
+export interface SqsPoller {
+  /**
+   * Stops polling and waits up to `graceMs` for the batch in hand; past that the handler is
+   * left to its fate (the process is about to end) and its messages stay on the queue.
+   */
+  stop(graceMs?: number): Promise<void>;
+  /** Whether a batch is in a handler's hands now. */
+  readonly busy: boolean;
+  /**
+   * Ends this poller at once, as a crashed Lambda ends: the batch in hand is abandoned (its
+   * invocation's signal aborted, its result ignored, its messages neither deleted nor changed,
+   * so they come back after their visibility time-out). For fault tests.
+   */
+  kill(): void;
+}
 
 export interface SqsPollerOptions {
   readonly client: SQSClient;
@@ -51,13 +75,15 @@ function toRecord(message: Message, queueArn: string, region: string): SQSRecord
  * SQS-shaped records; messages listed in `batchItemFailures` (or the whole batch when the handler
  * throws) stay on the queue and come back after their visibility timeout, the rest are deleted.
  */
-export function startSqsPoller(options: SqsPollerOptions): { stop(graceMs?: number): Promise<void> } {
+export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
   const { client, queueUrl, queueArn, handler } = options;
   const region = process.env.AWS_REGION ?? 'eu-central-1';
   const abort = new AbortController();
   let running = true;
-  /** Set when stop() gave up waiting: the batch in hand is left on the queue, not deleted. */
+  /** Set when stop() gave up waiting or kill(): the batch in hand is left on the queue, not deleted. */
   let abandoned = false;
+  /** The invocation in hand, if any. */
+  let invocation: AbortController | undefined;
 
   async function pollOnce(): Promise<void> {
     const received = await client.send(
@@ -88,15 +114,20 @@ export function startSqsPoller(options: SqsPollerOptions): { stop(graceMs?: numb
       succeed: () => undefined,
     } satisfies Context;
     let failed: Set<string>;
+    invocation = new AbortController();
     try {
-      const result = await handler(event, context);
+      const result = await handler(event, context, { signal: invocation.signal });
       failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (error) {
-      serviceLog().error('batch failed', { function: options.functionName, ...describeError(error) });
+      if (!abandoned) {
+        serviceLog().error('batch failed', { function: options.functionName, ...describeError(error) });
+      }
       return;
+    } finally {
+      invocation = undefined;
     }
     const done = messages.filter((m) => !failed.has(m.MessageId!));
-    // Interrupted by shutdown: as when Lambda ends an invocation, the messages come back later.
+    // Interrupted by shutdown or killed: as when Lambda ends an invocation, the messages come back later.
     if (done.length === 0 || abandoned) return;
     await client.send(
       new DeleteMessageBatchCommand({
@@ -119,10 +150,15 @@ export function startSqsPoller(options: SqsPollerOptions): { stop(graceMs?: numb
   })();
 
   return {
-    /**
-     * Stops polling and waits up to `graceMs` for the batch in hand; past that the handler is
-     * left to its fate (the process is about to end) and its messages stay on the queue.
-     */
+    get busy() {
+      return invocation !== undefined;
+    },
+    kill() {
+      running = false;
+      abandoned = true;
+      abort.abort();
+      invocation?.abort();
+    },
     async stop(graceMs = Number.POSITIVE_INFINITY) {
       running = false;
       abort.abort();

@@ -31,9 +31,9 @@ import {
   sendJson,
 } from './local-http.js';
 import { createLocalRoutes } from './local-routes.js';
-import { localQueues } from './queues.js';
+import { localQueues, WEB_API_JOB_QUEUE } from './queues.js';
 import { importHandler, lambdaRoutes } from './routes.js';
-import { type SqsLambda, startSqsPoller } from './sqs-poller.js';
+import { type SqsLambda, type SqsPoller, startSqsPoller } from './sqs-poller.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const LARGE_ANSWER_BUCKET = 'svc-large-answers-local';
@@ -67,6 +67,12 @@ export interface LocalStack {
   readonly emulator: FauxqsServer;
   /** Queue URLs by queue name (dead-letter queues as `<name>-dlq`). */
   readonly queueUrls: ReadonlyMap<string, string>;
+  /**
+   * For fault tests: kills the Web API job worker invocations that have a batch in hand, as a
+   * crashed Lambda (their messages come back after the visibility time-out), and starts fresh
+   * pollers in their place. Answers how many were killed.
+   */
+  killJobWorker(): number;
   stop(): Promise<void>;
 }
 
@@ -101,7 +107,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   const sqs = new SQSClient({ endpoint });
   const queueUrls = new Map<string, string>();
-  const pollers: ReturnType<typeof startSqsPoller>[] = [];
+  /** Every queue's pollers, with what starts a fresh one in a killed one's place. */
+  const pollers: { queue: string; poller: SqsPoller; start: () => SqsPoller }[] = [];
   for (const queue of localQueues) {
     const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${queue.name}-dlq` }));
     const dlqArn = (
@@ -131,18 +138,18 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       )
     ).Attributes!.QueueArn!;
     const handler = await importHandler<SqsLambda>(queue.consumer.handler);
+    const start = () =>
+      startSqsPoller({
+        client: sqs,
+        queueUrl: queueUrls.get(queue.name)!,
+        queueArn,
+        handler,
+        functionName: queue.consumer.function,
+        batchSize: queue.consumer.batchSize,
+      });
     // One poller per concurrent invocation, as Lambda runs several batches of a queue at once.
     for (let instance = 0; instance < (queue.consumer.concurrency ?? 1); instance++) {
-      pollers.push(
-        startSqsPoller({
-          client: sqs,
-          queueUrl: queueUrls.get(queue.name)!,
-          queueArn,
-          handler,
-          functionName: queue.consumer.function,
-          batchSize: queue.consumer.batchSize,
-        }),
-      );
+      pollers.push({ queue: queue.name, poller: start(), start });
     }
   }
 
@@ -221,6 +228,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     registry,
     emulator,
     queueUrls,
+    killJobWorker() {
+      let killed = 0;
+      for (const entry of pollers) {
+        if (entry.queue !== WEB_API_JOB_QUEUE || !entry.poller.busy) continue;
+        entry.poller.kill();
+        entry.poller = entry.start();
+        killed++;
+      }
+      return killed;
+    },
     stop() {
       stopping ??= (async () => {
         // Stop accepting; requests in flight get `graceMs` to finish, then a 503; queue workers
@@ -228,7 +245,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         draining = true;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
-        const pollersStopped = Promise.all(pollers.map((poller) => poller.stop(graceMs)));
+        const pollersStopped = Promise.all(pollers.map((entry) => entry.poller.stop(graceMs)));
         const drained = new Promise<void>((resolve) => {
           const check = setInterval(() => {
             if (inFlight.size === 0) {

@@ -57,3 +57,48 @@ describe('local SQS poller: shutdown', () => {
     expect(again.Messages?.map((m) => m.Body)).toEqual(['job-1']);
   });
 });
+
+describe('local SQS poller: killed', () => {
+  it('abandons the batch in hand as a crashed Lambda: its signal aborted, its result ignored, its message back later', async () => {
+    const { QueueUrl } = await sqs.send(
+      new CreateQueueCommand({ QueueName: 'poller-killed', Attributes: { VisibilityTimeout: '1' } }),
+    );
+    await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'job-1' }));
+    let aborted!: (signal: AbortSignal | undefined) => void;
+    const handlerAborted = new Promise<AbortSignal | undefined>((resolve) => {
+      aborted = resolve;
+    });
+    let started!: () => void;
+    const handlerStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const poller = startSqsPoller({
+      client: sqs,
+      queueUrl: QueueUrl!,
+      queueArn: 'arn:aws:sqs:local:000000000000:poller-killed',
+      functionName: 'killedWorker',
+      // Answers "all done" once its signal is aborted: a live poller would delete the message.
+      handler: async (_event, _context, invocation) => {
+        started();
+        await new Promise<void>((resolve) => invocation?.signal?.addEventListener('abort', () => resolve()));
+        aborted(invocation?.signal);
+        return { batchItemFailures: [] };
+      },
+    });
+    await handlerStarted;
+    expect(poller.busy).toBe(true);
+    poller.kill();
+    expect((await handlerAborted)?.aborted).toBe(true);
+    const again = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl,
+        WaitTimeSeconds: 5,
+        MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+      }),
+    );
+    expect(again.Messages?.map((m) => [m.Body, m.Attributes?.ApproximateReceiveCount])).toEqual([
+      ['job-1', '2'],
+    ]);
+    expect(poller.busy).toBe(false);
+  });
+});

@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
@@ -19,6 +20,7 @@ let proxy: TcpProxy;
 let receiver: WebhookReceiver;
 let registryDir: string;
 const survived: Record<string, unknown>[] = [];
+const JOB_LEASE_SECONDS = 2;
 
 beforeAll(async () => {
   const registry = JSON.parse(await readFile('infra/local/tenants.json', 'utf8'));
@@ -39,6 +41,10 @@ beforeAll(async () => {
       TENANT_REGISTRY_FILE: registryFile,
       WEBHOOK_RETRY_SCHEDULE: '1,1,1,1',
       INLINE_LIMIT_BYTES: '1024',
+      // The killed job worker: getDataAsync answers -2/160 after 1 s while the job runs; its lease
+      // lapses after 2 s and the job queue's visibility (6 × the lease) brings it back after 12 s.
+      COMMAND_TIMEOUT_ASYNC: '1',
+      WEB_API_JOB_LEASE_SECONDS: String(JOB_LEASE_SECONDS),
     },
     // SQS and S3 through a proxy the test can cut: the emulator keeps its queues meanwhile.
     awsEndpoint: async (endpoint) => {
@@ -216,6 +222,81 @@ describe('faults', () => {
     expect(final.filter((row) => row.OUTCOME === 'delivered')).toHaveLength(1);
     expect(receiver.receivedOn('/flap')).toHaveLength(4);
     survived.push({ fault: 'webhook_receiver_flaps', attempts: rows.length, deliveredOnce: 'yes' });
+  });
+
+  it('the job worker killed mid-job: the job comes back, a fresh worker takes it over once its lease lapsed, and finishes it', async () => {
+    const seconds = 4;
+    const started = Date.now();
+    const call = await webApi('getDataAsync', envelope(9001, [{ seconds }]));
+    expect(call.status).toBe(200);
+    const pending = (await call.json()) as {
+      id: number;
+      vlResult: number;
+      data: { error: { errorCode: string }[] }[];
+    };
+    expect([pending.vlResult, pending.data[0]!.error[0]!.errorCode]).toEqual([-2, '160']);
+    const j = pending.id;
+    const journalRow = async () =>
+      (
+        await stack.pglite!.query<{ STATE: string; ATTEMPTS: number }>(
+          'SELECT "STATE", "ATTEMPTS" FROM dbo."WS_JOURNAL" WHERE "ID" = $1',
+          [j],
+        )
+      ).rows[0]!;
+    expect(await journalRow()).toEqual({ STATE: 'running', ATTEMPTS: 1 });
+    // The worker dies with the operation half done: nothing more from it, its message not deleted.
+    expect(stack.killJobWorker()).toBe(1);
+    const killedAfter = (Date.now() - started) / 1000;
+    // Past the end the killed operation would have had, the job is still running: nobody finished it.
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000 + 1000));
+    expect(await journalRow()).toEqual({ STATE: 'running', ATTEMPTS: 1 });
+
+    const result997 = envelope(997, [{ idws_journal: j }]);
+    const answer = await until(
+      'the job finished by another worker',
+      async () => (await webApi('getData', result997)).json() as Promise<{ data: { id?: number }[] }>,
+      (body) => body.data[0]?.id === j,
+      60_000,
+      500,
+    );
+    const finishedAfter = (Date.now() - started) / 1000;
+    expect(answer.data).toEqual([{ resultForId: { id: j, vlResult: 1, data: [{ slept: seconds }] }, id: j }]);
+    const row = await journalRow();
+    expect(row.STATE).toBe('finished');
+    // Delivered again after the visibility time-out and taken over on the lapsed lease.
+    expect(row.ATTEMPTS).toBeGreaterThanOrEqual(2);
+    expect(finishedAfter).toBeGreaterThanOrEqual(6 * JOB_LEASE_SECONDS);
+    const running = await stack.pglite!.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM dbo."WS_JOURNAL" WHERE "STATE" = 'running'`,
+    );
+    expect(running.rows[0]!.n).toBe(0);
+    // The message was deleted by the worker that finished it: nothing left on the queue or dead-lettered.
+    const sqs = new SQSClient({ endpoint: process.env.AWS_ENDPOINT_URL });
+    try {
+      for (const queue of ['web-api-jobs', 'web-api-jobs-dlq']) {
+        const { Attributes } = await sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: stack.queueUrls.get(queue),
+            AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+          }),
+        );
+        expect([queue, Attributes]).toEqual([
+          queue,
+          { ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' },
+        ]);
+      }
+    } finally {
+      sqs.destroy();
+    }
+    survived.push({
+      fault: 'job_worker_killed',
+      leaseSeconds: JOB_LEASE_SECONDS,
+      visibilitySeconds: 6 * JOB_LEASE_SECONDS,
+      killedAfterSeconds: killedAfter,
+      deliveries: row.ATTEMPTS,
+      finishedAfterSeconds: finishedAfter,
+      leftRunning: running.rows[0]!.n,
+    });
   });
 
   it('the stack is alive after every fault', async () => {

@@ -14,6 +14,12 @@ export interface JobDelivery {
   readonly maxAttempts: number;
   /** How long the operation may run before the worker itself would be stopped, in ms. */
   readonly timeLimitMs: number;
+  /**
+   * Aborted when the worker's invocation is killed from outside: its operation is cancelled and
+   * it writes nothing more, as a worker that died; the job's lease lapses and a later delivery
+   * takes it over.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface JobContext {
@@ -50,18 +56,31 @@ class TimeLimitExceeded extends Error {
   override readonly name = 'TimeLimitExceeded';
 }
 
-/** Runs `run` until `ms` have passed; then cancels it (in the database, through the signal) and throws. */
-async function withinTimeLimit<T>(run: (signal: AbortSignal) => Promise<T>, ms: number): Promise<T> {
+class WorkerKilled extends Error {
+  override readonly name = 'WorkerKilled';
+}
+
+/**
+ * Runs `run` until `ms` have passed or `killed` is aborted; then cancels it (in the database,
+ * through the signal) and throws.
+ */
+async function withinTimeLimit<T>(
+  run: (signal: AbortSignal) => Promise<T>,
+  ms: number,
+  killed?: AbortSignal,
+): Promise<T> {
   const cancellation = new AbortController();
   let timer: NodeJS.Timeout | undefined;
+  let onKilled: (() => void) | undefined;
   const limit = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(
-      () => {
-        cancellation.abort();
-        reject(new TimeLimitExceeded());
-      },
-      Math.max(0, ms),
-    );
+    const stop = (error: Error) => {
+      cancellation.abort();
+      reject(error);
+    };
+    timer = setTimeout(() => stop(new TimeLimitExceeded()), Math.max(0, ms));
+    onKilled = () => stop(new WorkerKilled());
+    if (killed?.aborted) onKilled();
+    else killed?.addEventListener('abort', onKilled, { once: true });
   });
   const work = run(cancellation.signal);
   // The operation may still fail after the limit (its cancellation, say): not an unhandled rejection.
@@ -70,6 +89,7 @@ async function withinTimeLimit<T>(run: (signal: AbortSignal) => Promise<T>, ms: 
     return await Promise.race([work, limit]);
   } finally {
     clearTimeout(timer);
+    if (onKilled) killed?.removeEventListener('abort', onKilled);
   }
 }
 
@@ -89,6 +109,7 @@ export async function runJob(ctx: JobContext, job: WebApiJob, delivery: JobDeliv
 async function deliverJob(ctx: JobContext, job: WebApiJob, delivery: JobDelivery): Promise<JobOutcome> {
   const log = ctx.log ?? silentLog;
   const last = delivery.attempt >= delivery.maxAttempts;
+  if (delivery.signal?.aborted) return 'retry';
   const entry = await ctx.store.startAttempt(job.journalId, ctx.leaseSeconds);
   if (!entry) {
     const current = await ctx.store.readJournal(job.journalId);
@@ -119,9 +140,14 @@ async function deliverJob(ctx: JobContext, job: WebApiJob, delivery: JobDelivery
               signal,
             ),
           delivery.timeLimitMs,
+          delivery.signal,
         )
       : failedOutcome(entry.id, WebApiErrorCode.unknownVltyp, `Unknown vltyp ${entry.vltyp}`);
   } catch (error) {
+    if (delivery.signal?.aborted) {
+      log.warn('job worker killed; the job is left to its lease', fields);
+      return 'retry';
+    }
     if (error instanceof TimeLimitExceeded) {
       log.warn('job outran the worker', fields);
       reported = 'time_limit';
@@ -151,6 +177,8 @@ async function deliverJob(ctx: JobContext, job: WebApiJob, delivery: JobDelivery
             );
     }
   }
+  // A dead worker writes nothing.
+  if (delivery.signal?.aborted) return 'retry';
   // Should this fail too, the message goes back to the queue (or to the dead-letter queue) and the
   // job stays running until 997 finds it stale.
   await ctx.store.finishJournal(entry.id, outcome);

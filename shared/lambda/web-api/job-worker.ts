@@ -23,6 +23,7 @@ async function processRecord(
   record: SQSRecord,
   context: Context,
   fields: Record<string, unknown>,
+  signal: AbortSignal | undefined,
 ): Promise<RecordOutcome> {
   const job = parseWebApiJob(record.body);
   if (!job) return 'not_a_job';
@@ -44,6 +45,7 @@ async function processRecord(
       attempt: Number(record.attributes.ApproximateReceiveCount) || 1,
       maxAttempts: settings.jobMaxReceives,
       timeLimitMs: remainingMs(context, settings.jobLeaseSeconds) - SAFETY_MS,
+      signal,
     },
   );
 }
@@ -57,7 +59,14 @@ export function webApiJobWorker() {
   // A bad LOG_FORMAT fails the cold start, by name.
   logFormatFromEnv();
   let coldStart = true;
-  return async function runJobs(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+  return async function runJobs(
+    event: SQSEvent,
+    context: Context,
+    // Lambda's runtime passes a callback here (no `signal`); the local stack's poller passes the
+    // invocation's abort signal, which a fault test aborts to kill the worker.
+    invocation?: { readonly signal?: AbortSignal },
+  ): Promise<SQSBatchResponse> {
+    const signal = invocation?.signal instanceof AbortSignal ? invocation.signal : undefined;
     const cold = coldStart;
     coldStart = false;
     const outcomes = await Promise.all(
@@ -73,7 +82,7 @@ export function webApiJobWorker() {
         };
         let outcome: RecordOutcome;
         try {
-          outcome = await processRecord(record, context, fields);
+          outcome = await processRecord(record, context, fields, signal);
         } catch (error) {
           serviceLog().error('job delivery failed', { ...fields, ...describeError(error) });
           outcome = 'error';
