@@ -189,6 +189,60 @@ describe('Web API jobs through the SQS emulator', () => {
     expect(JSON.parse((await journal(id)).ANSWER!)).toMatchObject({ id, vlResult: 1 });
   });
 
+  it('a worker whose invocation is killed cancels its operation and writes nothing more; a later delivery takes over', async () => {
+    const store = createEmbeddedWebApiStore(db);
+    const id = await store.openJournal({
+      applicationId: 1,
+      vltyp: 9001,
+      mode: 'async',
+      request: envelope(9001, [{ seconds: 2 }]),
+      requestId: 'test',
+    });
+    const delivery = (receiveCount: number): SQSEvent => ({
+      Records: [
+        {
+          messageId: `killed-${id}`,
+          receiptHandle: 'local',
+          body: JSON.stringify({ tenant: 'demo', journalId: id, requestId: 'test' }),
+          attributes: {
+            ApproximateReceiveCount: String(receiveCount),
+            SentTimestamp: String(Date.now()),
+            SenderId: 'local',
+            ApproximateFirstReceiveTimestamp: String(Date.now()),
+          },
+          messageAttributes: {},
+          md5OfBody: '',
+          eventSource: 'aws:sqs',
+          eventSourceARN: 'arn:aws:sqs:local:000000000000:jobs-test',
+          awsRegion: 'eu-central-1',
+        },
+      ],
+    });
+    const context = { awsRequestId: 'killed', getRemainingTimeInMillis: () => 60_000 } as Context;
+    const killed = new AbortController();
+    const started = Date.now();
+    const invocation = jobWorker(delivery(1), context, { signal: killed.signal });
+    await vi.waitFor(async () => expect((await journal(id)).ATTEMPTS).toBe(1), {
+      timeout: 2000,
+      interval: 20,
+    });
+    killed.abort();
+    await invocation;
+    // Cancelled, not run to its end; the journal untouched since its attempt began, the lease held.
+    expect(Date.now() - started).toBeLessThan(1900);
+    expect(await journal(id)).toMatchObject({ STATE: 'running', ATTEMPTS: 1, ANSWER: null });
+    const lease = await pg.query<{ held: boolean }>(
+      `SELECT "LEASE_UNTIL" > (now() AT TIME ZONE 'utc') AS held FROM dbo."WS_JOURNAL" WHERE "ID" = $1`,
+      [id],
+    );
+    expect(lease.rows[0]!.held).toBe(true);
+    // Once the 1 s lease lapsed, the next delivery takes the job over and finishes it.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await jobWorker(delivery(2), context);
+    expect(await journal(id)).toMatchObject({ STATE: 'finished', ATTEMPTS: 2 });
+    expect(JSON.parse((await journal(id)).ANSWER!)).toEqual({ id, vlResult: 1, data: [{ slept: 2 }] });
+  });
+
   it('does not run a finished job again when its message arrives twice', async () => {
     const { answer } = await callAsync(envelope(7, [{ kod_uctu: '3' }]));
     const before = await journal(answer.id);
