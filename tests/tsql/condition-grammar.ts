@@ -65,6 +65,8 @@ export function conditions(table: TableVocabulary): fc.Arbitrary<string> {
       fc.tuple(tie('num'), pick(['+', '-', '*']), tie('num')).map(([a, op, b]) => `(${a} ${op} ${b})`),
       fc
         .tuple(tie('num'), pick(['/', '%']), pick(['2', '7', '3.5']))
+        // Modulo of a FLOAT is refused at parse time on both (SQL Server error 402): not a difference to look for.
+        .filter(([a, op]) => op !== '%' || !a.includes('FLOAT'))
         .map(([a, op, b]) => `(${a} ${op} ${b})`),
       tie('num').map((a) => `ABS(${a})`),
       fc.tuple(tie('num'), fc.integer({ min: 0, max: 2 })).map(([a, n]) => `ROUND(${a}, ${n})`),
@@ -97,7 +99,7 @@ export function conditions(table: TableVocabulary): fc.Arbitrary<string> {
         .tuple(
           tie('dt'),
           pick(['VARCHAR(10)', 'NVARCHAR(30)']),
-          pick([104, 120, 112, 23, 103, 108, 121, 126]),
+          pick([104, 120, 112, 23, 103, 108, 101, 1, 110, 111, 12, 20, 8]),
         )
         .map(([d, t, style]) => `CONVERT(${t}, ${d}, ${style})`),
     ),

@@ -223,6 +223,19 @@ describe('the grammar is strict', () => {
       'CONVERT(VARCHAR(10), DATUM, 10.5) = 1',
       'The style of CONVERT must be an integer literal at position 29',
     ],
+    // Fractions of a second in SQL Server's text follow the value's type (README, condition language).
+    [
+      "CONVERT(VARCHAR(30), DATUM, 121) = 'x'",
+      "CONVERT style 121 of a date/time value is not supported (its fraction digits depend on the value's type); use style 120 or 23 at position 1",
+    ],
+    [
+      "CONVERT(VARCHAR(30), DEN, 126) = 'x'",
+      "CONVERT style 126 of a date/time value is not supported (its fraction digits depend on the value's type); use style 120 or 23 at position 1",
+    ],
+    [
+      "CONVERT(VARCHAR(30), CAS, 21) = 'x'",
+      "CONVERT style 21 of a date/time value is not supported (its fraction digits depend on the value's type); use style 120 or 23 at position 1",
+    ],
     [
       'CONVERT(VARCHAR(10), ID, 104) = 1',
       'A CONVERT style is only supported between date/time values and text at position 1',
@@ -436,6 +449,23 @@ describe('values SQL Server refuses are refused on every database (PostgreSQL wo
     ["ISNULL(DEN, 'epoch') = DEN", /'epoch'/],
     ["DEN IN ('2024-01-01', 'today')", /'today'/],
     ["DEN BETWEEN 'epoch' AND '2024-01-01'", /'epoch'/],
+    // SQL Server error 402: no modulo of FLOAT / REAL, whatever the other operand.
+    ['MNOZSTVI % 2 = 1', /Operator % cannot be used with FLOAT or REAL values/],
+    ['ID % MNOZSTVI = 1', /Operator % cannot be used with FLOAT/],
+    ['CAST(ID AS FLOAT) % 2 = 1', /Operator % cannot be used with FLOAT/],
+    ['CAST(ID AS REAL) % 2 = 1', /Operator % cannot be used with FLOAT/],
+    ['(ID + MNOZSTVI) % 3 = 1', /Operator % cannot be used with FLOAT/],
+    ['ABS(-MNOZSTVI) % 3 = 1', /Operator % cannot be used with FLOAT/],
+    ['ROUND(ISNULL(MNOZSTVI, 1), 0) % 3 = 1', /Operator % cannot be used with FLOAT/],
+    ['COALESCE(ID, MNOZSTVI) % 3 = 1', /Operator % cannot be used with FLOAT/],
+    // ISNULL converts the replacement to the first argument's type (SQL Server error 220).
+    ['ISNULL(AKTIVNI, 100000) = 1', /100000 is out of the range of SMALLINT \(-32768 to 32767\)/],
+    ['ISNULL(-AKTIVNI, -32769) = 1', /out of the range of SMALLINT/],
+    ["ISNULL(AKTIVNI, '40000') = 1", /out of the range of SMALLINT/],
+    ['ISNULL(CAST(ID AS TINYINT), 256) = 1', /256 is out of the range of TINYINT/],
+    ['ISNULL(ABS(AKTIVNI), 32768) = 1', /out of the range of SMALLINT/],
+    ['ISNULL(ID, 2147483648) = 1', /out of the range of INT/],
+    ['ISNULL(LEN(NAZEV), 3000000000) = 1', /out of the range of INT/],
   ];
   it.each(cases)('%s', (input, message) => {
     expect(refusal(input).message).toMatch(message);
@@ -467,6 +497,13 @@ describe('values SQL Server refuses are refused on every database (PostgreSQL wo
     "ID = ' 1.5 '",
     "LEFT(NAZEV, 0) = ''",
     "GUID = '{6F9619FF-8B86-D011-B42D-00C04FC964FF}'",
+    'ID % 3.5 = 1',
+    'CAST(MNOZSTVI AS DECIMAL(10,2)) % 2 = 1',
+    'ISNULL(AKTIVNI, 32767) = 1',
+    'ISNULL(AKTIVNI, 2.5) = 1',
+    'ISNULL(AKTIVNI + 100000, 100000) = 1',
+    'ISNULL(CAST(ID AS BIGINT), 3000000000) = 1',
+    'ISNULL(MNOZSTVI, 100000000000) = 1',
   ])('accepts %s, as SQL Server does', (input) => {
     expect(() => compileCondition(input, COLUMNS, postgresDialect)).not.toThrow();
     expect(() => compileCondition(input, COLUMNS, mssqlDialect)).not.toThrow();

@@ -93,7 +93,11 @@ const { num, str, dt } = fc.letrec<{ num: string; str: string; dt: string }>((ti
     fc
       .tuple(tie('num'), fc.constantFrom('*', '/'), fc.constantFrom('2.5', '0.5', '3.0'))
       .map(([a, op, b]) => `${a} ${op} ${b}`),
-    fc.tuple(tie('num'), fc.constantFrom('7', '3')).map(([a, b]) => `(${a} % ${b})`),
+    fc
+      .tuple(tie('num'), fc.constantFrom('7', '3'))
+      // Modulo of an approximate number is refused (SQL Server error 402; condition-errors.test.ts).
+      .filter(([a]) => !/FLOAT|REAL|MNOZSTVI/.test(a))
+      .map(([a, b]) => `(${a} % ${b})`),
     tie('num').map((a) => `-(${a})`),
     tie('num').map((a) => `ABS(${a})`),
     fc.tuple(tie('num'), fc.integer({ min: 0, max: 3 })).map(([a, n]) => `ROUND(${a}, ${n})`),
@@ -145,7 +149,7 @@ const { num, str, dt } = fc.letrec<{ num: string; str: string; dt: string }>((ti
       .tuple(
         fc.constantFrom('VARCHAR(10)', 'NVARCHAR(30)'),
         tie('dt'),
-        fc.constantFrom(104, 120, 112, 23, 103, 108, 121, 126),
+        fc.constantFrom(104, 120, 112, 23, 103, 108, 101, 1, 20, 8),
       )
       .map(([t, d, style]) => `CONVERT(${t}, ${d}, ${style})`),
     tie('dt').map((d) => `CAST(${d} AS VARCHAR(30))`),

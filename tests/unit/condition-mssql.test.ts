@@ -80,6 +80,12 @@ describe('SQL Server output', () => {
     ['LEN(NAZEV) > 3', '(LEN([NAZEV]) > @p1)', [3]],
     ["SUBSTRING(NAZEV, 2, 3) = 'lfa'", '(SUBSTRING([NAZEV], @p1, @p2) = @p3)', [2, 3, 'lfa']],
     ['LEFT(NAZEV, 2) = RIGHT(NAZEV, 2)', '(LEFT([NAZEV], @p1) = RIGHT([NAZEV], @p2))', [2, 2]],
+    // A computed length fails when negative on Babelfish too (through SUBSTRING), as on SQL Server.
+    [
+      "LEFT(NAZEV, ID - 3) = 'a'",
+      '(LEFT([NAZEV], (([ID] - @p1) + 0 * LEN(SUBSTRING(@p2, 1, ([ID] - @p3))))) = @p4)',
+      [3, '', 3, 'a'],
+    ],
     [
       'YEAR(DATUM) = 2024 AND MONTH(DEN) = 1 AND DAY(DATUM) = 15',
       '((YEAR([DATUM]) = @p1) AND (MONTH([DEN]) = @p2) AND (DAY([DATUM]) = @p3))',
@@ -142,6 +148,31 @@ describe('SQL Server output', () => {
       "CONVERT(varchar(10), DEN, 120) = '2024-01-15'",
       '(CONVERT(VARCHAR(10), CONVERT(VARCHAR(10), CAST([DEN] AS DATE), 23)) = @p1)',
       ['2024-01-15'],
+    ],
+    [
+      "CONVERT(varchar(10), DATUM, 101) = '01/15/2024'",
+      '(CONVERT(VARCHAR(10), CONVERT(VARCHAR(10), CAST([DATUM] AS DATE), 101)) = @p1)',
+      ['01/15/2024'],
+    ],
+    [
+      "CONVERT(varchar(8), DATUM, 1) = '01/15/24'",
+      '(CONVERT(VARCHAR(8), CONVERT(VARCHAR(10), CAST([DATUM] AS DATE), 1)) = @p1)',
+      ['01/15/24'],
+    ],
+    [
+      "CONVERT(varchar(8), DATUM, 8) = '10:30:00'",
+      '(CONVERT(VARCHAR(8), CONVERT(VARCHAR(8), CAST([DATUM] AS TIME), 108)) = @p1)',
+      ['10:30:00'],
+    ],
+    [
+      "CONVERT(varchar(19), DATUM, 20) = '2024-01-15 10:30:00'",
+      '(CONVERT(VARCHAR(19), (CONVERT(VARCHAR(10), CAST([DATUM] AS DATE), 23) + CHAR(32) + CONVERT(VARCHAR(8), CAST([DATUM] AS TIME), 108))) = @p1)',
+      ['2024-01-15 10:30:00'],
+    ],
+    [
+      "CONVERT(datetime2(3), '2024-01-02T10:11:12.345', 126) > DATUM",
+      '(CONVERT(DATETIME2(3), @p1, 126) > [DATUM])',
+      ['2024-01-02T10:11:12.345'],
     ],
     [
       "CONVERT(datetime2(3), '01.02.2024', 104) > DATUM",

@@ -472,7 +472,10 @@ export class PostgresCompiler {
     switch (node.kind) {
       case 'string': {
         if (style !== undefined && (from === 'date' || from === 'datetime' || from === 'time')) {
-          return `CAST(to_char(${this.expr(operand)}, ${this.text(style)}) AS ${target})`;
+          // A date has no time to write: SQL Server gives style 20/120 of a date as 'yyyy-mm-dd'.
+          const dateOnly = from === 'date' && (node.style === 20 || node.style === 120);
+          const format = dateOnly ? CONVERT_FORMATS.get(23)! : style;
+          return `CAST(to_char(${this.expr(operand)}, ${this.text(format)}) AS ${target})`;
         }
         return `CAST(${this.as(operand, 'string')} AS ${target})`;
       }

@@ -9,6 +9,16 @@ import { type ConditionTranslator, dialectTranslator, type ParamSink } from '../
 import { limitSize } from '../../core/condition/params.js';
 import { mssqlDialect } from './dialect.js';
 
+/** CONVERT styles that write the date alone (two- or four-digit years). */
+const DATE_ONLY_STYLES: ReadonlySet<number> = new Set([
+  1, 101, 2, 102, 3, 103, 4, 104, 5, 105, 10, 110, 11, 111, 12, 112, 23,
+]);
+
+const isLiteral = (node: Expr) =>
+  node.type === 'number' ||
+  node.type === 'string' ||
+  (node.type === 'unary' && node.operand.type === 'number');
+
 export function typeSql(type: SqlType): string {
   if (type.max) return `${type.name}(MAX)`;
   return type.args.length > 0 ? `${type.name}(${type.args.join(',')})` : type.name;
@@ -58,8 +68,9 @@ export class MssqlCompiler {
    * A date or date-time as text in a CONVERT style, written as T-SQL that both SQL Server and
    * Babelfish run alike: Babelfish applies a style to a `date` or `time` but ignores it for a
    * date-time (and answers NULL for style 108 of a date), SQL Server applies it to all. So the
-   * date-only styles convert the date part, 108 the time part, and 120 joins the two; the text is
-   * the one SQL Server makes of the original value. Other styles (121, 126) are sent as written.
+   * date-only styles convert the date part, 8/108 the time part, and 20/120 join the two; the text
+   * is the one SQL Server makes of the original value. The styles with fractions (21, 121, 126) are
+   * refused for date/time values by the parser.
    */
   private styledDate(operand: Expr, style: number): string {
     // Each use emits the operand again (with fresh parameters), so placeholders and params match.
@@ -69,19 +80,18 @@ export class MssqlCompiler {
         ? `CAST(CAST(${this.expr(operand)} AS DATETIME2) AS TIME)`
         : `CAST(${this.expr(operand)} AS TIME)`;
     switch (style) {
-      case 23:
-      case 103:
-      case 104:
-      case 112:
-        return `CONVERT(VARCHAR(10), ${datePart()}, ${style})`;
+      case 8:
       case 108:
         return `CONVERT(VARCHAR(8), ${timePart()}, 108)`;
+      case 20:
       case 120:
         return operand.kind === 'date'
           ? `CONVERT(VARCHAR(10), ${datePart()}, 23)`
           : `(CONVERT(VARCHAR(10), ${datePart()}, 23) + CHAR(32) + CONVERT(VARCHAR(8), ${timePart()}, 108))`;
       default:
-        return `${this.expr(operand)}, ${style}`;
+        return DATE_ONLY_STYLES.has(style)
+          ? `CONVERT(VARCHAR(10), ${datePart()}, ${style})`
+          : `${this.expr(operand)}, ${style}`;
     }
   }
 
@@ -108,6 +118,16 @@ export class MssqlCompiler {
     }
   }
 
+  /**
+   * A computed LEFT/RIGHT length that fails when negative on every T-SQL engine: SQL Server refuses
+   * it (error 536), Babelfish would read it as PostgreSQL's "all but n". SUBSTRING refuses a negative
+   * length on both (537; Babelfish's generic error) and adds nothing otherwise (0 times a length;
+   * NULL stays NULL). A literal length was checked when parsed.
+   */
+  private checkedLength(length: Expr): string {
+    return `(${this.expr(length)} + 0 * LEN(SUBSTRING(${this.sink.add('')}, 1, ${this.expr(length)})))`;
+  }
+
   private expr(node: Expr): string {
     return limitSize(this.exprSql(node));
   }
@@ -129,6 +149,9 @@ export class MssqlCompiler {
       case 'binary':
         return `(${this.expr(node.left)} ${node.op} ${this.expr(node.right)})`;
       case 'call':
+        if ((node.name === 'LEFT' || node.name === 'RIGHT') && !isLiteral(node.args[1]!)) {
+          return `${node.name}(${this.expr(node.args[0]!)}, ${this.checkedLength(node.args[1]!)})`;
+        }
         return `${node.name}(${node.args.map((arg) => this.expr(arg)).join(', ')})`;
       case 'dateadd':
         return `DATEADD(${arithmeticPart(node.part)}, ${this.expr(node.amount)}, ${this.expr(node.date)})`;

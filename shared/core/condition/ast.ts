@@ -63,7 +63,16 @@ export interface ColumnRef extends Base {
   /** Name exactly as in the catalogue. */
   readonly name: string;
   readonly kind: Kind;
+  /** The column's numeric type where the checks need it (FLOAT for FLOAT/REAL, the integer types). */
+  readonly numericType: NumericType | undefined;
 }
+
+/**
+ * The T-SQL type of a number value where a check depends on it: the integer types (an overflow
+ * when a literal is converted to them) and FLOAT (no modulo). Decimals, money and the rest are
+ * left undefined.
+ */
+export type NumericType = 'TINYINT' | 'SMALLINT' | 'INT' | 'BIGINT' | 'FLOAT';
 
 export interface StringLiteral extends Base {
   readonly type: 'string';

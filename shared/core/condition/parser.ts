@@ -27,7 +27,15 @@ import { conditionError } from './errors.js';
 import { type Token, tokenize } from './lexer.js';
 import { checkLikePattern, LikePatternError } from './like-pattern.js';
 import { checkCastLiteral, checkImplicitLiteral, checkLengthLiteral } from './literal-values.js';
-import { arithmeticKind, commonKind, describeKind, expectKind, kindOfColumn } from './typing.js';
+import {
+  arithmeticKind,
+  commonKind,
+  describeKind,
+  expectKind,
+  kindOfColumn,
+  numericTypeOf,
+  numericTypeOfColumn,
+} from './typing.js';
 import {
   CONVERT_STYLES,
   DATE_PARTS,
@@ -50,6 +58,8 @@ export const MAX_TREE_DEPTH = 200;
 
 const COMPARE_OPS: ReadonlySet<string> = new Set(['=', '<>', '<', '<=', '>', '>=']);
 const INT_MAX = 2147483647;
+/** CONVERT styles with fractions of a second (README, condition language): read from text only. */
+const FRACTION_STYLES: ReadonlySet<number> = new Set([21, 121, 126]);
 
 /** Parses and checks `source` against `columns`. Throws ConditionError. */
 export function parseCondition(source: string, columns: readonly ColumnInfo[]): Condition {
@@ -354,6 +364,12 @@ class Parser {
       const right = this.asExpr(operand());
       const op = token.value as ArithmeticOp;
       const kind = arithmeticKind(op, left.kind, right.kind, this.fail(token.pos));
+      if (op === '%' && (numericTypeOf(left) === 'FLOAT' || numericTypeOf(right) === 'FLOAT')) {
+        // SQL Server error 402: modulo is not defined for approximate numbers (PostgreSQL would compute it).
+        this.fail(token.pos)(
+          'Operator % cannot be used with FLOAT or REAL values (SQL Server refuses it); CAST the value to DECIMAL first',
+        );
+      }
       node = this.built({ type: 'binary', op, left, right, kind, pos: left.pos }, [left, right]);
     }
   }
@@ -417,7 +433,13 @@ class Parser {
     if (!candidates) throw this.error(token.pos, `Unknown column "${shown}"`);
     const column = candidates.length === 1 ? candidates[0] : candidates.find((c) => c.name === name);
     if (!column) throw this.error(token.pos, `Ambiguous column "${shown}" (columns differ only in case)`);
-    return { type: 'column', name: column.name, kind: kindOfColumn(column.kind), pos: token.pos };
+    return {
+      type: 'column',
+      name: column.name,
+      kind: kindOfColumn(column.kind),
+      numericType: numericTypeOfColumn(column),
+      pos: token.pos,
+    };
   }
 
   private word(token: Token): Node {
@@ -464,6 +486,12 @@ class Parser {
       case 'ISNULL': {
         this.noMixedUnknown(args, fail);
         this.literalsAs(args, commonKind([arg(0).kind, arg(1).kind], fail));
+        // SQL Server converts the replacement to the first argument's type: a literal out of its
+        // range is an arithmetic overflow there (error 220), whether or not the first is NULL.
+        const integer = arg(0).kind === 'number' ? numericTypeOf(arg(0)) : undefined;
+        if (integer !== undefined && integer !== 'FLOAT' && arg(1).kind !== 'null') {
+          checkCastLiteral(arg(1), { name: integer, args: [], max: false }, 'number', this.fail(arg(1).pos));
+        }
         return arg(0).kind === 'null' ? arg(1).kind : arg(0).kind;
       }
       case 'COALESCE':
@@ -665,6 +693,14 @@ class Parser {
         (temporal(operand.kind) && kind === 'string') ||
         (operand.kind === 'string' && temporal(kind));
       if (!fits) fail('A CONVERT style is only supported between date/time values and text');
+      if (temporal(operand.kind) && FRACTION_STYLES.has(style)) {
+        // SQL Server writes as many fraction digits as the value's type holds (3 for DATETIME, 0 to 7
+        // for DATETIME2(n), none at all for a zero fraction in 126), which the condition's kinds do
+        // not carry; refused rather than answered differently on another database.
+        fail(
+          `CONVERT style ${style} of a date/time value is not supported (its fraction digits depend on the value's type); use style 120 or 23`,
+        );
+      }
     } else {
       checkCastLiteral(operand, target, kind, this.fail(operand.pos));
     }

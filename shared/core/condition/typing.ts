@@ -3,8 +3,8 @@
  * well defined and refuse the murky corners (date arithmetic with `+`, numbers as dates, ...),
  * so that the PostgreSQL translation can reproduce every accepted expression.
  */
-import type { ColumnKind } from '../database.js';
-import type { ArithmeticOp, Kind } from './ast.js';
+import type { ColumnInfo, ColumnKind } from '../database.js';
+import type { ArithmeticOp, Expr, Kind, NumericType } from './ast.js';
 
 export function kindOfColumn(kind: ColumnKind): Kind {
   switch (kind) {
@@ -121,4 +121,94 @@ export function expectKind(
 ): void {
   if (kind === 'null' || allowed.includes(kind)) return;
   fail(`${what} cannot be ${describeKind(kind)}`);
+}
+
+/** The numeric type of a column, from its catalogue type (SQL Server's or PostgreSQL's spelling). */
+export function numericTypeOfColumn(column: ColumnInfo): NumericType | undefined {
+  if (column.kind === 'float') return 'FLOAT';
+  if (column.kind !== 'int') return undefined;
+  switch (column.dataType.toLowerCase()) {
+    case 'tinyint':
+      return 'TINYINT';
+    case 'smallint':
+      return 'SMALLINT';
+    case 'int':
+    case 'integer':
+      return 'INT';
+    case 'bigint':
+      return 'BIGINT';
+    default:
+      return undefined;
+  }
+}
+
+/** T-SQL data type precedence among the numeric types tracked; a decimal (undefined) sits between BIGINT and FLOAT. */
+const NUMERIC_RANK: Readonly<Record<NumericType, number>> = {
+  TINYINT: 1,
+  SMALLINT: 2,
+  INT: 3,
+  BIGINT: 4,
+  FLOAT: 6,
+};
+const DECIMAL_RANK = 5;
+
+/** The type T-SQL gives an expression of several number operands (texts, bits and NULL take the others' type). */
+function combinedNumericType(operands: readonly Expr[]): NumericType | undefined {
+  let best: NumericType | undefined;
+  let bestRank = 0;
+  for (const operand of operands) {
+    if (operand.kind !== 'number') continue;
+    const type = numericTypeOf(operand);
+    const rank = type === undefined ? DECIMAL_RANK : NUMERIC_RANK[type];
+    if (rank > bestRank) {
+      best = type;
+      bestRank = rank;
+    }
+  }
+  return best;
+}
+
+/**
+ * The T-SQL numeric type of a value where the condition's checks depend on it (an integer type or
+ * FLOAT), undefined for decimals, money and values that are not numbers.
+ */
+export function numericTypeOf(node: Expr): NumericType | undefined {
+  switch (node.type) {
+    case 'column':
+      return node.numericType;
+    case 'number':
+      return node.isInt ? 'INT' : undefined;
+    case 'unary':
+      return node.kind === 'number' ? numericTypeOf(node.operand) : undefined;
+    case 'binary':
+      return node.kind === 'number' ? combinedNumericType([node.left, node.right]) : undefined;
+    case 'datediff':
+      return 'INT';
+    case 'dateadd':
+      return undefined;
+    case 'cast':
+      if (node.target.name === 'REAL') return 'FLOAT';
+      return node.target.name in NUMERIC_RANK ? (node.target.name as NumericType) : undefined;
+    case 'call':
+      switch (node.name) {
+        case 'ABS':
+        case 'ROUND':
+          return node.args[0]!.kind === 'number' ? numericTypeOf(node.args[0]!) : undefined;
+        case 'ISNULL': {
+          const [first, second] = node.args as [Expr, Expr];
+          return first.kind === 'null' ? combinedNumericType([second]) : combinedNumericType([first]);
+        }
+        case 'COALESCE':
+          return combinedNumericType(node.args);
+        case 'LEN':
+        case 'YEAR':
+        case 'MONTH':
+        case 'DAY':
+          return 'INT';
+        default:
+          return undefined;
+      }
+    default:
+      return undefined;
+  }
 }
