@@ -282,6 +282,10 @@ describe('PostgreSQL translation runs with SQL Server semantics', () => {
     ["CONVERT(varchar(10), CAST('2024-03-05' AS DATE), 101) = '03/05/2024'", true],
     ["CONVERT(varchar(19), CAST('2024-03-05 14:07:09' AS DATETIME), 120) = '2024-03-05 14:07:09'", true],
     ["CONVERT(varchar(8), CAST('2024-03-05 14:07:09' AS DATETIME), 108) = '14:07:09'", true],
+    // ISNULL takes the first argument's type: an integer replacement, truncated (3.7 -> 3).
+    ['ISNULL(CAST(NULL AS INT), 3.7) / 2 = 1', true],
+    ['ISNULL(CAST(NULL AS INT), -3.7) = -3', true],
+    ['COALESCE(CAST(NULL AS INT), 3.7) / 2 = 1.85', true],
     // A date has no time to write (SQL Server): 120 of a date is its ten characters.
     ["CONVERT(nvarchar(30), CAST('2024-03-05' AS DATE), 120) = '2024-03-05'", true],
     ["LEN(CONVERT(nvarchar(30), CAST('2024-03-05' AS DATE), 20)) = 10", true],

@@ -26,7 +26,7 @@ import { type ConditionTranslator, dialectTranslator, type ParamSink } from '../
 import { translateLikePattern } from '../../core/condition/like-pattern.js';
 import { FIRST_YEAR } from '../../core/condition/literal-values.js';
 import { limitSize } from '../../core/condition/params.js';
-import { commonKind } from '../../core/condition/typing.js';
+import { commonKind, numericTypeOf } from '../../core/condition/typing.js';
 import { postgresDialect } from './dialect.js';
 
 /** The PostgreSQL `to_char` / `to_timestamp` format of each CONVERT style of the language (`CONVERT_STYLES`). */
@@ -313,7 +313,16 @@ export class PostgresCompiler {
     const arg = (i: number) => node.args[i]!;
     const str = (i: number) => this.as(arg(i), 'string');
     switch (node.name) {
-      case 'ISNULL':
+      case 'ISNULL': {
+        // T-SQL gives ISNULL the first argument's type: an integer first argument makes the
+        // replacement an integer too (truncated), so ISNULL(ID, 2.5) / 2 stays integer division.
+        const type = node.kind === 'number' && arg(0).kind === 'number' ? numericTypeOf(arg(0)) : undefined;
+        if (type !== undefined && type !== 'FLOAT') {
+          const pg = pgTargetType({ name: type, args: [], max: false });
+          return `COALESCE(${this.expr(arg(0))}, CAST(trunc(CAST(${this.as(arg(1), 'number')} AS numeric)) AS ${pg}))`;
+        }
+        return `COALESCE(${node.args.map((a) => this.as(a, node.kind)).join(', ')})`;
+      }
       case 'COALESCE':
         return `COALESCE(${node.args.map((a) => this.as(a, node.kind)).join(', ')})`;
       case 'UPPER':

@@ -14,6 +14,9 @@ const DATE_ONLY_STYLES: ReadonlySet<number> = new Set([
   1, 101, 2, 102, 3, 103, 4, 104, 5, 105, 10, 110, 11, 111, 12, 112, 23,
 ]);
 
+/** Text functions whose result Babelfish compares without T-SQL's padding (see the 'call' case). */
+const PADDED_TEXT_FUNCTIONS: ReadonlySet<string> = new Set(['LEFT', 'RIGHT', 'UPPER', 'LOWER']);
+
 const isLiteral = (node: Expr) =>
   node.type === 'number' ||
   node.type === 'string' ||
@@ -148,11 +151,15 @@ export class MssqlCompiler {
         return `(-${this.expr(node.operand)})`;
       case 'binary':
         return `(${this.expr(node.left)} ${node.op} ${this.expr(node.right)})`;
-      case 'call':
-        if ((node.name === 'LEFT' || node.name === 'RIGHT') && !isLiteral(node.args[1]!)) {
-          return `${node.name}(${this.expr(node.args[0]!)}, ${this.checkedLength(node.args[1]!)})`;
-        }
-        return `${node.name}(${node.args.map((arg) => this.expr(arg)).join(', ')})`;
+      case 'call': {
+        const call =
+          (node.name === 'LEFT' || node.name === 'RIGHT') && !isLiteral(node.args[1]!)
+            ? `${node.name}(${this.expr(node.args[0]!)}, ${this.checkedLength(node.args[1]!)})`
+            : `${node.name}(${node.args.map((arg) => this.expr(arg)).join(', ')})`;
+        // Babelfish answers these with PostgreSQL text, which compares trailing blanks (' ' <> '');
+        // as NVARCHAR they compare as T-SQL text does on both engines (README, "Verified where").
+        return PADDED_TEXT_FUNCTIONS.has(node.name) ? `CAST(${call} AS NVARCHAR(MAX))` : call;
+      }
       case 'dateadd':
         return `DATEADD(${arithmeticPart(node.part)}, ${this.expr(node.amount)}, ${this.expr(node.date)})`;
       case 'datediff':

@@ -6,6 +6,9 @@ import {
 } from '../../core/database.js';
 import type { MssqlPoolLike } from './types.js';
 
+/** How long a cancelled statement may take to be acknowledged before its connection is closed. */
+export const CANCEL_TIMEOUT_MS = 1000;
+
 /** Drops undefined entries: the driver merges options over its defaults with Object.assign. */
 function defined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as T;
@@ -49,10 +52,13 @@ export function parseConnectionString(connectionString: string): sql.config {
   // statement is bounded by the service's own limits instead (the gateway's through the invocation's
   // abort signal, the Web API's synchronous limit, the job worker's lease), which cancel it in the
   // server; a 15 s driver time-out would end a long read or operation early as "unreachable".
+  // A cancel (TDS attention) that the server has not acknowledged within CANCEL_TIMEOUT_MS closes
+  // the connection instead (the pool opens another): SQL Server acknowledges at once, Babelfish
+  // only when the statement ends (README, "Verified where"), and the driver's default is 5 s.
   return {
     ...config,
     requestTimeout: config.requestTimeout ?? 0,
-    options: { ...config.options, useUTC: true },
+    options: { cancelTimeout: CANCEL_TIMEOUT_MS, ...config.options, useUTC: true },
   };
 }
 
