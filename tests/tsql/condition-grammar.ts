@@ -10,6 +10,8 @@ export interface TableVocabulary {
   readonly numbers: readonly string[];
   readonly numberLiterals: readonly string[];
   readonly texts: readonly string[];
+  /** Text columns whose demo values are ASCII only (see ASCII_CLASS_PIECES). */
+  readonly asciiTexts: readonly string[];
   readonly textLiterals: readonly string[];
   readonly dateTimes: readonly string[];
   readonly dates: readonly string[];
@@ -23,6 +25,7 @@ export const SUBJECT: TableVocabulary = {
   numbers: ['ID', 'AKTIVNI'],
   numberLiterals: ['0', '1', '-1', '7', '30', '60', '2.5', '100.00'],
   texts: ['NAZEV', 'ICO', 'DIC', 'MESTO', 'PSC', 'STAT', 'EMAIL', 'TELEFON', 'ULICE', 'WEBHOOK_URL'],
+  asciiTexts: ['ICO', 'DIC', 'PSC', 'STAT', 'TELEFON'],
   textLiterals: ["'Praha'", "'praha'", "N'Plzeň'", "'CZ'", "'25596641'", "'a'", "''", "'s.r.o.'", "'Brno '"],
   dateTimes: ['DATUM_ZALOZENI'],
   dates: [],
@@ -35,6 +38,7 @@ export const DOKUMENT: TableVocabulary = {
   numbers: ['ID', 'SUBJECT_ID', 'CASTKA_ZAKLAD', 'CASTKA_DPH', 'CASTKA_CELKEM', 'UHRAZENO', 'STORNO'],
   numberLiterals: ['0', '1', '-1', '3', '21', '1000', '1234.50', '-500.25', '100000'],
   texts: ['CISLO', 'TYP_DOKLADU', 'MENA', 'VARIABILNI_SYMBOL', 'POPIS', 'POZNAMKA'],
+  asciiTexts: ['CISLO', 'TYP_DOKLADU', 'MENA', 'VARIABILNI_SYMBOL'],
   textLiterals: ["'FV'", "'fv'", "'CZK'", "N'Záloha'", "'EUR'", "'2024'", "'a'", "''", "'FV '"],
   dateTimes: ['DATUM_VYSTAVENI', 'DATUM_SPLATNOSTI', 'VYTVORENO'],
   dates: ['DATUM_UZP'],
@@ -50,7 +54,14 @@ const DATE_LITERALS = [
   "'1998-03-12'",
 ];
 const PARTS = ['year', 'quarter', 'month', 'day', 'dayofyear', 'week', 'weekday', 'hour', 'minute', 'second'];
-const LIKE_PIECES = ['%', '_', 'a', 'A', 'FV', 'Pr', '[a-c]', '[^x]', '[%]', '[_]', '0', ' ', 'ř', '.'];
+const LIKE_PIECES = ['%', '_', 'a', 'A', 'FV', 'Pr', '[a-c]', '[%]', '[_]', '0', ' ', 'ř', '.'];
+/**
+ * A negated class matches any other character on SQL Server and the embedded database, but on
+ * Babelfish a character outside ASCII never matches a bracket class ('á' LIKE '[^x]' and even
+ * 'á' LIKE '[á]' are false; README, "Verified where"). Negated classes are therefore matched
+ * against columns whose demo values are ASCII, where the engine answers as SQL Server.
+ */
+const ASCII_CLASS_PIECES = [...LIKE_PIECES, '[^x]', '[^0-4]', '[^F]'];
 
 /** A grammar of valid conditions over one table: values by kind, predicates, AND/OR/NOT. */
 export function conditions(table: TableVocabulary): fc.Arbitrary<string> {
@@ -114,9 +125,18 @@ export function conditions(table: TableVocabulary): fc.Arbitrary<string> {
       fc.tuple(tie('dt'), tie('dt')).map(([a, b]) => `ISNULL(${a}, ${b})`),
     ),
   }));
-  const likePattern = fc
-    .array(pick(LIKE_PIECES), { minLength: 1, maxLength: 4 })
-    .map((pieces) => `'${pieces.join('').replaceAll("'", "''")}'`);
+  const patternOf = (pieces: readonly string[]) =>
+    fc
+      .array(pick(pieces), { minLength: 1, maxLength: 4 })
+      .map((chosen) => `'${chosen.join('').replaceAll("'", "''")}'`);
+  const likePattern = patternOf(LIKE_PIECES);
+  const asciiText = fc.oneof(
+    pick(table.asciiTexts),
+    fc
+      .tuple(pick(['UPPER', 'LOWER', 'LTRIM', 'RTRIM']), pick(table.asciiTexts))
+      .map(([f, c]) => `${f}(${c})`),
+    fc.tuple(pick(table.asciiTexts), fc.integer({ min: 1, max: 6 })).map(([c, n]) => `RIGHT(${c}, ${n})`),
+  );
   const guidPredicates = table.guids.flatMap((g) => [
     `${g} IS NULL`,
     `${g} = 'FB3D403F-F961-5D82-356C-F7151BA88D65'`,
@@ -129,6 +149,9 @@ export function conditions(table: TableVocabulary): fc.Arbitrary<string> {
     fc.tuple(dt, compare, dt).map((parts) => parts.join(' ')),
     fc.tuple(dt, compare, pick(DATE_LITERALS)).map((parts) => parts.join(' ')),
     fc.tuple(str, fc.boolean(), likePattern).map(([s, not, p]) => `${s} ${not ? 'NOT ' : ''}LIKE ${p}`),
+    fc
+      .tuple(asciiText, fc.boolean(), patternOf(ASCII_CLASS_PIECES))
+      .map(([s, not, p]) => `${s} ${not ? 'NOT ' : ''}LIKE ${p}`),
     fc
       .tuple(num, fc.boolean(), fc.array(num, { minLength: 1, maxLength: 4 }))
       .map(([a, not, items]) => `${a} ${not ? 'NOT ' : ''}IN (${items.join(', ')})`),
