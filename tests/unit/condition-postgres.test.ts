@@ -70,6 +70,9 @@ describe('PostgreSQL translation runs with SQL Server semantics', () => {
     ['CENA + 0.01 = 100', [2]],
     ['CENA - 0.99 = 99', [2]],
     ['ID % 2 = 0', [2, 4]],
+    // int % int is an int in T-SQL: dividing it again divides as integers (found by the differential test)
+    ['ID % 2 / 2 = 0', [1, 2, 3, 4, 5]],
+    ['(ID / 2) % 2 / 2 = 0', [1, 2, 3, 4, 5]],
     ['ID / 2 = 1', [2, 3]],
     ['(ID + 1) * 2 = 8', [3]],
     ['ID + 1 * 2 = 5', [3]],
@@ -500,7 +503,8 @@ describe('PostgreSQL SQL text', () => {
       [2, 1],
     ],
     ['ABS(CENA) = 1', '(abs("CENA") = CAST($1 AS integer))', [1]],
-    ['ID % 2 = 0', '((CAST("ID" AS numeric) % CAST($1 AS integer)) = CAST($2 AS integer))', [2, 0]],
+    ['ID % 2 = 0', '(("ID" % CAST($1 AS integer)) = CAST($2 AS integer))', [2, 0]],
+    ['CENA % 2 = 0', '((CAST("CENA" AS numeric) % CAST($1 AS integer)) = CAST($2 AS integer))', [2, 0]],
     [
       "GUID = '6F9619FF-8B86-D011-B42D-00C04FC964FF'",
       '("GUID" = CAST($1 AS uuid))',

@@ -445,6 +445,15 @@ describe('error mapping', () => {
     );
     expect(statement).toBeInstanceOf(DatabaseStatementError);
     expect(statement).toMatchObject({ dbCode: '208', message: "Invalid object name 'x'." });
+    // Babelfish's untranslated PostgreSQL overflow carries SQL Server's number for it (8115).
+    const overflow = mapError(
+      Object.assign(new sql.RequestError('numeric field overflow', 'EREQUEST'), { number: 33557097 }),
+    );
+    expect(overflow).toMatchObject({ dbCode: '8115' });
+    const other = mapError(
+      Object.assign(new sql.RequestError('something else', 'EREQUEST'), { number: 33557097 }),
+    );
+    expect(other).toMatchObject({ dbCode: '33557097' });
     const plain = new TypeError('bug');
     expect(mapError(plain)).toBe(plain);
   });

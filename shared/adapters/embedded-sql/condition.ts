@@ -29,6 +29,12 @@ import { limitSize } from '../../core/condition/params.js';
 import { commonKind, numericTypeOf } from '../../core/condition/typing.js';
 import { postgresDialect } from './dialect.js';
 
+/** An operand of an integer type (TINYINT to BIGINT) in T-SQL's typing. */
+function isInteger(node: Expr): boolean {
+  const type = numericTypeOf(node);
+  return node.kind === 'number' && type !== undefined && type !== 'FLOAT';
+}
+
 /** The PostgreSQL `to_char` / `to_timestamp` format of each CONVERT style of the language (`CONVERT_STYLES`). */
 export const CONVERT_FORMATS: ReadonlyMap<number, string> = new Map([
   [1, 'MM/DD/YY'],
@@ -248,7 +254,10 @@ export class PostgresCompiler {
         return `(-${this.as(node.operand, 'number')})`;
       case 'binary': {
         if (node.op === '%') {
-          // PostgreSQL has no % for double precision; numeric gives the T-SQL result for the rest.
+          // Integers stay integers (T-SQL: int % int is an int, so `(ID / 2) % 2 / 2` divides as
+          // integers); for decimals numeric gives the T-SQL result (% on FLOAT is refused earlier).
+          if (isInteger(node.left) && isInteger(node.right))
+            return `(${this.as(node.left, 'number')} % ${this.as(node.right, 'number')})`;
           return `(${this.modulo(node.left)} % ${this.modulo(node.right)})`;
         }
         const op = node.kind === 'string' ? '||' : node.op;

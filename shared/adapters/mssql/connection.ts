@@ -98,6 +98,19 @@ const UNAVAILABLE_CODES = new Set([
   'EINSTLOOKUP',
 ]);
 
+// The T-SQL engine of the development machines (Babelfish) passes some PostgreSQL errors through
+// under one generic number; those a caller's condition can cause get SQL Server's number for the
+// same failure, so that the answer is SQL Server's. SQL Server itself never sends this number.
+const BABELFISH_UNTRANSLATED = 33557097;
+const SQL_SERVER_NUMBERS: readonly (readonly [RegExp, number])[] = [
+  [/^numeric field overflow/i, 8115], // arithmetic overflow converting to numeric
+];
+
+function sqlServerNumber(number: unknown, message: string): unknown {
+  if (number !== BABELFISH_UNTRANSLATED) return number;
+  return SQL_SERVER_NUMBERS.find(([pattern]) => pattern.test(message))?.[1] ?? number;
+}
+
 /** Maps driver errors onto the port's errors; anything else is returned unchanged. */
 export function mapError(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
@@ -122,7 +135,9 @@ export function mapError(error: unknown): unknown {
   }
   if (error instanceof sql.RequestError || error instanceof sql.TransactionError) {
     const number = 'number' in error ? error.number : undefined;
-    return new DatabaseStatementError(error.message, String(number ?? code), { cause: error });
+    return new DatabaseStatementError(error.message, String(sqlServerNumber(number, error.message) ?? code), {
+      cause: error,
+    });
   }
   return error;
 }
