@@ -9,6 +9,14 @@ const GATEWAY_TIMEOUT_MS = 3000;
 const ANSWER_MAX_AGE_MS = 1500;
 
 let stack: LocalStack;
+
+/** The Data API reads' cursors open in the embedded database right now. */
+async function openReadCursors(): Promise<number> {
+  const result = await stack.pglite!.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM pg_cursors WHERE name LIKE 'svc_cursor%'",
+  );
+  return result.rows[0]!.n;
+}
 beforeAll(async () => {
   // The gateway's own behaviour; the time-limit test looks at the embedded database's cursors.
   stack = await startLocalStack({
@@ -134,17 +142,9 @@ describe('local stack: time limit', () => {
     expect(elapsed).toBeLessThan(GATEWAY_TIMEOUT_MS + longestStall + 1000);
     // The read stopped: its cursor is closed in the database.
     await expect
-      .poll(
-        async () =>
-          (
-            await stack.pglite!.query<{ n: number }>(
-              "SELECT count(*)::int AS n FROM pg_cursors WHERE name LIKE 'svc_cursor%'",
-            )
-          ).rows[0]!.n,
-        {
-          timeout: 1000,
-        },
-      )
+      .poll(openReadCursors, {
+        timeout: 1000,
+      })
       .toBe(0);
     const next = Date.now();
     const count = await fetch(`${stack.url}/demo/JsonAPI/Data/getRowsCount/SUBJECT`, {
@@ -184,17 +184,7 @@ describe('local stack: shutdown', () => {
     });
     // In flight: its read has opened a cursor (a connection whose request has not arrived yet is
     // idle to the server, and closed at once).
-    await expect
-      .poll(
-        async () =>
-          (
-            await stack.pglite!.query<{ n: number }>(
-              "SELECT count(*)::int AS n FROM pg_cursors WHERE name LIKE 'svc_cursor%'",
-            )
-          ).rows[0]!.n,
-        { timeout: 10_000, interval: 20 },
-      )
-      .toBe(1);
+    await expect.poll(openReadCursors, { timeout: 10_000, interval: 20 }).toBe(1);
     const started = Date.now();
     const stopped = stack.stop();
     const answer = await inFlight;
