@@ -1,9 +1,26 @@
+import { rememberedCatalogue } from '../core/data-api/data-source.js';
 import type { Database, SqlDialectName } from '../core/database.js';
-import { ConfigurationError } from './settings.js';
+import { ConfigurationError, getSettings } from './settings.js';
 import type { DatabaseConnection } from './tenants.js';
 
 const embedded = new Map<string, Database>();
 const opened = new Map<string, Promise<Database>>();
+const withCatalogue = new WeakMap<Database, Database>();
+
+/**
+ * The database with its catalogue lookups remembered for `CATALOGUE_CACHE_SECONDS`, one memory per
+ * database and process: every request wraps the database anew (its own cancellation signal, see
+ * `cancelledBy`), and those wrappers share this catalogue.
+ */
+function remembering(database: Database): Database {
+  let wrapped = withCatalogue.get(database);
+  if (!wrapped) {
+    const catalogue = rememberedCatalogue(database, getSettings().catalogueCacheSeconds * 1000);
+    wrapped = { ...database, findDataSource: (schema, name) => catalogue.findDataSource(schema, name) };
+    withCatalogue.set(database, wrapped);
+  }
+  return wrapped;
+}
 
 /** Makes an embedded database known under `name` (the local stack and tests call this). */
 export function registerEmbeddedDatabase(name: string, database: Database): void {
@@ -27,14 +44,14 @@ export async function openDatabase(connection: DatabaseConnection): Promise<Data
   if (connection.kind === 'embedded') {
     const database = embedded.get(connection.name);
     if (!database) throw new ConfigurationError(`No embedded database is registered as "${connection.name}"`);
-    return database;
+    return remembering(database);
   }
   const key = connection.connectionString;
   let database = opened.get(key);
   if (!database) {
     // Imported on demand so that bundles of functions without a database stay small.
     database = import('../adapters/mssql/index.js').then(({ createMssqlDatabase }) =>
-      createMssqlDatabase({ connectionString: key }),
+      remembering(createMssqlDatabase({ connectionString: key })),
     );
     opened.set(key, database);
   }

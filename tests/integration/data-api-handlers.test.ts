@@ -22,6 +22,7 @@ const event = (tenant: string, fn: string, dataSource: string) =>
 
 const BUCKET = 'data-api-handlers';
 let closePg: () => Promise<void>;
+let catalogueLookups = 0;
 let emulator: FauxqsServer | undefined;
 
 beforeAll(async () => {
@@ -31,7 +32,14 @@ beforeAll(async () => {
   // Rows whose JSON is quotes: under 5 MB as an answer, about twice that escaped in a Lambda response.
   await pg.exec(`CREATE TABLE dbo."QUOTES" ("ID" int PRIMARY KEY, "T" text NOT NULL);
     INSERT INTO dbo."QUOTES" SELECT g, repeat('"', 1000) FROM generate_series(1, 2400) AS g;`);
-  registerEmbeddedDatabase('handlers-demo', db);
+  // The real database, with its catalogue lookups counted.
+  registerEmbeddedDatabase('handlers-demo', {
+    ...db,
+    findDataSource: (schema, name) => {
+      catalogueLookups++;
+      return db.findDataSource(schema, name);
+    },
+  });
   const { pg: gone } = await demoDatabase();
   await gone.close();
   registerEmbeddedDatabase('handlers-gone', createEmbeddedDatabase(gone));
@@ -68,6 +76,17 @@ describe('Data API Lambda handlers', () => {
         requestId: 'aws-test-request',
       },
     });
+  });
+
+  it('look a table up in the catalogue once per warm process, not on every request', async () => {
+    // Each request wraps the database anew with its own cancellation signal; the catalogue
+    // memory belongs to the database, not to the wrapper.
+    const before = catalogueLookups;
+    for (let i = 0; i < 3; i++) {
+      const response = await invoke(getRowsCount, event('alpha', 'getRowsCount', 'QUOTES'));
+      expect(response.statusCode).toBe(200);
+    }
+    expect(catalogueLookups - before).toBe(1);
   });
 
   it('keep tenants apart: one tenant cannot read what another allows', async () => {

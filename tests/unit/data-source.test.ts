@@ -1,6 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { postgresDialect } from '../../shared/adapters/embedded-sql/dialect.js';
-import { parseDataSourceName, resolveDataSource } from '../../shared/core/data-api/data-source.js';
+import {
+  parseDataSourceName,
+  rememberedCatalogue,
+  resolveDataSource,
+} from '../../shared/core/data-api/data-source.js';
 import type { Database, DataSourceInfo } from '../../shared/core/database.js';
 import { ServiceError } from '../../shared/core/errors.js';
 
@@ -64,11 +68,11 @@ describe('Function: parseDataSourceName', () => {
 });
 
 describe('Function: resolveDataSource', () => {
-  it('finds objects case-insensitively and remembers the catalogue answer', async () => {
+  it('finds objects case-insensitively, asking the catalogue each time', async () => {
     const db = fakeCatalogue([table('SUBJECT')]);
     expect((await resolveDataSource(db, 'subject', '*')).name).toBe('SUBJECT');
     await resolveDataSource(db, 'SUBJECT', '*');
-    expect(db.lookups).toBe(1);
+    expect(db.lookups).toBe(2);
   });
 
   it('answers the same 404 for unknown, not allowed and never-served objects', async () => {
@@ -86,5 +90,61 @@ describe('Function: resolveDataSource', () => {
     );
     expect(await status(resolveDataSource(db, 'subject', ['SUBJECT']))).toBe(200);
     expect(await status(resolveDataSource(db, 'SUBJECT', ['dbo.subject']))).toBe(200);
+  });
+});
+
+describe('Function: rememberedCatalogue', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('asks the catalogue once per name (any case) and period; a name not found every time', async () => {
+    vi.useFakeTimers();
+    const db = fakeCatalogue([table('SUBJECT')]);
+    const catalogue = rememberedCatalogue(db, 60_000);
+    expect((await resolveDataSource(catalogue, 'subject', '*')).name).toBe('SUBJECT');
+    expect((await resolveDataSource(catalogue, 'SUBJECT', '*')).name).toBe('SUBJECT');
+    await expect(resolveDataSource(catalogue, 'NOPE', '*')).rejects.toThrow(/NOPE/);
+    await expect(resolveDataSource(catalogue, 'nope', '*')).rejects.toThrow(/nope/);
+    expect(db.lookups).toBe(3);
+    // A schema-qualified name is its own lookup.
+    await resolveDataSource(catalogue, 'dbo.SUBJECT', '*');
+    expect(db.lookups).toBe(4);
+    vi.advanceTimersByTime(60_001);
+    await resolveDataSource(catalogue, 'SUBJECT', '*');
+    expect(db.lookups).toBe(5);
+  });
+
+  it('shares one lookup between concurrent requests and forgets a failed one', async () => {
+    let calls = 0;
+    let fail = true;
+    const catalogue = rememberedCatalogue(
+      {
+        async findDataSource() {
+          calls++;
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          if (fail) throw new Error('connection lost');
+          return table('SUBJECT');
+        },
+      },
+      60_000,
+    );
+    const both = await Promise.allSettled([
+      catalogue.findDataSource(undefined, 'SUBJECT'),
+      catalogue.findDataSource(undefined, 'SUBJECT'),
+    ]);
+    expect(both.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(calls).toBe(1);
+    fail = false;
+    expect((await catalogue.findDataSource(undefined, 'SUBJECT'))?.name).toBe('SUBJECT');
+    expect(calls).toBe(2);
+  });
+
+  it('asks every time with a period of 0', async () => {
+    const db = fakeCatalogue([table('SUBJECT')]);
+    const catalogue = rememberedCatalogue(db, 0);
+    await resolveDataSource(catalogue, 'SUBJECT', '*');
+    await resolveDataSource(catalogue, 'SUBJECT', '*');
+    expect(db.lookups).toBe(2);
   });
 });

@@ -27,29 +27,39 @@ export function parseDataSourceName(raw: string): QualifiedName {
 export type AllowedDataSources = '*' | readonly string[];
 
 interface CacheEntry {
-  readonly info: DataSourceInfo | undefined;
+  readonly info: Promise<DataSourceInfo | undefined>;
   readonly expires: number;
 }
 
-const CATALOGUE_TTL_MS = 60_000;
 const CATALOGUE_MAX_ENTRIES = 2000;
-const catalogueCache = new WeakMap<DataSourceCatalogue, Map<string, CacheEntry>>();
 
-/** Catalogue lookup remembered for a minute per warm process: schemas change rarely, requests often. */
-async function lookUp(db: DataSourceCatalogue, name: QualifiedName): Promise<DataSourceInfo | undefined> {
-  let cache = catalogueCache.get(db);
-  if (!cache) {
-    cache = new Map();
-    catalogueCache.set(db, cache);
-  }
-  const key = `${name.schema ?? ''}.${name.name}`.toLowerCase();
-  const now = Date.now();
-  const hit = cache.get(key);
-  if (hit && hit.expires > now) return hit.info;
-  const info = await db.findDataSource(name.schema, name.name);
-  if (cache.size >= CATALOGUE_MAX_ENTRIES) cache.clear();
-  cache.set(key, { info, expires: now + CATALOGUE_TTL_MS });
-  return info;
+/**
+ * The catalogue lookup remembered for `ttlMs` in a warm process: schemas change rarely, requests
+ * often, and each lookup is a catalogue query (three on PostgreSQL) before the read itself. A name
+ * that was not found is not remembered, so a new table or view is served at once; at most 2,000
+ * names are kept. Concurrent requests for one name share one lookup, and a failed lookup is not
+ * remembered. `ttlMs` 0 looks up every time.
+ */
+export function rememberedCatalogue(catalogue: DataSourceCatalogue, ttlMs: number): DataSourceCatalogue {
+  if (ttlMs <= 0) return catalogue;
+  const cache = new Map<string, CacheEntry>();
+  return {
+    findDataSource(schema, name) {
+      const key = `${schema ?? ''}.${name}`.toLowerCase();
+      const now = Date.now();
+      const hit = cache.get(key);
+      if (hit && hit.expires > now) return hit.info;
+      if (cache.size >= CATALOGUE_MAX_ENTRIES) cache.clear();
+      const info = catalogue.findDataSource(schema, name);
+      const entry = { info, expires: now + ttlMs };
+      cache.set(key, entry);
+      const forget = () => {
+        if (cache.get(key) === entry) cache.delete(key);
+      };
+      info.then((found) => found ?? forget(), forget);
+      return info;
+    },
+  };
 }
 
 /**
@@ -67,7 +77,7 @@ export async function resolveDataSource(
     `Table or view "${raw}" does not exist or is not available`,
   );
   if (NEVER_SERVED.has(name.name.toLowerCase())) throw missing;
-  const info = await lookUp(db, name);
+  const info = await db.findDataSource(name.schema, name.name);
   if (!info || NEVER_SERVED.has(info.name.toLowerCase()) || !isAllowed(info, allowed)) throw missing;
   return info;
 }
