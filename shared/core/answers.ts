@@ -15,9 +15,12 @@ export interface LargeObjectUpload {
   abort(): Promise<void>;
 }
 
-/** What a read answers: a body to return as it is, or a redirect to where it was stored. */
+/**
+ * What a read answers: a body to return as it is, or a redirect to where it was stored. A text
+ * body fits the transport once written as a JSON string (see {@link AnswerLimits.inlineEncodedLimitBytes}).
+ */
 export type Answer =
-  | { readonly kind: 'inline'; readonly body: Buffer; readonly contentType: string }
+  | { readonly kind: 'inline'; readonly body: string | Buffer; readonly contentType: string }
   | { readonly kind: 'redirect'; readonly location: string };
 
 export interface AnswerLimits {
@@ -33,14 +36,24 @@ export interface AnswerLimits {
   readonly keyPrefix: string;
 }
 
+/** The most bytes one byte of UTF-8 text can take once escaped in a JSON string (`\u0001`). */
+const MAX_ESCAPED_PER_BYTE = 6;
+
 /**
  * Collects an answer in memory up to the inline limit; past it, everything written so far and
  * everything after goes to the object store, so memory holds at most the limit plus one chunk.
+ * Text stays text until it goes to the store: an inline answer is returned as the string it was
+ * written as, and its escaped size is counted only once it could matter (an answer smaller than a
+ * sixth of the encoded limit fits however it escapes), so a page of a few hundred KB is never
+ * scanned byte by byte.
  */
 export class AnswerWriter {
-  private chunks: Buffer[] = [];
+  private chunks: (string | Buffer)[] = [];
   private size = 0;
+  /** Escaped size of the chunks before `uncounted`, and the bytes of the rest. */
   private encodedSize = 0;
+  private uncounted = 0;
+  private uncountedBytes = 0;
   private upload: LargeObjectUpload | undefined;
   private key: string | undefined;
 
@@ -51,13 +64,12 @@ export class AnswerWriter {
   ) {}
 
   async write(chunk: string | Buffer): Promise<void> {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
-    if (this.upload) return this.upload.write(bytes);
-    this.chunks.push(bytes);
-    this.size += bytes.length;
-    this.encodedSize += jsonStringLength(bytes);
-    const encodedLimit = this.limits.inlineEncodedLimitBytes ?? Number.POSITIVE_INFINITY;
-    if (this.size <= this.limits.inlineLimitBytes && this.encodedSize <= encodedLimit) return;
+    if (this.upload) return this.upload.write(toBuffer(chunk));
+    const bytes = typeof chunk === 'string' ? Buffer.byteLength(chunk, 'utf8') : chunk.length;
+    this.chunks.push(chunk);
+    this.size += bytes;
+    this.uncountedBytes += bytes;
+    if (this.size <= this.limits.inlineLimitBytes && this.fitsEncoded()) return;
     const store = this.limits.store;
     if (!store)
       throw new Error('The answer exceeds the inline limit and no large-answer bucket is configured');
@@ -65,12 +77,28 @@ export class AnswerWriter {
     this.upload = store.startUpload(this.key, this.contentType);
     const buffered = this.chunks;
     this.chunks = [];
-    for (const piece of buffered) await this.upload.write(piece);
+    for (const piece of buffered) await this.upload.write(toBuffer(piece));
+  }
+
+  /** Whether the text so far fits the encoded limit; counts escapes only when the bound does not tell. */
+  private fitsEncoded(): boolean {
+    const limit = this.limits.inlineEncodedLimitBytes;
+    if (limit === undefined) return true;
+    if (this.encodedSize + this.uncountedBytes * MAX_ESCAPED_PER_BYTE <= limit) return true;
+    for (; this.uncounted < this.chunks.length; this.uncounted++) {
+      const chunk = this.chunks[this.uncounted]!;
+      this.encodedSize += typeof chunk === 'string' ? jsonTextLength(chunk) : jsonStringLength(chunk);
+    }
+    this.uncountedBytes = 0;
+    return this.encodedSize <= limit;
   }
 
   async finish(): Promise<Answer> {
     if (!this.upload || !this.key) {
-      return { kind: 'inline', body: Buffer.concat(this.chunks, this.size), contentType: this.contentType };
+      const body = this.chunks.every((chunk) => typeof chunk === 'string')
+        ? this.chunks.join('')
+        : Buffer.concat(this.chunks.map(toBuffer), this.size);
+      return { kind: 'inline', body, contentType: this.contentType };
     }
     await this.upload.complete();
     const location = await this.limits.store!.presignGet(this.key, this.limits.presignSeconds);
@@ -81,6 +109,20 @@ export class AnswerWriter {
   async abort(): Promise<void> {
     await this.upload?.abort().catch(() => undefined);
   }
+}
+
+const toBuffer = (chunk: string | Buffer) => (typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
+
+/** {@link jsonStringLength} of text as a JavaScript string (well-formed: no lone surrogates). */
+export function jsonTextLength(text: string): number {
+  let extra = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit === 0x22 || unit === 0x5c) extra += 1;
+    else if (unit < 0x20)
+      extra += unit === 0x08 || unit === 0x09 || unit === 0x0a || unit === 0x0c || unit === 0x0d ? 1 : 5;
+  }
+  return Buffer.byteLength(text, 'utf8') + extra;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AnswerWriter, jsonStringLength } from '../../shared/core/answers.js';
+import { AnswerWriter, jsonStringLength, jsonTextLength } from '../../shared/core/answers.js';
 import { memoryObjectStore as memoryStore } from '../support/memory-stores.js';
 
 describe('Class: AnswerWriter', () => {
@@ -14,7 +14,7 @@ describe('Class: AnswerWriter', () => {
     await writer.write('[1]}');
     expect(await writer.finish()).toEqual({
       kind: 'inline',
-      body: Buffer.from('{"a":[1]}'),
+      body: '{"a":[1]}',
       contentType: 'application/json',
     });
     expect(objects.size).toBe(0);
@@ -57,6 +57,35 @@ describe('Class: AnswerWriter', () => {
     expect((await fits.finish()).kind).toBe('inline');
   });
 
+  it('counts escapes exactly across chunks once the size no longer proves the answer fits', async () => {
+    const { store } = memoryStore();
+    const limits = {
+      inlineLimitBytes: 1000,
+      inlineEncodedLimitBytes: 60,
+      presignSeconds: 900,
+      store,
+      keyPrefix: 't',
+    };
+    const quotes = '"'.repeat(10);
+    const control = String.fromCharCode(1);
+    // 10 bytes (60 escaped at most) need no count; with 10 quotes (30 escaped) they are counted;
+    // 5 quotes more are 25 bytes, 40 escaped, within the bound again.
+    const fits = new AnswerWriter(limits, 'application/json', 'json');
+    for (const piece of ['0123456789', quotes, quotes.slice(0, 5)]) await fits.write(piece);
+    expect(await fits.finish()).toEqual({
+      kind: 'inline',
+      body: `0123456789${quotes}${quotes.slice(0, 5)}`,
+      contentType: 'application/json',
+    });
+    // 10 + 20 + 20 escaped, then a control character (6 escaped): 56, inline; one more: 62.
+    const inline = new AnswerWriter(limits, 'application/json', 'json');
+    for (const piece of ['0123456789', quotes, quotes, control]) await inline.write(piece);
+    expect((await inline.finish()).kind).toBe('inline');
+    const over = new AnswerWriter(limits, 'application/json', 'json');
+    for (const piece of ['0123456789', quotes, quotes, control, control]) await over.write(piece);
+    expect((await over.finish()).kind).toBe('redirect');
+  });
+
   it('fails clearly when an answer is too large and there is no store', async () => {
     const writer = new AnswerWriter(
       { inlineLimitBytes: 4, presignSeconds: 900, store: undefined, keyPrefix: 't' },
@@ -90,5 +119,6 @@ describe('Function: jsonStringLength', () => {
     '\u2028',
   ])('counts the bytes JSON.stringify writes for %j', (text) => {
     expect(jsonStringLength(Buffer.from(text))).toBe(Buffer.byteLength(JSON.stringify(text)) - 2);
+    expect(jsonTextLength(text)).toBe(Buffer.byteLength(JSON.stringify(text)) - 2);
   });
 });

@@ -143,6 +143,13 @@ describe('Function: createEmfMetrics', () => {
     });
     // The webhook failure alarm reads the set with the service alone.
     expect(webhook._aws.CloudWatchMetrics[0].Dimensions).toEqual([['service'], ['service', 'outcome']]);
+    // Nothing of one observation carries over into the next (one Powertools instance serves all).
+    expect(webhook._aws.CloudWatchMetrics[0].Metrics).toEqual([{ Name: 'WebhookAttempts', Unit: 'Count' }]);
+    expect(Object.keys(webhook).sort()).toEqual(['WebhookAttempts', '_aws', 'outcome', 'service']);
+    metrics.count({ Requests: 1 }, [{ function: 'g' }]);
+    const third = JSON.parse(documents[2]!);
+    expect(third._aws.CloudWatchMetrics[0].Dimensions).toEqual([['service', 'function']]);
+    expect(Object.keys(third).sort()).toEqual(['Requests', '_aws', 'function', 'service']);
   });
 });
 
