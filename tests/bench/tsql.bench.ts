@@ -2,7 +2,9 @@ import { type LocalDatabaseKind, localDatabaseKind } from '../../infra/local/dem
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { prepareTsqlDemo, startTsqlDemo, tsqlAvailable } from '../../infra/local/tsql-engine.js';
 import { envelope, signedCall } from '../support/web-api.js';
+import { pagingFigures } from './data-api.bench.js';
 import { median, report, sample } from './measure.js';
+import { webApiFigures } from './web-api.bench.js';
 
 const AUTH = `Basic ${Buffer.from('demo:demo-password').toString('base64')}`;
 const RUNS = 30;
@@ -90,4 +92,15 @@ export default async function tsqlBench(): Promise<void> {
     'same on the embedded database',
     embedded.call,
   );
+
+  // The speed goals' figures on the engine: what the embedded database is held to, measured here
+  // for the closing note (no goal: the engine runs as a local process, not as SQL Server would).
+  const stack = await startLocalStack({ port: 0, database: 'tsql' });
+  try {
+    const on = { id: 'tsql', label: 'T-SQL engine' };
+    await pagingFigures(stack, on);
+    await webApiFigures(stack, on);
+  } finally {
+    await stack.stop();
+  }
 }

@@ -1,5 +1,7 @@
-import { startLocalStack } from '../../infra/local/stack.js';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded-sql/web-api-store.js';
+import { createMssqlWebApiStore } from '../../shared/adapters/mssql/web-api-store.js';
+import { byDialect } from '../../shared/config/databases.js';
 import { getData, type WebApiContext } from '../../shared/core/web-api/calls.js';
 import { validateEnvelope } from '../../shared/core/web-api/envelope.js';
 import { signatureHeader, verifySignature } from '../../shared/core/web-api/signature.js';
@@ -9,157 +11,168 @@ import { median, record, report, sample, sampleInterleaved } from './measure.js'
 
 const HASH = 'demo-api-hash';
 const AUTH = `Basic ${Buffer.from('demo:demo-password').toString('base64')}`;
-const PROCEDURE = 'SELECT * FROM "dbo"."WS_OP_UCET_SEARCH"($1::jsonb)';
+const PROCEDURE = {
+  postgres: 'SELECT * FROM "dbo"."WS_OP_UCET_SEARCH"($1::jsonb)',
+  mssql: 'EXEC dbo.WS_OP_UCET_SEARCH @params = @p1',
+};
 
 /**
- * Operation 7 (three accounts) four ways: the bare procedure call on the embedded database (the
- * baseline), the getData use case in-process (key lookup, signature check, replay guard, operation
- * lookup, journal write around the same call), getData over HTTP on the local stack, and
- * getDataAsync over HTTP (against getData over HTTP).
+ * Operation 7 (three accounts) four ways: the bare procedure call on the database (the baseline),
+ * the getData use case in-process (key lookup, signature check, replay guard, operation lookup,
+ * journal write around the same call), getData over HTTP on the local stack, and getDataAsync
+ * over HTTP (against getData over HTTP). On the embedded database with goals; tsql.bench.ts runs
+ * the same on the T-SQL engine (`on` names it, and its figures carry no goal).
  */
 export default async function webApiBench(): Promise<void> {
   const stack = await startLocalStack({ port: 0, database: 'embedded' });
   try {
-    const runs = 200;
-    const db = stack.database;
-    const store = createEmbeddedWebApiStore(db);
-    let n = 0;
-    // Every call differs (an extra parameter the procedure ignores), so none is a replay.
-    const nextBody = () => Buffer.from(JSON.stringify({ vltyp: 7, params: [{ kod_uctu: '21', n: n++ }] }));
-
-    const bare = await sample(async () => {
-      const rows = await db.query(PROCEDURE, [JSON.stringify([{ kod_uctu: '21', n: n++ }])]);
-      if (rows.length !== 3) throw new Error('unexpected rows');
-    }, runs);
-
-    // The use case as the Lambda runs it: the store's lookups cached for WEB_API_CACHE_SECONDS.
-    const ctx: WebApiContext = {
-      store: tenantWebApiStore(db),
-      tenant: 'demo',
-      policy: demoPolicy,
-      requestId: 'bench',
-    };
-    const useCase = await sample(async () => {
-      const body = nextBody();
-      const result = await getData(ctx, {
-        apiKey: 'demo-api-key',
-        signature: signatureHeader(HASH, body),
-        body,
-        decode: () => validateEnvelope(JSON.parse(body.toString('utf8'))),
-      });
-      if (result.answer.data.length !== 3) throw new Error('unexpected rows');
-    }, runs);
-    report(
-      'getData use case in-process (signature, replay guard, journal)',
-      useCase,
-      'bare procedure call',
-      bare,
-      { id: 'webApi.useCaseVsBareProcedure' },
-    );
-
-    // The parts on their own.
-    const body = nextBody();
-    const header = signatureHeader(HASH, body);
-    const now = Math.floor(Date.now() / 1000);
-    const signature = await sample(async () => verifySignature(header, HASH, body, now, 300), runs * 10);
-    const journal = await sample(async () => {
-      const id = await store.openJournal({
-        applicationId: 1,
-        vltyp: 7,
-        mode: 'sync',
-        request: body.toString(),
-        requestId: 'bench',
-      });
-      await store.finishJournal(id, { state: 'finished', answer: '{}', vlResult: 1, rowName: 'Ucet' });
-    }, runs);
-    const replay = await sample(async () => store.claimRequest(1, `${n++}`.padStart(64, '0'), 300), runs);
-    const lookups = await sample(
-      async () => Promise.all([store.findApplication('demo-api-key'), store.findOperation(7)]),
-      runs,
-    );
-    console.log(
-      `  of which: signature check ${(median(signature) * 1000).toFixed(1)} µs, ` +
-        `replay guard ${median(replay).toFixed(2)} ms, journal open + finish ${median(journal).toFixed(2)} ms, ` +
-        `key + operation lookups ${median(lookups).toFixed(2)} ms (bare call ${median(bare).toFixed(2)} ms)`,
-    );
-
-    /** Posts `payload`, signed, to the local stack and returns the answer. */
-    const postSigned = async (call: 'getData' | 'getDataAsync', payload: Buffer) => {
-      const response = await fetch(`${stack.url}/demo/WebAPI/${call}`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-api-key': 'demo-api-key',
-          'x-svc-signature': signatureHeader(HASH, payload),
-        },
-        body: payload,
-      });
-      return (await response.json()) as { vlResult: number; data: unknown[] };
-    };
-    const post = (call: 'getData' | 'getDataAsync') => postSigned(call, nextBody());
-
-    // The goal: a signed lookup (operation 1001, subjects whose name contains "alfa") against the
-    // same lookup as a Data API read, both over HTTP, in alternation.
-    const condition = encodeURIComponent(`NAZEV LIKE '%alfa%'`);
-    const [signed, dataRead] = await sampleInterleaved(
-      async () => {
-        const answer = await postSigned(
-          'getData',
-          Buffer.from(JSON.stringify({ vltyp: 1001, params: [{ nazev: 'alfa', n: n++ }] })),
-        );
-        if (answer.vlResult !== 1 || answer.data.length !== 1) throw new Error('unexpected answer');
-      },
-      async () => {
-        const response = await fetch(
-          `${stack.url}/demo/JsonAPI/Data/getDataWithCondition/SUBJECT?condition=${condition}`,
-          { headers: { authorization: AUTH } },
-        );
-        const body = (await response.json()) as { SUBJECT: unknown[] };
-        if (body.SUBJECT.length !== 1) throw new Error('unexpected rows');
-      },
-      runs,
-    );
-    report(
-      'signed Web API getData (vltyp 1001, nazev "alfa") over HTTP',
-      signed,
-      "Data API getDataWithCondition on SUBJECT (NAZEV LIKE '%alfa%') over HTTP",
-      dataRead,
-      { id: 'webApi.signedCallVsDataRead', goal: 1.3 },
-    );
-
-    const http = await sample(async () => {
-      const answer = await post('getData');
-      if (answer.data.length !== 3) throw new Error('unexpected rows');
-    }, runs);
-    report('getData over HTTP (local stack)', http, 'bare procedure call', bare, {
-      id: 'webApi.signedCallVsBareProcedure',
-    });
-
-    // The asynchronous path for the same fast operation: journal, SQS send, worker, journal
-    // polling; in alternation with the synchronous call.
-    const [async, sync] = await sampleInterleaved(
-      async () => {
-        const answer = await post('getDataAsync');
-        if (answer.vlResult !== 1 || answer.data.length !== 3) throw new Error('unexpected answer');
-      },
-      async () => {
-        const answer = await post('getData');
-        if (answer.data.length !== 3) throw new Error('unexpected rows');
-      },
-      runs / 2,
-    );
-    record({
-      id: 'webApi.asyncExtraLatency',
-      subject: 'getDataAsync over HTTP (local stack, SQS emulator, worker)',
-      baseline: 'getData over HTTP',
-      unit: 'ms',
-      subjectMedian: median(async),
-      baselineMedian: median(sync),
-      value: median(async) - median(sync),
-      kind: 'difference',
-      goal: 20,
-    });
+    await webApiFigures(stack);
   } finally {
     await stack.stop();
   }
+}
+
+export async function webApiFigures(stack: LocalStack, on?: { id: string; label: string }): Promise<void> {
+  const goal = (value: number) => (on ? undefined : value);
+  const id = (name: string) => (on ? `${on.id}.${name}` : name);
+  const label = (text: string) => (on ? `${text} [${on.label}]` : text);
+  const runs = 200;
+  const db = stack.database;
+  const store = byDialect(db, { mssql: createMssqlWebApiStore, postgres: createEmbeddedWebApiStore });
+  let n = 0;
+  // Every call differs (an extra parameter the procedure ignores), so none is a replay.
+  const nextBody = () => Buffer.from(JSON.stringify({ vltyp: 7, params: [{ kod_uctu: '21', n: n++ }] }));
+
+  const bare = await sample(async () => {
+    const rows = await db.query(PROCEDURE[db.dialect.name], [JSON.stringify([{ kod_uctu: '21', n: n++ }])]);
+    if (rows.length !== 3) throw new Error('unexpected rows');
+  }, runs);
+
+  // The use case as the Lambda runs it: the store's lookups cached for WEB_API_CACHE_SECONDS.
+  const ctx: WebApiContext = {
+    store: tenantWebApiStore(db),
+    tenant: 'demo',
+    policy: demoPolicy,
+    requestId: 'bench',
+  };
+  const useCase = await sample(async () => {
+    const body = nextBody();
+    const result = await getData(ctx, {
+      apiKey: 'demo-api-key',
+      signature: signatureHeader(HASH, body),
+      body,
+      decode: () => validateEnvelope(JSON.parse(body.toString('utf8'))),
+    });
+    if (result.answer.data.length !== 3) throw new Error('unexpected rows');
+  }, runs);
+  report(
+    label('getData use case in-process (signature, replay guard, journal)'),
+    useCase,
+    'bare procedure call',
+    bare,
+    { id: id('webApi.useCaseVsBareProcedure') },
+  );
+
+  // The parts on their own.
+  const body = nextBody();
+  const header = signatureHeader(HASH, body);
+  const now = Math.floor(Date.now() / 1000);
+  const signature = await sample(async () => verifySignature(header, HASH, body, now, 300), runs * 10);
+  const journal = await sample(async () => {
+    const id = await store.openJournal({
+      applicationId: 1,
+      vltyp: 7,
+      mode: 'sync',
+      request: body.toString(),
+      requestId: 'bench',
+    });
+    await store.finishJournal(id, { state: 'finished', answer: '{}', vlResult: 1, rowName: 'Ucet' });
+  }, runs);
+  const replay = await sample(async () => store.claimRequest(1, `${n++}`.padStart(64, '0'), 300), runs);
+  const lookups = await sample(
+    async () => Promise.all([store.findApplication('demo-api-key'), store.findOperation(7)]),
+    runs,
+  );
+  console.log(
+    `  of which: signature check ${(median(signature) * 1000).toFixed(1)} µs, ` +
+      `replay guard ${median(replay).toFixed(2)} ms, journal open + finish ${median(journal).toFixed(2)} ms, ` +
+      `key + operation lookups ${median(lookups).toFixed(2)} ms (bare call ${median(bare).toFixed(2)} ms)`,
+  );
+
+  /** Posts `payload`, signed, to the local stack and returns the answer. */
+  const postSigned = async (call: 'getData' | 'getDataAsync', payload: Buffer) => {
+    const response = await fetch(`${stack.url}/demo/WebAPI/${call}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': 'demo-api-key',
+        'x-svc-signature': signatureHeader(HASH, payload),
+      },
+      body: payload,
+    });
+    return (await response.json()) as { vlResult: number; data: unknown[] };
+  };
+  const post = (call: 'getData' | 'getDataAsync') => postSigned(call, nextBody());
+
+  // The goal: a signed lookup (operation 1001, subjects whose name contains "alfa") against the
+  // same lookup as a Data API read, both over HTTP, in alternation.
+  const condition = encodeURIComponent(`NAZEV LIKE '%alfa%'`);
+  const [signed, dataRead] = await sampleInterleaved(
+    async () => {
+      const answer = await postSigned(
+        'getData',
+        Buffer.from(JSON.stringify({ vltyp: 1001, params: [{ nazev: 'alfa', n: n++ }] })),
+      );
+      if (answer.vlResult !== 1 || answer.data.length !== 1) throw new Error('unexpected answer');
+    },
+    async () => {
+      const response = await fetch(
+        `${stack.url}/demo/JsonAPI/Data/getDataWithCondition/SUBJECT?condition=${condition}`,
+        { headers: { authorization: AUTH } },
+      );
+      const body = (await response.json()) as { SUBJECT: unknown[] };
+      if (body.SUBJECT.length !== 1) throw new Error('unexpected rows');
+    },
+    runs,
+  );
+  report(
+    label('signed Web API getData (vltyp 1001, nazev "alfa") over HTTP'),
+    signed,
+    "Data API getDataWithCondition on SUBJECT (NAZEV LIKE '%alfa%') over HTTP",
+    dataRead,
+    { id: id('webApi.signedCallVsDataRead'), goal: goal(1.3) },
+  );
+
+  const http = await sample(async () => {
+    const answer = await post('getData');
+    if (answer.data.length !== 3) throw new Error('unexpected rows');
+  }, runs);
+  report(label('getData over HTTP (local stack)'), http, 'bare procedure call', bare, {
+    id: id('webApi.signedCallVsBareProcedure'),
+  });
+
+  // The asynchronous path for the same fast operation: journal, SQS send, worker, journal
+  // polling; in alternation with the synchronous call.
+  const [async, sync] = await sampleInterleaved(
+    async () => {
+      const answer = await post('getDataAsync');
+      if (answer.vlResult !== 1 || answer.data.length !== 3) throw new Error('unexpected answer');
+    },
+    async () => {
+      const answer = await post('getData');
+      if (answer.data.length !== 3) throw new Error('unexpected rows');
+    },
+    runs / 2,
+  );
+  record({
+    id: id('webApi.asyncExtraLatency'),
+    subject: label('getDataAsync over HTTP (local stack, SQS emulator, worker)'),
+    baseline: 'getData over HTTP',
+    unit: 'ms',
+    subjectMedian: median(async),
+    baselineMedian: median(sync),
+    value: median(async) - median(sync),
+    kind: 'difference',
+    goal: goal(20),
+  });
 }
