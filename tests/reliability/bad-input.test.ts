@@ -43,7 +43,12 @@ function record(klass: string, answer: RawAnswer, what: string): void {
   if (answer.status >= 400 && !what.startsWith('HEAD ')) expect(answer.body.length).toBeGreaterThan(0);
 }
 
-/** One request on a raw socket, exactly these bytes. */
+/**
+ * One request on a raw socket, exactly these bytes. Its `Content-Length` is right, so the server
+ * needs no half-close to answer; the client keeps its side open up to the gateway's 30 s, because
+ * a generated URL can be a valid request the service takes seconds over (`getData` of the 100,000
+ * `DOKUMENT` rows, written to S3), and an early half-close would look like no answer.
+ */
 function send(head: string, body: Buffer | string = ''): Promise<RawAnswer> {
   const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
   return rawRequest(
@@ -52,6 +57,8 @@ function send(head: string, body: Buffer | string = ''): Promise<RawAnswer> {
       Buffer.from(`${head}Content-Length: ${bytes.length}\r\nConnection: close\r\n\r\n`, 'latin1'),
       bytes,
     ]),
+    40_000,
+    35_000,
   );
 }
 
@@ -153,7 +160,8 @@ describe('bad input over every route', () => {
         const head = `${method} ${path.replace(/[\r\n ]/g, '%20')} HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${DEMO_AUTH}\r\n`;
         record('URL', await send(head), `${method} ${path}`);
       }),
-      { numRuns: 400 },
+      // A valid URL the generator once found: a whole table, seconds of work, is answered too.
+      { numRuns: 400, examples: [[{ method: 'GET', target: '/demo/JsonAPI/Data/getData/DOKUMENT' }]] },
     );
     await healthy();
   });

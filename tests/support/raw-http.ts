@@ -10,14 +10,21 @@ export interface RawAnswer {
 /**
  * Sends bytes exactly as given on a fresh TCP connection and reads until the server closes it (or
  * `timeoutMs` passes: then the promise rejects, a hang being a failure of its own). The client's
- * side stays open a second, as a browser's or curl's would: a client that half-closes at once
- * tells Node's server it is gone, and gets no answer (HTTP allows both).
+ * side stays open `halfCloseMs` (a second by default), as a browser's or curl's would: a client
+ * that half-closes tells Node's server it is gone, and gets no answer (HTTP allows both), so a
+ * request the service may take longer over (a whole table, say) needs a later half-close. The
+ * half-close is what ends a request whose body is shorter than its `Content-Length`.
  */
-export function rawRequest(port: number, bytes: string | Buffer, timeoutMs = 10_000): Promise<RawAnswer> {
+export function rawRequest(
+  port: number,
+  bytes: string | Buffer,
+  timeoutMs = 10_000,
+  halfCloseMs = 1000,
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => {
       socket.write(bytes);
-      setTimeout(() => socket.end(), 1000).unref();
+      setTimeout(() => socket.end(), halfCloseMs).unref();
     });
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => {
