@@ -275,15 +275,17 @@ async function executeWithinSyncLimit(
 ): Promise<JournalOutcome> {
   const cancellation = new AbortController();
   const work = executeOperation(ctx.store, operation, request, journalId, ctx, cancellation.signal);
-  const limit = new AbortController();
-  const reached = sleep(Math.max(0, deadline - clock(ctx)), 'limit' as const, { signal: limit.signal }).catch(
-    () => 'settled' as const,
-  );
+  // A plain timer, cleared when the operation ends first: aborting a signal builds an error with
+  // its stack on every call, which a call that ends in time should not pay for.
+  let timer: NodeJS.Timeout | undefined;
+  const reached = new Promise<'limit'>((resolve) => {
+    timer = setTimeout(() => resolve('limit'), Math.max(0, deadline - clock(ctx)));
+  });
   try {
     const first = await Promise.race([work, reached]);
-    if (first !== 'limit' && first !== 'settled') return first;
+    if (first !== 'limit') return first;
   } finally {
-    limit.abort();
+    clearTimeout(timer);
   }
   cancellation.abort();
   const stopped = await Promise.race([
