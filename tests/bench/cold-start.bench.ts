@@ -7,6 +7,7 @@ import {
   extractFunction,
   packagedFunctions,
   packageService,
+  withPackagingLock,
 } from '../support/packaged-service.js';
 import { serverlessConfig } from '../support/serverless.js';
 import { median } from './measure.js';
@@ -55,7 +56,7 @@ function timeProcess(args: string[], nodeOptions: string): number {
 export default async function coldStartBench(): Promise<void> {
   if (process.env.COLD_START_SKIP_PACKAGE !== '1') {
     const started = performance.now();
-    packageService();
+    await withPackagingLock(() => packageService());
     console.log(`npm run package: ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
   // As deployed: the provider's NODE_OPTIONS (e.g. --enable-source-maps) apply to every function.

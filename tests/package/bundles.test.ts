@@ -4,6 +4,7 @@ import {
   type PackagedFunction,
   packagedFunctions,
   packageService,
+  withPackagingLock,
 } from '../support/packaged-service.js';
 import { serverlessConfig } from '../support/serverless.js';
 
@@ -31,10 +32,12 @@ const BUDGETS: Record<string, { entry: number; total: number }> = {
 
 let functions: PackagedFunction[];
 
-beforeAll(() => {
-  packageService();
-  functions = packagedFunctions();
-}, 300_000);
+beforeAll(async () => {
+  functions = await withPackagingLock(() => {
+    packageService();
+    return packagedFunctions();
+  });
+}, 600_000);
 
 const code = (fn: PackagedFunction) => codeFiles(fn).map(([, data]) => data.toString('utf8'));
 

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { inflateRawSync } from 'node:zlib';
 import { serverlessConfig } from './serverless.js';
 
@@ -13,6 +14,35 @@ export interface PackagedFunction {
   readonly entry: string;
   /** Every file of the zip by its path. */
   readonly files: ReadonlyMap<string, Buffer>;
+}
+
+const LOCK_STALE_MS = 10 * 60_000;
+
+/**
+ * Runs `fn` while no other test process packages this service. Every packaging builds in the same
+ * `.esbuild/` folder of the service, whatever its `--package` target, so two at once (the bundle
+ * budgets and the alarms template, in parallel test files) remove each other's output. The lock is
+ * a directory, created atomically; one left by a killed process is taken over after 10 minutes.
+ */
+export async function withPackagingLock<T>(fn: () => Promise<T> | T, serviceDir = process.cwd()): Promise<T> {
+  const lock = join(serviceDir, '.data', 'packaging.lock');
+  mkdirSync(dirname(lock), { recursive: true });
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > LOCK_STALE_MS) rmSync(lock, { recursive: true, force: true });
+      else await sleep(250);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 /** Runs `npm run package` in `serviceDir` (offline, no AWS credentials); throws with its output on failure. */

@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MetricName } from '../../shared/core/metrics.js';
+import { withPackagingLock } from '../support/packaged-service.js';
 
 // The CloudFormation template as `npm run package` generates it (offline, no credentials), into a
-// directory of this test's own so that it does not race other packaging.
+// directory of this test's own, and never while another test packages (they share `.esbuild/`).
 interface Resource {
   Type: string;
   Properties: Record<string, unknown>;
@@ -23,11 +24,13 @@ let template: Template;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'package-'));
-  await promisify(execFile)('npx', ['osls', 'package', '--stage', 'dev', '--package', dir], {
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  await withPackagingLock(() =>
+    promisify(execFile)('npx', ['osls', 'package', '--stage', 'dev', '--package', dir], {
+      maxBuffer: 16 * 1024 * 1024,
+    }),
+  );
   template = JSON.parse(await readFile(join(dir, 'cloudformation-template-update-stack.json'), 'utf8'));
-}, 240_000);
+}, 600_000);
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
