@@ -16,7 +16,11 @@ function remembering(database: Database): Database {
   let wrapped = withCatalogue.get(database);
   if (!wrapped) {
     const catalogue = rememberedCatalogue(database, getSettings().catalogueCacheSeconds * 1000);
-    wrapped = { ...database, findDataSource: (schema, name) => catalogue.findDataSource(schema, name) };
+    wrapped = {
+      ...database,
+      findDataSource: (schema, name) => catalogue.findDataSource(schema, name),
+      forgetDataSource: (schema, name) => catalogue.forgetDataSource?.(schema, name) ?? false,
+    };
     withCatalogue.set(database, wrapped);
   }
   return wrapped;

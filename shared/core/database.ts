@@ -77,6 +77,8 @@ export interface Database {
   ): AsyncIterable<Row[]>;
   /** Looks a table or view up in the catalogue, case-insensitively; undefined when absent. */
   findDataSource(schema: string | undefined, name: string): Promise<DataSourceInfo | undefined>;
+  /** Where lookups are remembered: forgets the one of this name; true when there was one. */
+  forgetDataSource?(schema: string | undefined, name: string): boolean;
   /** Runs `fn` in a transaction on one connection. */
   transaction<T>(fn: (tx: Pick<Database, 'query' | 'dialect'>) => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -1,6 +1,8 @@
 import type { FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as getData } from '../../functions/data-api/getData.js';
+import { handler as getDataPaginate } from '../../functions/data-api/getDataPaginate.js';
+import { handler as getDataWithCondition } from '../../functions/data-api/getDataWithCondition.js';
 import { handler as getRowsCount } from '../../functions/data-api/getRowsCount.js';
 import { startAwsEmulator } from '../../infra/local/aws-emulator.js';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
@@ -12,16 +14,18 @@ import { httpApiEvent, invokeHttp as invoke } from '../support/http-api-event.js
 const HASH = 'scrypt$16384$8$1$ZGVtby10ZW5hbnQtc2FsdA==$x2bp48ourmNi7AJz+st/kNLkTjPJ/XnX7NIpiDrZ8ig=';
 const user = [{ name: 'demo', passwordHash: HASH }];
 
-const event = (tenant: string, fn: string, dataSource: string) =>
+const event = (tenant: string, fn: string, dataSource: string, query?: string) =>
   httpApiEvent({
     method: 'GET',
     route: `/{tenant}/JsonAPI/Data/${fn}/{dataSource}`,
     pathParameters: { tenant, dataSource },
     headers: { authorization: DEMO_AUTH },
+    query,
   });
 
 const BUCKET = 'data-api-handlers';
 let closePg: () => Promise<void>;
+let exec: (sql: string) => Promise<unknown>;
 let catalogueLookups = 0;
 let emulator: FauxqsServer | undefined;
 
@@ -29,6 +33,7 @@ beforeAll(async () => {
   ({ emulator } = await startAwsEmulator({ bucket: BUCKET }));
   const { pg, db } = await demoDatabase();
   closePg = () => pg.close();
+  exec = (sql) => pg.exec(sql);
   // Rows whose JSON is quotes: under 5 MB as an answer, about twice that escaped in a Lambda response.
   await pg.exec(`CREATE TABLE dbo."QUOTES" ("ID" int PRIMARY KEY, "T" text NOT NULL);
     INSERT INTO dbo."QUOTES" SELECT g, repeat('"', 1000) FROM generate_series(1, 2400) AS g;`);
@@ -49,7 +54,7 @@ beforeAll(async () => {
         alpha: {
           database: { kind: 'embedded', name: 'handlers-demo' },
           dataApiUsers: user,
-          dataSources: ['SUBJECT', 'QUOTES'],
+          dataSources: ['SUBJECT', 'QUOTES', 'SHIFTING'],
         },
         down: { database: { kind: 'embedded', name: 'handlers-gone' }, dataApiUsers: user, dataSources: '*' },
       },
@@ -87,6 +92,61 @@ describe('Data API Lambda handlers', () => {
       expect(response.statusCode).toBe(200);
     }
     expect(catalogueLookups - before).toBe(1);
+  });
+
+  it('answer a table as it is now when it changed after its columns were remembered', async () => {
+    await exec(`CREATE TABLE dbo."SHIFTING" ("ID" int PRIMARY KEY, "A" text, "B" text);
+      INSERT INTO dbo."SHIFTING" VALUES (1, 'a1', 'b1'), (2, 'a2', 'b2');`);
+    const body = async (handler: typeof getData, fn: string, query?: string) => {
+      const response = await invoke(handler, event('alpha', fn, 'SHIFTING', query));
+      return { status: response.statusCode, body: JSON.parse(response.body!) as Record<string, unknown> };
+    };
+    expect(await body(getData, 'getData')).toEqual({
+      status: 200,
+      body: {
+        SHIFTING: [
+          { ID: 1, A: 'a1', B: 'b1' },
+          { ID: 2, A: 'a2', B: 'b2' },
+        ],
+      },
+    });
+    // Remembered with A and B; B goes, A is renamed: every read answers the table as it is now.
+    await exec(
+      `ALTER TABLE dbo."SHIFTING" DROP COLUMN "B"; ALTER TABLE dbo."SHIFTING" RENAME COLUMN "A" TO "C";`,
+    );
+    expect(await body(getData, 'getData')).toEqual({
+      status: 200,
+      body: {
+        SHIFTING: [
+          { ID: 1, C: 'a1' },
+          { ID: 2, C: 'a2' },
+        ],
+      },
+    });
+    await exec(`ALTER TABLE dbo."SHIFTING" ADD COLUMN "D" int; ALTER TABLE dbo."SHIFTING" DROP COLUMN "C";`);
+    expect(await body(getDataPaginate, 'getDataPaginate', 'fromRow=2&rows=5')).toEqual({
+      status: 200,
+      body: { SHIFTING: [{ ID: 2 }] },
+    });
+    // A condition on a column that is gone: refused as naming no column, not a database failure.
+    await exec(`ALTER TABLE dbo."SHIFTING" RENAME COLUMN "D" TO "E";`);
+    const gone = await body(
+      getDataWithCondition,
+      'getDataWithCondition',
+      `condition=${encodeURIComponent('D = 1')}`,
+    );
+    expect(gone.status).toBe(400);
+    expect(JSON.stringify(gone.body)).toMatch(/invalid_condition.*\bD\b/);
+    await exec(`ALTER TABLE dbo."SHIFTING" RENAME COLUMN "E" TO "F";`);
+    expect(
+      await body(getDataWithCondition, 'getDataWithCondition', `condition=${encodeURIComponent('ID = 1')}`),
+    ).toEqual({
+      status: 200,
+      body: { SHIFTING: [{ ID: 1 }] },
+    });
+    await exec(`DROP TABLE dbo."SHIFTING";`);
+    expect((await body(getRowsCount, 'getRowsCount')).status).toBe(404);
+    expect((await body(getData, 'getData')).status).toBe(404);
   });
 
   it('keep tenants apart: one tenant cannot read what another allows', async () => {

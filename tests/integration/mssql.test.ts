@@ -1,8 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { translateMssqlCondition } from '../../shared/adapters/mssql/condition.js';
 import { createMssqlDataSourceReader } from '../../shared/adapters/mssql/data-source-reader.js';
 import { mssqlDialect } from '../../shared/adapters/mssql/dialect.js';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
+import type { Answer } from '../../shared/core/answers.js';
+import { rememberedCatalogue } from '../../shared/core/data-api/data-source.js';
+import { getData, getDataWithCondition } from '../../shared/core/data-api/read.js';
 import { type Database, DatabaseStatementError } from '../../shared/core/database.js';
+import { ServiceError } from '../../shared/core/errors.js';
 import { isBabelfish, mssqlUrl, runMssqlScripts } from '../support/mssql.js';
 
 const url = mssqlUrl;
@@ -195,6 +200,48 @@ describe.skipIf(!url)('SQL Server adapter (integration)', () => {
 
     await db.transaction((tx) => tx.query(insert, [guid, 102]));
     expect(await count()).toBe(26);
+  });
+
+  it('reads a table as it is now when it changed after its columns were remembered', async () => {
+    const shifting = `ItShifting_${suffix}`;
+    await db.query(
+      `CREATE TABLE dbo.${shifting} (ID int NOT NULL PRIMARY KEY, A nvarchar(10), B nvarchar(10))`,
+    );
+    try {
+      await db.query(`INSERT INTO dbo.${shifting} (ID, A, B) VALUES (1, N'a1', N'b1')`);
+      // The catalogue remembered as the service's openDatabase does.
+      const catalogue = rememberedCatalogue(db, 60_000);
+      const remembering: Database = {
+        ...db,
+        findDataSource: (schema, name) => catalogue.findDataSource(schema, name),
+        forgetDataSource: (schema, name) => catalogue.forgetDataSource?.(schema, name) ?? false,
+      };
+      const ctx = {
+        reader: createMssqlDataSourceReader(remembering, translateMssqlCondition),
+        allowed: '*' as const,
+        limits: { inlineLimitBytes: 1_000_000, presignSeconds: 60, store: undefined, keyPrefix: 't' },
+        batchRows: 100,
+      };
+      const read = async (answer: Promise<Answer>) => {
+        const done = await answer;
+        return done.kind === 'inline' ? JSON.parse(done.body.toString()) : done;
+      };
+      expect(await read(getData(ctx, shifting))).toEqual({ [shifting]: [{ ID: 1, A: 'a1', B: 'b1' }] });
+      await db.query(`ALTER TABLE dbo.${shifting} DROP COLUMN B`);
+      expect(await read(getData(ctx, shifting))).toEqual({ [shifting]: [{ ID: 1, A: 'a1' }] });
+      await db.query(`ALTER TABLE dbo.${shifting} DROP COLUMN A`);
+      const gone = await getDataWithCondition(ctx, shifting, "A = 'a1'").catch((error: unknown) => error);
+      expect(gone).toBeInstanceOf(ServiceError);
+      expect(gone).toMatchObject({
+        status: 400,
+        code: 'invalid_condition',
+        message: expect.stringMatching(/\bA\b/),
+      });
+      await db.query(`DROP TABLE dbo.${shifting}`);
+      await expect(getData(ctx, shifting)).rejects.toMatchObject({ status: 404 });
+    } finally {
+      await db.query(`DROP TABLE IF EXISTS dbo.${shifting}`);
+    }
   });
 
   it('runs infra/sql/mssql/*.sql twice without error', async () => {

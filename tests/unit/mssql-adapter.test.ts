@@ -450,6 +450,11 @@ describe('error mapping', () => {
       Object.assign(new sql.RequestError('numeric field overflow', 'EREQUEST'), { number: 33557097 }),
     );
     expect(overflow).toMatchObject({ dbCode: '8115' });
+    // And a column or table that is not there, SQL Server's 207 and 208.
+    const babelfish = (message: string) =>
+      mapError(Object.assign(new sql.RequestError(message, 'EREQUEST'), { number: 33557097 }));
+    expect(babelfish('column "nope" does not exist')).toMatchObject({ dbCode: '207' });
+    expect(babelfish('relation "demo_dbo.nope" does not exist')).toMatchObject({ dbCode: '208' });
     const other = mapError(
       Object.assign(new sql.RequestError('something else', 'EREQUEST'), { number: 33557097 }),
     );

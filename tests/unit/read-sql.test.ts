@@ -12,7 +12,13 @@ import {
   getDataWithCondition,
   getRowsCount,
 } from '../../shared/core/data-api/read.js';
-import type { Database, DataSourceInfo, Row, SqlDialect } from '../../shared/core/database.js';
+import {
+  type Database,
+  DatabaseStatementError,
+  type DataSourceInfo,
+  type Row,
+  type SqlDialect,
+} from '../../shared/core/database.js';
 import { recordingDatabase } from '../support/recording-database.js';
 
 const SUBJECT: DataSourceInfo = {
@@ -135,5 +141,49 @@ describe('Data API reads in batches', () => {
     const body = JSON.parse(Buffer.concat(chunks).toString()) as { SUBJECT: { ID: number }[] };
     expect(body.SUBJECT).toHaveLength(2000);
     expect(body.SUBJECT[1999]!.ID).toBe(1999);
+  });
+});
+
+describe('Data API reads of a table that changed', () => {
+  /** A database whose count fails with `code` the first `failures` times, with a catalogue memory of `remembered`. */
+  function changing(code: string, failures: number, remembered: boolean) {
+    let calls = 0;
+    let lookups = 0;
+    const { db } = recordingDatabase(postgresDialect, {
+      answer: () => {
+        calls++;
+        if (calls <= failures) throw new DatabaseStatementError('column "GONE" does not exist', code);
+        return [{ n: 3 }];
+      },
+      findDataSource: async () => {
+        lookups++;
+        return SUBJECT;
+      },
+    });
+    const forgetDataSource = () => remembered;
+    return { db: { ...db, forgetDataSource }, counts: () => ({ calls, lookups }) };
+  }
+
+  it('look the table up again and read once more when the database says a column or the table is gone', async () => {
+    for (const code of ['42703', '42P01', '207', '208']) {
+      const { db, counts } = changing(code, 1, true);
+      const answer = await getRowsCount(ctx(db), 'SUBJECT');
+      expect(answer.kind === 'inline' && JSON.parse(answer.body.toString())).toEqual({
+        SUBJECT: [{ rowsCount: 3 }],
+      });
+      expect(counts()).toEqual({ calls: 2, lookups: 2 });
+    }
+  });
+
+  it('read once more at most, and not at all when nothing was remembered or the error is another', async () => {
+    const twice = changing('42703', 2, true);
+    await expect(getRowsCount(ctx(twice.db), 'SUBJECT')).rejects.toBeInstanceOf(DatabaseStatementError);
+    expect(twice.counts()).toEqual({ calls: 2, lookups: 2 });
+    const fresh = changing('42703', 1, false);
+    await expect(getRowsCount(ctx(fresh.db), 'SUBJECT')).rejects.toBeInstanceOf(DatabaseStatementError);
+    expect(fresh.counts()).toEqual({ calls: 1, lookups: 1 });
+    const other = changing('22012', 1, true);
+    await expect(getRowsCount(ctx(other.db), 'SUBJECT')).rejects.toBeInstanceOf(DatabaseStatementError);
+    expect(other.counts()).toEqual({ calls: 1, lookups: 1 });
   });
 });

@@ -4,6 +4,11 @@ import type { DataSourceInfo } from '../database.js';
 export interface DataSourceCatalogue {
   /** Undefined when absent. */
   findDataSource(schema: string | undefined, name: string): Promise<DataSourceInfo | undefined>;
+  /**
+   * Where lookups are remembered ({@link rememberedCatalogue}): forgets the one of this name, as
+   * asked; true when there was one to forget.
+   */
+  forgetDataSource?(schema: string | undefined, name: string): boolean;
 }
 
 import { badRequest, notFound } from '../errors.js';
@@ -43,9 +48,11 @@ const CATALOGUE_MAX_ENTRIES = 2000;
 export function rememberedCatalogue(catalogue: DataSourceCatalogue, ttlMs: number): DataSourceCatalogue {
   if (ttlMs <= 0) return catalogue;
   const cache = new Map<string, CacheEntry>();
+  const keyOf = (schema: string | undefined, name: string) => `${schema ?? ''}.${name}`.toLowerCase();
   return {
+    forgetDataSource: (schema, name) => cache.delete(keyOf(schema, name)),
     findDataSource(schema, name) {
-      const key = `${schema ?? ''}.${name}`.toLowerCase();
+      const key = keyOf(schema, name);
       const now = Date.now();
       const hit = cache.get(key);
       if (hit && hit.expires > now) return hit.info;

@@ -2,7 +2,7 @@ import { type AnswerLimits, AnswerWriter } from '../answers.js';
 import { type Condition, ConditionError, checkCondition } from '../condition/index.js';
 import { DatabaseStatementError, type DataSourceInfo, type Row } from '../database.js';
 import { badRequest } from '../errors.js';
-import { type AllowedDataSources, resolveDataSource } from './data-source.js';
+import { type AllowedDataSources, parseDataSourceName, resolveDataSource } from './data-source.js';
 import type { DataSourceReader } from './reader.js';
 import { recordEncoder } from './records.js';
 
@@ -44,10 +44,39 @@ async function writeRecords(
   }
 }
 
+// Error codes of PostgreSQL (SQLSTATE) and SQL Server (error number) for a column or a table that
+// is not there: an object changed since its columns were looked up.
+const OBJECT_CHANGED = new Set(['42703', '42P01', '207', '208']);
+
+/**
+ * Resolves the data source and reads it. The catalogue's answer is remembered for a while (see
+ * `rememberedCatalogue`); when the database then says that a column or the object itself is not
+ * there, the table changed since: the remembered answer is forgotten and the read runs once more on
+ * a fresh lookup, so a changed table is answered as it is now and a dropped one is a 404, never a
+ * failure of the service.
+ */
+async function readCurrent<T>(
+  ctx: DataApiContext,
+  rawName: string,
+  read: (source: DataSourceInfo) => Promise<T>,
+): Promise<T> {
+  const catalogue = ctx.reader.catalogue;
+  const source = await resolveDataSource(catalogue, rawName, ctx.allowed);
+  try {
+    return await read(source);
+  } catch (error) {
+    if (!(error instanceof DatabaseStatementError) || !OBJECT_CHANGED.has(error.dbCode ?? '')) throw error;
+    const name = parseDataSourceName(rawName);
+    if (!catalogue.forgetDataSource?.(name.schema, name.name)) throw error;
+    return read(await resolveDataSource(catalogue, rawName, ctx.allowed));
+  }
+}
+
 /** `getData`: every row of a table or view. */
 export async function getData(ctx: DataApiContext, rawName: string) {
-  const source = await resolveDataSource(ctx.reader.catalogue, rawName, ctx.allowed);
-  return writeRecords(ctx, rawName, source, ctx.reader.readAll(source, ctx.batchRows));
+  return readCurrent(ctx, rawName, (source) =>
+    writeRecords(ctx, rawName, source, ctx.reader.readAll(source, ctx.batchRows)),
+  );
 }
 
 /** `getDataWithCondition`: rows that satisfy a checked T-SQL condition. */
@@ -59,17 +88,18 @@ export async function getDataWithCondition(
   if (condition === undefined || condition.trim() === '') {
     throw badRequest('invalid_condition', 'The query parameter "condition" is required');
   }
-  const source = await resolveDataSource(ctx.reader.catalogue, rawName, ctx.allowed);
-  let rows: AsyncIterable<Row[]>;
   try {
-    const checked: Condition = checkCondition(condition, source.columns);
-    rows = ctx.reader.readMatching(source, checked, ctx.batchRows);
-  } catch (error) {
-    if (error instanceof ConditionError) throw badRequest('invalid_condition', error.message);
-    throw error;
-  }
-  try {
-    return await writeRecords(ctx, rawName, source, rows);
+    return await readCurrent(ctx, rawName, (source) => {
+      let rows: AsyncIterable<Row[]>;
+      try {
+        const checked: Condition = checkCondition(condition, source.columns);
+        rows = ctx.reader.readMatching(source, checked, ctx.batchRows);
+      } catch (error) {
+        if (error instanceof ConditionError) throw badRequest('invalid_condition', error.message);
+        throw error;
+      }
+      return writeRecords(ctx, rawName, source, rows);
+    });
   } catch (error) {
     // The condition is checked, so what the database still refuses is a value that does not fit
     // its column (e.g. ID = 'abc'): the caller's mistake, answered without the database's text.
@@ -99,8 +129,8 @@ function evaluationProblem(error: DatabaseStatementError): string {
 
 /** `getRowsCount`: `{"<root>":[{"rowsCount":N}]}`. */
 export async function getRowsCount(ctx: DataApiContext, rawName: string) {
-  const source = await resolveDataSource(ctx.reader.catalogue, rawName, ctx.allowed);
-  const body = JSON.stringify({ [rawName]: [{ rowsCount: await ctx.reader.count(source) }] });
+  const count = await readCurrent(ctx, rawName, (source) => ctx.reader.count(source));
+  const body = JSON.stringify({ [rawName]: [{ rowsCount: count }] });
   return { kind: 'inline' as const, body: Buffer.from(body), contentType: 'application/json; charset=utf-8' };
 }
 
@@ -127,6 +157,7 @@ export async function getDataPaginate(
 ) {
   const fromRow = pagingNumber('fromRow', fromRowRaw, Number.MAX_SAFE_INTEGER);
   const rows = pagingNumber('rows', rowsRaw, MAX_PAGE_ROWS);
-  const source = await resolveDataSource(ctx.reader.catalogue, rawName, ctx.allowed);
-  return writeRecords(ctx, rawName, source, ctx.reader.readPage(source, fromRow - 1, rows, ctx.batchRows));
+  return readCurrent(ctx, rawName, (source) =>
+    writeRecords(ctx, rawName, source, ctx.reader.readPage(source, fromRow - 1, rows, ctx.batchRows)),
+  );
 }
