@@ -38,17 +38,22 @@ export interface AnswerLimits {
 
 /** The most bytes one byte of UTF-8 text can take once escaped in a JSON string (`\u0001`). */
 const MAX_ESCAPED_PER_BYTE = 6;
+/**
+ * Text is kept as written up to this size (no conversion for a page of records); past it, as UTF-8
+ * bytes, because a JavaScript string of Czech text takes two bytes per character, twice its UTF-8.
+ */
+const TEXT_BYTES = 1024 * 1024;
 
 /**
  * Collects an answer in memory up to the inline limit; past it, everything written so far and
  * everything after goes to the object store, so memory holds at most the limit plus one chunk.
- * Text stays text until it goes to the store: an inline answer is returned as the string it was
- * written as, and its escaped size is counted only once it could matter (an answer smaller than a
- * sixth of the encoded limit fits however it escapes), so a page of a few hundred KB is never
- * scanned byte by byte.
+ * An answer up to 1 MiB stays the text it was written as and is returned so, and its escaped size
+ * is counted only once it could matter (an answer smaller than a sixth of the encoded limit fits
+ * however it escapes), so a page of a few hundred KB is never converted or scanned byte by byte.
  */
 export class AnswerWriter {
   private chunks: (string | Buffer)[] = [];
+  private asBytes = false;
   private size = 0;
   /** Escaped size of the chunks before `uncounted`, and the bytes of the rest. */
   private encodedSize = 0;
@@ -65,10 +70,15 @@ export class AnswerWriter {
 
   async write(chunk: string | Buffer): Promise<void> {
     if (this.upload) return this.upload.write(toBuffer(chunk));
-    const bytes = typeof chunk === 'string' ? Buffer.byteLength(chunk, 'utf8') : chunk.length;
-    this.chunks.push(chunk);
+    const piece = this.asBytes ? toBuffer(chunk) : chunk;
+    const bytes = typeof piece === 'string' ? Buffer.byteLength(piece, 'utf8') : piece.length;
+    this.chunks.push(piece);
     this.size += bytes;
     this.uncountedBytes += bytes;
+    if (!this.asBytes && this.size > TEXT_BYTES) {
+      this.chunks = this.chunks.map(toBuffer);
+      this.asBytes = true;
+    }
     if (this.size <= this.limits.inlineLimitBytes && this.fitsEncoded()) return;
     const store = this.limits.store;
     if (!store)

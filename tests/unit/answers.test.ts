@@ -86,6 +86,30 @@ describe('Class: AnswerWriter', () => {
     expect((await over.finish()).kind).toBe('redirect');
   });
 
+  it('returns a small answer as its text and one over 1 MiB as UTF-8 bytes, the same content', async () => {
+    const { store } = memoryStore();
+    const limits = {
+      inlineLimitBytes: 5_000_000,
+      inlineEncodedLimitBytes: 6_000_000,
+      presignSeconds: 900,
+      store,
+      keyPrefix: 't',
+    };
+    const piece = `"Žluťoučký kůň",${'x'.repeat(1000)}`;
+    const small = new AnswerWriter(limits, 'application/json', 'json');
+    await small.write(piece);
+    const smallAnswer = await small.finish();
+    expect(smallAnswer.kind === 'inline' && smallAnswer.body).toBe(piece);
+    const large = new AnswerWriter(limits, 'application/json', 'json');
+    const pieces = 1200;
+    for (let i = 0; i < pieces; i++) await large.write(piece);
+    const largeAnswer = await large.finish();
+    expect(largeAnswer.kind).toBe('inline');
+    const body = largeAnswer.kind === 'inline' ? largeAnswer.body : '';
+    expect(Buffer.isBuffer(body)).toBe(true);
+    expect(body.toString()).toBe(piece.repeat(pieces));
+  });
+
   it('fails clearly when an answer is too large and there is no store', async () => {
     const writer = new AnswerWriter(
       { inlineLimitBytes: 4, presignSeconds: 900, store: undefined, keyPrefix: 't' },
