@@ -105,7 +105,12 @@ const { num, str, dt } = fc.letrec<{ num: string; str: string; dt: string }>((ti
     fc.tuple(fc.constantFrom('YEAR', 'MONTH', 'DAY'), tie('dt')).map(([f, d]) => `${f}(${d})`),
     fc.tuple(anyPart, tie('dt'), tie('dt')).map(([p, a, b]) => `DATEDIFF(${p}, ${a}, ${b})`),
     fc.tuple(tie('dt'), tie('dt')).map(([a, b]) => `DATEDIFF(second, ${a}, ${b}) / 1000.0`),
-    fc.tuple(tie('num'), tie('num')).map(([a, b]) => `ISNULL(${a}, ${b})`),
+    fc
+      .tuple(tie('num'), tie('num'))
+      // The replacement takes the first's type: 1234.50 or a negative number as a TINYINT is refused
+      // (SQL Server error 220; condition-errors.test.ts), so a TINYINT first is left out here.
+      .filter(([a]) => !a.includes('TINYINT'))
+      .map(([a, b]) => `ISNULL(${a}, ${b})`),
     fc.tuple(tie('num'), tie('num'), tie('num')).map(([a, b, c]) => `COALESCE(${a}, ${b}, ${c})`),
     fc
       .tuple(
