@@ -17,7 +17,10 @@ export interface ServerlessFunction {
 
 export interface ServerlessConfig {
   readonly params: { readonly default: Record<string, string | number> };
-  readonly provider: Record<string, unknown> & { readonly timeout?: number };
+  readonly provider: Record<string, unknown> & {
+    readonly timeout?: number;
+    readonly environment?: Record<string, unknown>;
+  };
   readonly functions: Record<string, ServerlessFunction>;
   readonly package: Record<string, unknown>;
   readonly custom?: Record<string, unknown>;

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { readServerlessConfig } from '../../infra/local/serverless-config.js';
 import {
   codeFiles,
   extractFunction,
@@ -9,7 +10,6 @@ import {
   packageService,
   withPackagingLock,
 } from '../support/packaged-service.js';
-import { serverlessConfig } from '../support/serverless.js';
 import { median } from './measure.js';
 
 const RUNS = Number(process.env.COLD_START_RUNS ?? 15);
@@ -63,7 +63,7 @@ export default async function coldStartBench(): Promise<void> {
   // COLD_START_NODE_OPTIONS overrides them (e.g. "" to compare with a plain `node`).
   const nodeOptions =
     process.env.COLD_START_NODE_OPTIONS ??
-    String(serverlessConfig().provider.environment?.NODE_OPTIONS ?? '');
+    String(readServerlessConfig().provider.environment?.NODE_OPTIONS ?? '');
   rmSync(WORK, { recursive: true, force: true });
   mkdirSync(WORK, { recursive: true });
   const probe = join(WORK, 'probe.mjs');

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { readServerlessConfig } from '../../infra/local/serverless-config.js';
 import {
   codeFiles,
   type PackagedFunction,
@@ -6,7 +7,6 @@ import {
   packageService,
   withPackagingLock,
 } from '../support/packaged-service.js';
-import { serverlessConfig } from '../support/serverless.js';
 
 const KB = 1024;
 
@@ -43,7 +43,7 @@ const code = (fn: PackagedFunction) => codeFiles(fn).map(([, data]) => data.toSt
 
 describe('npm run package', () => {
   it('has a size budget for every function of serverless.yml', () => {
-    expect(Object.keys(BUDGETS).sort()).toEqual(Object.keys(serverlessConfig().functions).sort());
+    expect(Object.keys(BUDGETS).sort()).toEqual(Object.keys(readServerlessConfig().functions).sort());
   });
 
   it('keeps every function within its size budget', () => {
@@ -93,7 +93,7 @@ describe('npm run package', () => {
   });
 
   it('runs without --enable-source-maps (parsing the maps doubled the init time)', () => {
-    expect(String(serverlessConfig().provider.environment?.NODE_OPTIONS ?? '')).not.toContain(
+    expect(String(readServerlessConfig().provider.environment?.NODE_OPTIONS ?? '')).not.toContain(
       'enable-source-maps',
     );
   });

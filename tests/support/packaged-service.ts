@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:f
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inflateRawSync } from 'node:zlib';
-import { serverlessConfig } from './serverless.js';
+import { readServerlessConfig } from '../../infra/local/serverless-config.js';
 
 /** One function's zip as `npm run package` leaves it in `.serverless/`. */
 export interface PackagedFunction {
@@ -90,7 +90,7 @@ export function readZip(zip: Buffer): Map<string, Buffer> {
 
 /** Every function of serverless.yml with its packaged zip (run `packageService` first). */
 export function packagedFunctions(serviceDir = process.cwd()): PackagedFunction[] {
-  const config = serverlessConfig(serviceDir);
+  const config = readServerlessConfig(join(serviceDir, 'serverless.yml'));
   return Object.entries(config.functions).map(([name, fn]) => {
     const zipPath = join(serviceDir, '.serverless', `${name}.zip`);
     const zip = readFileSync(zipPath);

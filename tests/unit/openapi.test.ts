@@ -1,7 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { readOpenApiDocument } from '../../infra/local/docs-routes.js';
-import { serverlessHttpRoutes } from '../support/serverless.js';
+import { lambdaRoutes } from '../../infra/local/routes.js';
 
 const document = await readOpenApiDocument();
 const paths = document.paths as Record<string, Record<string, { responses?: Record<string, unknown> }>>;
@@ -23,7 +23,7 @@ describe('docs/openapi.yaml', () => {
 
   it("documents exactly serverless.yml's HTTP routes", () => {
     const documented = operations.map((op) => `${op.method} ${op.path}`).sort();
-    const deployed = serverlessHttpRoutes()
+    const deployed = lambdaRoutes()
       .map((route) => `${route.method} ${route.path}`)
       .sort();
     expect(documented).toEqual(deployed);
