@@ -2,7 +2,7 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { createEmbeddedDataSourceReader } from '../../shared/adapters/embedded-sql/data-source-reader.js';
 import { createMssqlDataSourceReader } from '../../shared/adapters/mssql/data-source-reader.js';
 import { byDialect } from '../../shared/config/databases.js';
-import { report, sampleInterleaved } from './measure.js';
+import { figureNaming, type OtherDatabase, report, sampleInterleaved } from './measure.js';
 
 const AUTH = `Basic ${Buffer.from('demo:demo-password').toString('base64')}`;
 const ROWS = 1000;
@@ -23,10 +23,8 @@ export default async function dataApiBench(): Promise<void> {
   }
 }
 
-export async function pagingFigures(stack: LocalStack, on?: { id: string; label: string }): Promise<void> {
-  const goal = (value: number) => (on ? undefined : value);
-  const id = (name: string) => (on ? `${on.id}.${name}` : name);
-  const label = (text: string) => (on ? `${text} [${on.label}]` : text);
+export async function pagingFigures(stack: LocalStack, on?: OtherDatabase): Promise<void> {
+  const { goal, id, label } = figureNaming(on);
   const runs = Number(process.env.BENCH_PAGE_RUNS ?? 30);
   const db = stack.database;
   const reader = byDialect(db, {

@@ -119,3 +119,22 @@ export function report(
     note: options.note,
   });
 }
+
+/** Another database the same figures are measured on: its id prefix and its name in the printed lines. */
+export interface OtherDatabase {
+  readonly id: string;
+  readonly label: string;
+}
+
+/**
+ * How a figure is named and held to its goal on `on`: on the embedded database (no `on`) as given
+ * with its goal; on another database its id prefixed, its subject marked, and no goal (the goals are
+ * the embedded database's).
+ */
+export function figureNaming(on?: OtherDatabase) {
+  return {
+    goal: (value: number) => (on ? undefined : value),
+    id: (name: string) => (on ? `${on.id}.${name}` : name),
+    label: (text: string) => (on ? `${text} [${on.label}]` : text),
+  };
+}

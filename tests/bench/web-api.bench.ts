@@ -7,7 +7,15 @@ import { validateEnvelope } from '../../shared/core/web-api/envelope.js';
 import { signatureHeader, verifySignature } from '../../shared/core/web-api/signature.js';
 import { tenantWebApiStore } from '../../shared/lambda/web-api/store.js';
 import { demoPolicy } from '../support/web-api-core.js';
-import { median, record, report, sample, sampleInterleaved } from './measure.js';
+import {
+  figureNaming,
+  median,
+  type OtherDatabase,
+  record,
+  report,
+  sample,
+  sampleInterleaved,
+} from './measure.js';
 
 const HASH = 'demo-api-hash';
 const AUTH = `Basic ${Buffer.from('demo:demo-password').toString('base64')}`;
@@ -32,10 +40,8 @@ export default async function webApiBench(): Promise<void> {
   }
 }
 
-export async function webApiFigures(stack: LocalStack, on?: { id: string; label: string }): Promise<void> {
-  const goal = (value: number) => (on ? undefined : value);
-  const id = (name: string) => (on ? `${on.id}.${name}` : name);
-  const label = (text: string) => (on ? `${text} [${on.label}]` : text);
+export async function webApiFigures(stack: LocalStack, on?: OtherDatabase): Promise<void> {
+  const { goal, id, label } = figureNaming(on);
   const runs = 200;
   const db = stack.database;
   const store = byDialect(db, { mssql: createMssqlWebApiStore, postgres: createEmbeddedWebApiStore });
