@@ -12,6 +12,7 @@ import {
   StatementCancelledError,
 } from '../../core/database.js';
 import { postgresDialect } from './dialect.js';
+import { preparedStatements } from './prepared-statements.js';
 
 // PostgreSQL type OIDs whose default parsing does not fit the port's value conventions.
 const INT8 = 20;
@@ -88,9 +89,14 @@ let cursorSequence = 0;
 
 /** The database port over an embedded PostgreSQL (PGlite) instance owned by the caller. */
 export function createEmbeddedDatabase(pg: PGlite): Database {
+  // Statements outside a transaction; inside one they go through the transaction's own `query`.
+  const statements = preparedStatements(pg);
+  const outsideTransactions: Pick<PGlite, 'query'> = {
+    query: (sql, params, options) => statements.run(sql, params ?? [], options) as never,
+  };
   async function query(sql: string, params: readonly unknown[] = [], options?: QueryOptions): Promise<Row[]> {
     try {
-      return await runStatement(pg, sql, params, options?.signal);
+      return await runStatement(outsideTransactions, sql, params, options?.signal);
     } catch (error) {
       throw mapError(pg, error);
     }
