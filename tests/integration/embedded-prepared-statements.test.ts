@@ -54,6 +54,12 @@ describe('Function: preparedStatements (embedded)', () => {
     const again = await statements().run(sql, [2]);
     expect(again.rows).toEqual([{ name: null }]);
     expect(await preparedTexts()).toEqual([sql]);
+    // Run on its second and third runs: the one prepared statement served both.
+    const runs = await pg.query<{ runs: number }>(
+      `SELECT (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements WHERE statement = $1`,
+      [sql],
+    );
+    expect(runs.rows).toEqual([{ runs: 2 }]);
   });
 
   it('keeps a bounded number prepared, closing the least recently used', async () => {
@@ -91,6 +97,17 @@ describe('Function: preparedStatements (embedded)', () => {
     await pg.exec(`ALTER TABLE shape ADD COLUMN label text DEFAULT 'new'`);
     expect((await statements().run(sql, [1])).rows).toEqual([{ id: 1, label: 'new' }]);
     expect((await statements().run(sql, [1])).rows).toEqual([{ id: 1, label: 'new' }]);
+  });
+
+  it('prepares a statement again when it was deallocated behind the cache', async () => {
+    const sql = 'SELECT $1::int + 100 AS n';
+    await statements().run(sql, [1]);
+    await statements().run(sql, [1]);
+    expect(await preparedTexts()).toEqual([sql]);
+    await pg.exec('DEALLOCATE ALL');
+    expect((await statements().run(sql, [2])).rows).toEqual([{ n: 102 }]);
+    expect((await statements().run(sql, [3])).rows).toEqual([{ n: 103 }]);
+    expect(await preparedTexts()).toEqual([sql]);
   });
 
   it('sends bytes, dates and objects through PGlite.query, serialized by type', async () => {

@@ -7,8 +7,12 @@ type Parameter = string | number | bigint | boolean | null | undefined;
 const PREPARED_LIMIT = 256;
 /** Texts seen once, remembered so that a second sighting prepares them. */
 const SEEN_LIMIT = 1024;
-/** PostgreSQL's "cached plan must not change result type": a prepared `SELECT *` met a changed row type. */
-const FEATURE_NOT_SUPPORTED = '0A000';
+/**
+ * Refusals of a statement prepared earlier that a fresh parse cures: "cached plan must not change
+ * result type" (a prepared `SELECT *` met a changed row type) and a statement no longer there
+ * (someone ran `DEALLOCATE ALL`). Both come before anything runs.
+ */
+const STALE_STATEMENT = new Set(['0A000', '26000']);
 
 const { serialize } = protocol;
 
@@ -62,7 +66,8 @@ const asText = (value: Parameter): string | null =>
  * A statement is prepared on its second run, so texts that never repeat (a cursor's name) do not
  * crowd the cache. PostgreSQL re-plans a prepared statement when what it reads changes; when a
  * `SELECT *` would then change its columns it refuses (0A000), and the statement is prepared anew
- * and run once more, which is safe because the refusal comes before anything runs.
+ * and run once more, which is safe because the refusal comes before anything runs. The same holds
+ * for a statement deallocated behind the cache's back (26000).
  */
 export function preparedStatements(pg: PGlite): PreparedStatements {
   // Statement names live in the engine's session, so every wrapper of one instance shares one cache.
@@ -165,7 +170,7 @@ function createPreparedStatements(pg: PGlite): PreparedStatements {
           result = await send(sql, params, options);
         } catch (error) {
           // Only a statement prepared before can meet a changed row type; parsed afresh, it runs once more.
-          if (!wasPrepared || (error as { code?: unknown }).code !== FEATURE_NOT_SUPPORTED) throw error;
+          if (!wasPrepared || !STALE_STATEMENT.has(String((error as { code?: unknown }).code))) throw error;
           result = await send(sql, params, options);
         }
         await pg.syncToFs();
