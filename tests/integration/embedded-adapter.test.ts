@@ -75,7 +75,22 @@ describe('Class: embedded database adapter', () => {
       [1],
     );
     expect(typeof row!.CASTKA_CELKEM).toBe('number');
-    expect(row!.DATUM_VYSTAVENI).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    expect(row!.DATUM_VYSTAVENI).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/);
+    // As the answers write them (the SQL Server driver's Dates are formatted the same way):
+    // no fraction, no zone, a date at midnight; what has no four-digit year stays as it is.
+    const [times] = await db.query(
+      `SELECT timestamp '2024-01-02 03:04:05.678' AS "at", timestamptz '2024-01-02 03:04:05.678+00' AS "atZone",
+              date '2024-01-02' AS "day", timestamp 'infinity' AS "never", timestamp '0044-03-15 12:00:00 BC' AS "ides",
+              date '0044-03-15 BC' AS "idesDay"`,
+    );
+    expect(times).toEqual({
+      at: '2024-01-02T03:04:05',
+      atZone: '2024-01-02T03:04:05',
+      day: '2024-01-02T00:00:00',
+      never: 'infinity',
+      ides: '0044-03-15 12:00:00 BC',
+      idesDay: '0044-03-15 BC',
+    });
   });
 
   it('maps a refused statement and a closed database to the port errors', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { createMssqlWebApiStore } from '../../shared/adapters/mssql/web-api-store.js';
 import { type Database, StatementCancelledError } from '../../shared/core/database.js';
+import { encodeRow } from '../../shared/core/web-api/operations.js';
 import { OperationFailedError, type WebApiStore } from '../../shared/core/web-api/store.js';
 import { runMssqlScripts, mssqlUrl as url } from '../support/mssql.js';
 
@@ -76,6 +77,22 @@ describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
     const accounts = await store.callOperation(await operation(7), [{ kod_uctu: '21' }]);
     expect(accounts.map((row) => row.kod_uctu)).toEqual(['211000', '211100', '213000']);
     expect(await store.callOperation(await operation(9001), [{ seconds: '0.2' }])).toEqual([{ slept: 0.2 }]);
+  });
+
+  it("gives an operation's date-times and dates as the answer writes them on the embedded database too", async () => {
+    await db.query(`IF OBJECT_ID(N'dbo.WS_OP_TEST_DATES', N'P') IS NULL
+      EXEC (N'CREATE PROCEDURE dbo.WS_OP_TEST_DATES @params nvarchar(max) AS
+        SELECT CAST(''2024-01-02T03:04:05.678'' AS datetime2) AS at,
+               CAST(''2024-01-02T03:04:05.678+00:00'' AS datetimeoffset) AS at_zone,
+               CAST(''2024-01-02'' AS date) AS day;')`);
+    const rows = await store.callOperation(
+      { vltyp: 9210, procedure: 'dbo.WS_OP_TEST_DATES', rowName: 'Dates' },
+      [],
+    );
+    // The twin of the embedded handler test in web-api-handlers.test.ts.
+    expect(rows.map(encodeRow)).toEqual([
+      { at: '2024-01-02T03:04:05', at_zone: '2024-01-02T03:04:05', day: '2024-01-02T00:00:00' },
+    ]);
   });
 
   it('cancels 9001 on the server when its signal aborts, and the pool serves the next call', async () => {

@@ -22,13 +22,27 @@ const TIMESTAMPTZ = 1184;
 const DATE = 1082;
 const UUID = 2950;
 
-/** Keeps date-times as wall-clock text and turns exact numerics into JSON-ready numbers. */
+const DATE_TIME_TEXT = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/;
+const DATE_TEXT = /^\d{4}-\d\d-\d\d$/;
+
+/**
+ * A date-time as the answers write it, `YYYY-MM-DDThh:mm:ss` of its wall clock (the session is in
+ * UTC, as the SQL Server driver's `Date`s are), without fraction or zone: callers that know no
+ * column types, such as a Web API operation's rows, pass it on as it is. What does not fit four
+ * digits of year (infinity, BC, year 10000) stays PostgreSQL's text.
+ */
+function wallClockText(text: string): string {
+  if (!DATE_TIME_TEXT.test(text) || text.endsWith(' BC')) return text;
+  return `${text.slice(0, 10)}T${text.slice(11, 19)}`;
+}
+
+/** Keeps date-times as the answers' wall-clock text and turns exact numerics into JSON-ready numbers. */
 const parsers = {
   [INT8]: (v: string) => Number(v),
   [NUMERIC]: (v: string) => Number(v),
-  [TIMESTAMP]: (v: string) => v,
-  [TIMESTAMPTZ]: (v: string) => v,
-  [DATE]: (v: string) => v,
+  [TIMESTAMP]: wallClockText,
+  [TIMESTAMPTZ]: wallClockText,
+  [DATE]: (v: string) => (DATE_TEXT.test(v) ? `${v}T00:00:00` : v),
   [UUID]: (v: string) => v.toUpperCase(),
 };
 
