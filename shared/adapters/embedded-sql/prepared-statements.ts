@@ -5,8 +5,11 @@ type Parameter = string | number | bigint | boolean | null | undefined;
 
 /** Statements kept prepared per database; the least recently used beyond it are closed. */
 const PREPARED_LIMIT = 256;
-/** Texts seen once, remembered so that a second sighting prepares them. */
-const SEEN_LIMIT = 1024;
+/**
+ * Texts seen once, remembered so that a second sighting prepares them; forgotten all at once when
+ * full. Bounded like the cache: a text can be tens of KB (a long condition).
+ */
+const SEEN_LIMIT = 256;
 /**
  * Refusals of a statement prepared earlier that a fresh parse cures: "cached plan must not change
  * result type" (a prepared `SELECT *` met a changed row type) and a statement no longer there
