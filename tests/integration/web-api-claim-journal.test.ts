@@ -36,6 +36,18 @@ describe('Replay claim and journal in one statement, on the embedded demo databa
     await pg.close();
   });
 
+  it('leaves no claim behind when the journal row cannot be written: the same request is taken on retry', async () => {
+    const store = createEmbeddedWebApiStore(db);
+    const claim = { applicationId: 1, requestDigest: 'u'.repeat(64), holdSeconds: 300 };
+    // A call mode the journal's check constraint refuses: the journal insert fails after the claim.
+    const unwritable = { ...opening, mode: 'bogus', requestId: 'unwritable' } as unknown as JournalOpening;
+    await expect(store.claimAndOpenJournal(claim, unwritable)).rejects.toMatchObject({ dbCode: '23514' });
+    expect(await journalRows('unwritable')).toBe(0);
+    const id = await store.claimAndOpenJournal(claim, { ...opening, requestId: 'retried' });
+    expect(id).toEqual(expect.any(Number));
+    expect(await journalRows('retried')).toBe(1);
+  });
+
   it('journals the first of many identical requests fired at once through two store instances, and only it', async () => {
     // Two stores stand for two Lambdas; the unique key in the database decides, not process memory.
     const stores = [createEmbeddedWebApiStore(db), createEmbeddedWebApiStore(db)];

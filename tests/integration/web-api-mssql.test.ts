@@ -70,6 +70,28 @@ describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
     }
   });
 
+  it('leaves no claim behind when the journal row cannot be written: the same request is taken on retry', async () => {
+    // The twin of the embedded test in web-api-claim-journal.test.ts: the claim and the journal row
+    // are one transaction, so a journal insert that fails takes the claim back with it.
+    const claim = { applicationId: 1, requestDigest: `${Date.now()}`.padStart(64, 'u'), holdSeconds: 300 };
+    const requestId = `unwritable-${Date.now()}`;
+    const opening = { applicationId: 1, vltyp: 1001, mode: 'bogus', request: '{}', requestId };
+    await expect(store.claimAndOpenJournal(claim, opening as never)).rejects.toMatchObject({ dbCode: '547' });
+    const count = async (id: string) =>
+      Number((await db.query('SELECT COUNT(*) AS n FROM dbo.WS_JOURNAL WHERE REQUEST_ID = @p1', [id]))[0]!.n);
+    expect(await count(requestId)).toBe(0);
+    const id = await store.claimAndOpenJournal(claim, {
+      ...opening,
+      mode: 'sync',
+      requestId: `${requestId}-retried`,
+    });
+    expect(id).toEqual(expect.any(Number));
+    expect(await count(`${requestId}-retried`)).toBe(1);
+    // Nothing is left open on the pooled connections.
+    const open = await Promise.all(Array.from({ length: 4 }, () => db.query('SELECT @@TRANCOUNT AS n')));
+    expect(open.map((rows) => Number(rows[0]!.n))).toEqual([0, 0, 0, 0]);
+  });
+
   it('runs the demo operations with the params as one JSON argument', async () => {
     expect(await store.callOperation(await operation(1001), [{ nazev: 'ALFA' }])).toEqual([
       { id: 1, nazev: 'Alfa Trade s.r.o.', ico: '25596641', mesto: 'Praha' },
