@@ -87,9 +87,64 @@ describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
     });
     expect(id).toEqual(expect.any(Number));
     expect(await count(`${requestId}-retried`)).toBe(1);
-    // Nothing is left open on the pooled connections.
-    const open = await Promise.all(Array.from({ length: 4 }, () => db.query('SELECT @@TRANCOUNT AS n')));
-    expect(open.map((rows) => Number(rows[0]!.n))).toEqual([0, 0, 0, 0]);
+    // Nothing is left open on the pooled connections, and XACT_ABORT, on for the batch, is off again
+    // (the engine keeps a batch's SET on the session), after an accepted, a refused and a failed claim.
+    expect(
+      await store.claimAndOpenJournal(claim, { ...opening, mode: 'sync', requestId: 'refused' }),
+    ).toBeUndefined();
+    const sessions = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        db.query('SELECT @@TRANCOUNT AS open_transactions, CAST(@@OPTIONS & 16384 AS int) AS xact_abort'),
+      ),
+    );
+    expect(sessions.map((rows) => rows[0])).toEqual(
+      Array.from({ length: 4 }, () => ({ open_transactions: 0, xact_abort: 0 })),
+    );
+  });
+
+  it('leaves no transaction open when a request time-out stops the claim batch inside it', async () => {
+    // A connection string's requestTimeout makes the driver send an attention. Without XACT_ABORT,
+    // SQL Server keeps the batch's transaction open on the pooled connection, and the next
+    // statements given that connection would run inside it, never committed. The engine ends it
+    // with or without XACT_ABORT (tried), so here this guards the outcome, not the setting; the
+    // setting is checked in tests/unit/web-api-sql-store.test.ts.
+    const claim = { applicationId: 1, requestDigest: `${Date.now()}`.padStart(64, 't'), holdSeconds: 300 };
+    const impatient = createMssqlDatabase({
+      connectionString: /^(mssql|sqlserver):\/\//i.test(url!)
+        ? `${url}${url!.includes('?') ? '&' : '?'}requestTimeout=700`
+        : `${url!.replace(/;\s*$/, '')};Request Timeout=700`,
+    });
+    try {
+      const impatientStore = createMssqlWebApiStore(impatient);
+      await db
+        .transaction(async (tx) => {
+          // Another session holds the claim's key, uncommitted: the claim batch waits on it.
+          await tx.query(
+            'INSERT INTO dbo.WS_REPLAY_GUARD (APPLICATION_ID, REQUEST_DIGEST, EXPIRES_AT) VALUES (1, @p1, SYSUTCDATETIME())',
+            [claim.requestDigest],
+          );
+          const opening = {
+            applicationId: 1,
+            vltyp: 1001,
+            mode: 'sync' as const,
+            request: '{}',
+            requestId: 'timed-out',
+          };
+          await expect(impatientStore.claimAndOpenJournal(claim, opening)).rejects.toThrow();
+          throw new Error('roll back the holder');
+        })
+        .catch((error: Error) => {
+          if (error.message !== 'roll back the holder') throw error;
+        });
+      const open = await Promise.all(
+        Array.from({ length: 4 }, () => impatient.query('SELECT @@TRANCOUNT AS open_transactions')),
+      );
+      expect(open.map((rows) => rows[0])).toEqual(
+        Array.from({ length: 4 }, () => ({ open_transactions: 0 })),
+      );
+    } finally {
+      await impatient.close();
+    }
   });
 
   it('runs the demo operations with the params as one JSON argument', async () => {

@@ -44,11 +44,16 @@ export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
   // One batch, one round trip, one transaction: the journal row only when the claim was accepted
   // (else no rows), and no claim left behind when the journal row cannot be written, so that the
   // client's retry of the same signed request is taken rather than refused as a replay. One commit
-  // is also one log flush instead of two. A refused claim (2627/2601 caught inside) dooms the
-  // transaction where XACT_ABORT is on: it is rolled back, as nothing was written. Any other error
-  // rolls everything back and is raised again.
+  // is also one log flush instead of two.
+  // XACT_ABORT ON: a client's attention (a request timeout) then rolls the transaction back instead
+  // of leaving it open on the pooled connection, which nothing would ever end (sp_reset_connection
+  // does not). SQL Server restores the setting when the batch ends; the T-SQL engine (Babelfish)
+  // keeps it on the session, so the batch restores it itself on every way out it controls.
+  // With it, a refused claim (2627/2601, caught inside) dooms the transaction: it is rolled back, as
+  // nothing was written. Any other error rolls everything back and is raised again.
   // SCOPE_IDENTITY, not OUTPUT: the T-SQL engine (Babelfish) drops OUTPUT rows in such a batch.
-  claimAndOpenJournal: `DECLARE @id int;
+  claimAndOpenJournal: `DECLARE @id int, @xactAbortWas int = @@OPTIONS & 16384;
+    SET XACT_ABORT ON;
     BEGIN TRY
       BEGIN TRANSACTION;
       ${CLAIM}
@@ -63,8 +68,10 @@ export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
     END TRY
     BEGIN CATCH
       IF XACT_STATE() <> 0 ROLLBACK TRANSACTION;
+      IF @xactAbortWas = 0 SET XACT_ABORT OFF;
       THROW;
     END CATCH
+    IF @xactAbortWas = 0 SET XACT_ABORT OFF;
     IF @id IS NOT NULL SELECT @id AS id;`,
   openJournal: `INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID)
     OUTPUT inserted.ID AS id VALUES (@p1, @p2, @p3, @p4, @p5)`,
