@@ -81,7 +81,7 @@ describe('Class: embedded database adapter', () => {
     const [times] = await db.query(
       `SELECT timestamp '2024-01-02 03:04:05.678' AS "at", timestamptz '2024-01-02 03:04:05.678+00' AS "atZone",
               date '2024-01-02' AS "day", timestamp 'infinity' AS "never", timestamp '0044-03-15 12:00:00 BC' AS "ides",
-              date '0044-03-15 BC' AS "idesDay"`,
+              date '0044-03-15 BC' AS "idesDay", time '09:11:59.123' AS "clock", timetz '09:11:59.123+02' AS "clockZone"`,
     );
     expect(times).toEqual({
       at: '2024-01-02T03:04:05',
@@ -90,6 +90,8 @@ describe('Class: embedded database adapter', () => {
       never: 'infinity',
       ides: '0044-03-15 12:00:00 BC',
       idesDay: '0044-03-15 BC',
+      clock: '09:11:59',
+      clockZone: '09:11:59',
     });
   });
 

@@ -115,22 +115,28 @@ describe('Web API handlers on the embedded database', () => {
     });
   });
 
-  it("writes an operation's date-times and dates as YYYY-MM-DDThh:mm:ss, as on SQL Server", async () => {
+  it("writes an operation's date-times and dates as YYYY-MM-DDThh:mm:ss and times as hh:mm:ss, as on SQL Server", async () => {
     // No demo operation returns one; the rows' types are unknown to the answer's encoder, so the
     // embedded adapter must give them in the answers' form (the SQL Server driver gives Dates).
     await pg.exec(`CREATE FUNCTION dbo."WS_OP_TEST_DATES"(p_params jsonb)
-      RETURNS TABLE (at timestamp, at_zone timestamptz, day date) LANGUAGE sql AS $$
-        SELECT timestamp '2024-01-02 03:04:05.678', timestamptz '2024-01-02 03:04:05.678+00', date '2024-01-02' $$;
+      RETURNS TABLE (at timestamp, at_zone timestamptz, day date, clock time) LANGUAGE sql AS $$
+        SELECT timestamp '2024-01-02 03:04:05.678', timestamptz '2024-01-02 03:04:05.678+00', date '2024-01-02',
+               time '09:11:59.123' $$;
       INSERT INTO dbo."WS_OPERATION" ("VLTYP", "NAZEV", "PROCEDURE_NAME", "ROW_NAME")
         VALUES (9210, 'dates', 'dbo.WS_OP_TEST_DATES', 'Dates');`);
     const json = await call(envelope(9210, []));
     expect(json.status).toBe(200);
     expect(JSON.parse(json.body).data).toEqual([
-      { at: '2024-01-02T03:04:05', at_zone: '2024-01-02T03:04:05', day: '2024-01-02T00:00:00' },
+      {
+        at: '2024-01-02T03:04:05',
+        at_zone: '2024-01-02T03:04:05',
+        day: '2024-01-02T00:00:00',
+        clock: '09:11:59',
+      },
     ]);
     const xml = await call('<data><vlTyp>9210</vlTyp></data>', { contentType: 'application/xml' });
     expect(xml.body).toContain(
-      '<rowDates><at>2024-01-02T03:04:05</at><atZone>2024-01-02T03:04:05</atZone><day>2024-01-02T00:00:00</day></rowDates>',
+      '<rowDates><at>2024-01-02T03:04:05</at><atZone>2024-01-02T03:04:05</atZone><day>2024-01-02T00:00:00</day><clock>09:11:59</clock></rowDates>',
     );
   });
 

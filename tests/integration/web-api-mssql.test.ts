@@ -156,19 +156,25 @@ describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
     expect(await store.callOperation(await operation(9001), [{ seconds: '0.2' }])).toEqual([{ slept: 0.2 }]);
   });
 
-  it("gives an operation's date-times and dates as the answer writes them on the embedded database too", async () => {
+  it("gives an operation's date-times, dates and times as the answer writes them on the embedded database too", async () => {
     await db.query(`IF OBJECT_ID(N'dbo.WS_OP_TEST_DATES', N'P') IS NULL
       EXEC (N'CREATE PROCEDURE dbo.WS_OP_TEST_DATES @params nvarchar(max) AS
         SELECT CAST(''2024-01-02T03:04:05.678'' AS datetime2) AS at,
                CAST(''2024-01-02T03:04:05.678+00:00'' AS datetimeoffset) AS at_zone,
-               CAST(''2024-01-02'' AS date) AS day;')`);
+               CAST(''2024-01-02'' AS date) AS day,
+               CAST(''09:11:59.123'' AS time) AS clock;')`);
     const rows = await store.callOperation(
       { vltyp: 9210, procedure: 'dbo.WS_OP_TEST_DATES', rowName: 'Dates' },
       [],
     );
     // The twin of the embedded handler test in web-api-handlers.test.ts.
     expect(rows.map(encodeRow)).toEqual([
-      { at: '2024-01-02T03:04:05', at_zone: '2024-01-02T03:04:05', day: '2024-01-02T00:00:00' },
+      {
+        at: '2024-01-02T03:04:05',
+        at_zone: '2024-01-02T03:04:05',
+        day: '2024-01-02T00:00:00',
+        clock: '09:11:59',
+      },
     ]);
   });
 

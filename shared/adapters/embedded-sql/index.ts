@@ -20,10 +20,13 @@ const NUMERIC = 1700;
 const TIMESTAMP = 1114;
 const TIMESTAMPTZ = 1184;
 const DATE = 1082;
+const TIME = 1083;
+const TIMETZ = 1266;
 const UUID = 2950;
 
 const DATE_TIME_TEXT = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/;
 const DATE_TEXT = /^\d{4}-\d\d-\d\d$/;
+const TIME_TEXT = /^\d\d:\d\d:\d\d/;
 
 /**
  * A date-time as the answers write it, `YYYY-MM-DDThh:mm:ss` of its wall clock (the session is in
@@ -36,13 +39,16 @@ function wallClockText(text: string): string {
   return `${text.slice(0, 10)}T${text.slice(11, 19)}`;
 }
 
-/** Keeps date-times as the answers' wall-clock text and turns exact numerics into JSON-ready numbers. */
+/** Keeps dates and times as the answers' wall-clock text and turns exact numerics into JSON-ready numbers. */
 const parsers = {
   [INT8]: (v: string) => Number(v),
   [NUMERIC]: (v: string) => Number(v),
   [TIMESTAMP]: wallClockText,
   [TIMESTAMPTZ]: wallClockText,
   [DATE]: (v: string) => (DATE_TEXT.test(v) ? `${v}T00:00:00` : v),
+  // A time of day as `hh:mm:ss`, as the SQL Server adapter gives it.
+  [TIME]: (v: string) => (TIME_TEXT.test(v) ? v.slice(0, 8) : v),
+  [TIMETZ]: (v: string) => (TIME_TEXT.test(v) ? v.slice(0, 8) : v),
   [UUID]: (v: string) => v.toUpperCase(),
 };
 

@@ -152,11 +152,13 @@ export function bindParams(request: MssqlRequestLike, params: readonly unknown[]
 export function rowNormaliser(columns: MssqlColumns | undefined): (row: Row) => Row {
   const guids: string[] = [];
   const bigints: string[] = [];
+  const times: string[] = [];
   for (const [name, column] of Object.entries(columns ?? {})) {
     if (column.type === sql.UniqueIdentifier) guids.push(name);
     else if (column.type === sql.BigInt) bigints.push(name);
+    else if (column.type === sql.Time) times.push(name);
   }
-  if (guids.length === 0 && bigints.length === 0) return (row) => row;
+  if (guids.length === 0 && bigints.length === 0 && times.length === 0) return (row) => row;
   return (row) => {
     for (const name of guids) {
       const value = row[name];
@@ -165,6 +167,12 @@ export function rowNormaliser(columns: MssqlColumns | undefined): (row: Row) => 
     for (const name of bigints) {
       const value = row[name];
       if (typeof value === 'string' && Number.isSafeInteger(Number(value))) row[name] = Number(value);
+    }
+    // The driver gives a time of day as a Date on 1970-01-01; as `hh:mm:ss` it reads the same as on
+    // the embedded database wherever no column type is known (a Web API operation's rows).
+    for (const name of times) {
+      const value = row[name];
+      if (value instanceof Date) row[name] = value.toISOString().slice(11, 19);
     }
     return row;
   };
