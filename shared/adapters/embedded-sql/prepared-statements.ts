@@ -15,7 +15,11 @@ const SEEN_LIMIT = 256;
  * result type" (a prepared `SELECT *` met a changed row type) and a statement no longer there
  * (someone ran `DEALLOCATE ALL`). Both come before anything runs.
  */
-const STALE_STATEMENT = new Set(['0A000', '26000']);
+function isStaleStatement(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (code === '26000') return true;
+  return code === '0A000' && typeof message === 'string' && message.startsWith('cached plan must not change');
+}
 
 const { serialize } = protocol;
 
@@ -173,7 +177,7 @@ function createPreparedStatements(pg: PGlite): PreparedStatements {
           result = await send(sql, params, options);
         } catch (error) {
           // Only a statement prepared before can meet a changed row type; parsed afresh, it runs once more.
-          if (!wasPrepared || !STALE_STATEMENT.has(String((error as { code?: unknown }).code))) throw error;
+          if (!wasPrepared || !isStaleStatement(error)) throw error;
           result = await send(sql, params, options);
         }
         await pg.syncToFs();
