@@ -39,6 +39,9 @@ function wallClockText(text: string): string {
   return `${text.slice(0, 10)}T${text.slice(11, 19)}`;
 }
 
+/** A time of day as `hh:mm:ss`, as the SQL Server adapter gives it. */
+const timeOfDayText = (text: string) => (TIME_TEXT.test(text) ? text.slice(0, 8) : text);
+
 /** Keeps dates and times as the answers' wall-clock text and turns exact numerics into JSON-ready numbers. */
 const parsers = {
   [INT8]: (v: string) => Number(v),
@@ -46,9 +49,8 @@ const parsers = {
   [TIMESTAMP]: wallClockText,
   [TIMESTAMPTZ]: wallClockText,
   [DATE]: (v: string) => (DATE_TEXT.test(v) ? `${v}T00:00:00` : v),
-  // A time of day as `hh:mm:ss`, as the SQL Server adapter gives it.
-  [TIME]: (v: string) => (TIME_TEXT.test(v) ? v.slice(0, 8) : v),
-  [TIMETZ]: (v: string) => (TIME_TEXT.test(v) ? v.slice(0, 8) : v),
+  [TIME]: timeOfDayText,
+  [TIMETZ]: timeOfDayText,
   [UUID]: (v: string) => v.toUpperCase(),
 };
 

@@ -37,10 +37,7 @@ export function createEmfMetrics(options: EmfMetricsOptions = {}): ServiceMetric
       for (const [name, value] of Object.entries(first)) metrics.addDimension(name, value);
       for (const set of others) metrics.addDimensions({ ...set });
       for (const [name, value] of Object.entries(values)) metrics.addMetric(name, MetricUnit.Count, value);
-      const document = JSON.stringify(metrics.serializeMetrics());
-      metrics.clearMetrics();
-      metrics.clearDimensions();
-      sink(document);
+      sink(JSON.stringify(metrics.serializeMetrics()));
     },
   };
 }
