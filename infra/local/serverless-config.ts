@@ -27,7 +27,7 @@ export interface ServerlessConfig {
 }
 
 // CloudFormation short tags (!Ref, !GetAtt, ...) only need to parse here, not resolve.
-const cloudFormationTags = [
+export const cloudFormationTags = [
   'Ref',
   'Sub',
   'GetAtt',
@@ -37,6 +37,10 @@ const cloudFormationTags = [
   'Equals',
   'Select',
   'ImportValue',
+  'Not',
+  'And',
+  'Or',
+  'Condition',
 ].flatMap((tag) =>
   ([undefined, 'seq', 'map'] as const).map((collection) => ({
     tag: `!${tag}`,

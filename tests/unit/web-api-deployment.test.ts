@@ -2,15 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { localQueues } from '../../infra/local/queues.js';
-
-// CloudFormation short tags only need to parse: !GetAtt X.Arn → { 'Fn::GetAtt': 'X.Arn' }.
-const cfnTags = ['Ref', 'Sub', 'GetAtt', 'Split', 'Join'].flatMap((tag) =>
-  (['scalar', 'seq', 'map'] as const).map((collection) => ({
-    tag: `!${tag}`,
-    collection: collection === 'scalar' ? undefined : collection,
-    resolve: (value: unknown) => ({ [`Fn::${tag}`]: value }),
-  })),
-);
+import { cloudFormationTags as cfnTags } from '../../infra/local/serverless-config.js';
 
 const read = (path: string) => readFileSync(path, 'utf8');
 const service = parse(read('serverless.yml'), { customTags: cfnTags as never });

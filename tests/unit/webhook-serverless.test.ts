@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parse } from 'yaml';
 import { DOCUMENT_RECEIVED_QUEUE, localQueues } from '../../infra/local/queues.js';
+import { cloudFormationTags as cfnTags } from '../../infra/local/serverless-config.js';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '../../shared/config/webhook.js';
 import {
   MAX_RETRY_DELAY_SECONDS,
@@ -9,14 +10,6 @@ import {
   RETRY_JITTER,
 } from '../../shared/core/webhook/retry-policy.js';
 
-// CloudFormation short tags only need to parse, not resolve.
-const cfnTags = ['Ref', 'Sub', 'GetAtt', 'Split', 'Join'].flatMap((tag) =>
-  (['scalar', 'seq', 'map'] as const).map((collection) => ({
-    tag: `!${tag}`,
-    collection: collection === 'scalar' ? undefined : collection,
-    resolve: (value: unknown) => ({ [`Fn::${tag}`]: value }),
-  })),
-);
 const load = (file: string) =>
   // biome-ignore lint/suspicious/noExplicitAny: a parsed YAML document
   parse(readFileSync(file, 'utf8'), { customTags: cfnTags as never }) as any;
@@ -78,12 +71,22 @@ describe('serverless.yml: receipt webhook', () => {
 
   it('gives the function only the tenant registry and its own queue', () => {
     expect(fn.role).toBe('WebhookDeliveryRole');
-    const statements = resources.WebhookDeliveryRole.Properties.Policies.flatMap(
+    const all = resources.WebhookDeliveryRole.Properties.Policies.flatMap(
       (policy: { PolicyDocument: { Statement: unknown[] } }) => policy.PolicyDocument.Statement,
-    ) as { Effect: string; Action: string | string[]; Resource: unknown }[];
+    ) as unknown[];
+    // The registry grants are shared by every role (function-access.yml; their resolved form is
+    // checked on the packaged template by tests/package/deploy-parameters.test.ts).
+    expect(all).toContain('${file(infra/resources/function-access.yml):readTenantRegistry}');
+    expect(all).toContain('${file(infra/resources/function-access.yml):decryptTenantRegistry}');
+    const statements = all.filter((s) => typeof s === 'object') as {
+      Effect: string;
+      Action: string | string[];
+      Resource: unknown;
+    }[];
     const actions = statements.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action])).sort();
     expect(actions).toEqual([
-      'secretsmanager:GetSecretValue',
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
       'sqs:ChangeMessageVisibility',
       'sqs:DeleteMessage',
       'sqs:GetQueueAttributes',

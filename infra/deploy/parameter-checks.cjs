@@ -1,0 +1,106 @@
+// Serverless plugin: checks the deploy parameters (`--param="name=value"`, serverless.yml `params`)
+// before anything is built or sent to AWS, so a wrong value is named at once instead of failing
+// half-way through a CloudFormation deploy (or worse, deploying functions that cannot start).
+//
+// - At every packaging (`npm run package`, and the packaging a deploy starts with): each value
+//   given has the shape its use needs (a secret *name*, not an ARN, because the IAM grant appends
+//   Secrets Manager's `-??????`; an SSM path from `/`; ARNs of the right service; whole numbers).
+// - At deploy: the VPC values are there. Packaging alone may leave them empty (the template is
+//   checked offline); a deploy without them would create functions that cannot reach a database.
+
+'use strict';
+
+const LIST = (item) => new RegExp(`^${item}(,${item})*$`);
+
+/** name → [test of a non-empty value, what it must be]. */
+const SHAPES = {
+  vpcSubnetIds: [LIST('subnet-[0-9a-f]{8,17}'), 'comma-separated subnet ids (subnet-0123abcd,…)'],
+  vpcSecurityGroupIds: [LIST('sg-[0-9a-f]{8,17}'), 'comma-separated security group ids (sg-0123abcd,…)'],
+  alarmTopicArn: [
+    /^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$/,
+    'the ARN of an SNS topic',
+  ],
+  tenantRegistrySecretId: [
+    /^(?!arn:)[A-Za-z0-9/_+=.@-]{1,512}$/,
+    'the name of a Secrets Manager secret (not its ARN: the grant adds the suffix Secrets Manager gives)',
+  ],
+  tenantRegistryParameter: [
+    /^\/[A-Za-z0-9_.\-/]{1,1010}$/,
+    'the name of an SSM parameter, starting with "/"',
+  ],
+  tenantRegistryKmsKeyArn: [
+    /^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key\/[A-Za-z0-9-]+$/,
+    'the ARN of a KMS key',
+  ],
+  logLevel: [/^(DEBUG|INFO|WARN|ERROR)$/, 'DEBUG, INFO, WARN or ERROR'],
+  metricsNamespace: [/^[A-Za-z0-9._/#:-]{1,255}$/, 'a CloudWatch namespace'],
+  dataApiPrefix: [/^[A-Za-z0-9_-]{1,64}$/, 'one path segment'],
+  webApiPrefix: [/^[A-Za-z0-9_-]{1,64}$/, 'one path segment'],
+  webhookRetrySchedule: [LIST('[0-9]{1,5}'), 'comma-separated seconds'],
+  webhookMaxAttempts: [/^[1-9][0-9]{0,2}$/, 'a whole number from 1'],
+  webApiJobWorkerTimeout: [/^[1-9][0-9]{0,2}$/, 'seconds, 1–900'],
+  webApiJobVisibility: [/^[1-9][0-9]{0,4}$/, 'seconds'],
+  webApiJobMaxReceives: [/^[1-9][0-9]{0,2}$/, 'a whole number from 1'],
+  webApiJobStaleSeconds: [/^[1-9][0-9]{0,5}$/, 'seconds'],
+  serverErrorRatePercent: [/^[0-9]{1,2}(\.[0-9]+)?$|^100$/, 'a percentage'],
+  webhookFailureRatePercent: [/^[0-9]{1,2}(\.[0-9]+)?$|^100$/, 'a percentage'],
+};
+
+const REQUIRED_TO_DEPLOY = ['vpcSubnetIds', 'vpcSecurityGroupIds'];
+
+/** The problems of `values` (custom.deployParameters), one sentence each. */
+function parameterProblems(values, { deploying }) {
+  const problems = [];
+  for (const [name, [shape, meaning]] of Object.entries(SHAPES)) {
+    const raw = values[name];
+    const value = raw === undefined || raw === null ? '' : String(raw);
+    if (value === '') {
+      if (deploying && REQUIRED_TO_DEPLOY.includes(name)) {
+        problems.push(`${name} is required to deploy: ${meaning}`);
+      }
+      continue;
+    }
+    if (!shape.test(value)) problems.push(`${name} must be ${meaning}; got "${value}"`);
+  }
+  const schedule = String(values.webhookRetrySchedule ?? '');
+  const attempts = Number(values.webhookMaxAttempts);
+  if (schedule && attempts && schedule.split(',').length + 1 !== attempts) {
+    problems.push(
+      `webhookMaxAttempts must be the number of delays in webhookRetrySchedule plus one (${
+        schedule.split(',').length + 1
+      }); got ${attempts}`,
+    );
+  }
+  const timeout = Number(values.webApiJobWorkerTimeout);
+  if (timeout > 900) problems.push(`webApiJobWorkerTimeout must be at most 900 seconds; got ${timeout}`);
+  const visibility = Number(values.webApiJobVisibility);
+  if (timeout && visibility && visibility < timeout) {
+    problems.push(
+      `webApiJobVisibility must be at least webApiJobWorkerTimeout (${timeout}); got ${visibility}`,
+    );
+  }
+  return problems;
+}
+
+class DeployParameterChecks {
+  constructor(serverless) {
+    this.serverless = serverless;
+    const check = (deploying) => () => {
+      const values = this.serverless.service.custom?.deployParameters ?? {};
+      const problems = parameterProblems(values, { deploying });
+      if (problems.length > 0) {
+        throw new this.serverless.classes.Error(
+          `Deploy parameters (--param="name=value", README "Deploy, step by step"):\n  - ${problems.join('\n  - ')}`,
+          'INVALID_DEPLOY_PARAMETERS',
+        );
+      }
+    };
+    this.hooks = {
+      'before:package:initialize': check(false),
+      'before:deploy:deploy': check(true),
+    };
+  }
+}
+
+module.exports = DeployParameterChecks;
+module.exports.parameterProblems = parameterProblems;

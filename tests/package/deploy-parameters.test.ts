@@ -1,0 +1,294 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readServerlessConfig } from '../../infra/local/serverless-config.js';
+import { withPackagingLock } from '../support/packaged-service.js';
+
+/**
+ * Every documented deploy parameter reaches everything that depends on it, IAM included: the
+ * service is packaged with every parameter of README's table overridden, and the template must
+ * carry each new value wherever the value matters, and nowhere the default.
+ */
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type Template = {
+  Parameters: Record<string, { Default?: string }>;
+  Conditions?: Record<string, Json>;
+  Resources: Record<string, { Type: string; Properties: Record<string, Json> }>;
+};
+
+const OVERRIDES: Record<string, string> = {
+  vpcSubnetIds: 'subnet-0aaa1111,subnet-0bbb2222',
+  vpcSecurityGroupIds: 'sg-0ccc3333',
+  alarmTopicArn: 'arn:aws:sns:eu-west-1:210987654321:ops-pager',
+  tenantRegistrySecretId: 'tenants/prod-registry',
+  logLevel: 'DEBUG',
+  metricsNamespace: 'AcmeGateway',
+  dataApiPrefix: 'DataV2',
+  webApiPrefix: 'WebV2',
+  webhookRetrySchedule: '7,70,700',
+  webhookMaxAttempts: '4',
+  webApiJobWorkerTimeout: '120',
+  webApiJobVisibility: '720',
+  webApiJobMaxReceives: '5',
+  webApiJobStaleSeconds: '3600',
+  serverErrorRatePercent: '7',
+  webhookFailureRatePercent: '33',
+};
+/** The registry in SSM instead: the parameters that only matter then. */
+const SSM_OVERRIDES: Record<string, string> = {
+  tenantRegistryParameter: '/acme/prod/tenants',
+  tenantRegistryKmsKeyArn: 'arn:aws:kms:eu-central-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+};
+
+const work = mkdtempSync(join(tmpdir(), 'package-params-'));
+
+/** `osls package --stage prod` with these params, into its own folder; the template answered. */
+async function packageWith(params: Record<string, string>, name: string): Promise<Template> {
+  const out = join(work, name);
+  const args = Object.entries(params).map(([key, value]) => `--param=${key}=${value}`);
+  const result = await withPackagingLock(() =>
+    spawnSync('npx', ['osls', 'package', '--stage', 'prod', '--package', out, ...args], {
+      encoding: 'utf8',
+      timeout: 300_000,
+    }),
+  );
+  if (result.status !== 0) throw new Error(`packaging failed:\n${result.stdout}\n${result.stderr}`);
+  return JSON.parse(readFileSync(join(out, 'cloudformation-template-update-stack.json'), 'utf8')) as Template;
+}
+
+/**
+ * The template as CloudFormation would deploy it with the parameters' defaults: conditions
+ * evaluated, `Fn::If` replaced by the branch taken, `AWS::NoValue` removed.
+ */
+function asDeployed(template: Template): Template {
+  const conditions = new Map<string, boolean>();
+  const value = (operand: Json): Json => {
+    if (operand && typeof operand === 'object' && !Array.isArray(operand) && 'Ref' in operand) {
+      return template.Parameters[operand.Ref as string]?.Default ?? null;
+    }
+    return operand;
+  };
+  const evaluate = (expression: Json): boolean => {
+    const [fn, args] = Object.entries(expression as Record<string, Json>)[0]!;
+    const list = args as Json[];
+    if (fn === 'Fn::Equals') return value(list[0]!) === value(list[1]!);
+    if (fn === 'Fn::Not') return !evaluate(list[0]!);
+    if (fn === 'Fn::And') return list.every(evaluate);
+    if (fn === 'Fn::Or') return list.some(evaluate);
+    if (fn === 'Condition') return condition(args as string);
+    throw new Error(`condition function ${fn}`);
+  };
+  const condition = (name: string): boolean => {
+    if (!conditions.has(name)) conditions.set(name, evaluate(template.Conditions![name]!));
+    return conditions.get(name)!;
+  };
+  const NO_VALUE = Symbol('AWS::NoValue');
+  const walk = (node: Json): Json | typeof NO_VALUE => {
+    if (Array.isArray(node)) return node.map(walk).filter((item): item is Json => item !== NO_VALUE);
+    if (!node || typeof node !== 'object') return node;
+    if ('Ref' in node && node.Ref === 'AWS::NoValue') return NO_VALUE;
+    if ('Fn::If' in node) {
+      const [name, then, otherwise] = node['Fn::If'] as [string, Json, Json];
+      return walk(condition(name) ? then : otherwise);
+    }
+    return Object.fromEntries(
+      Object.entries(node)
+        .map(([key, inner]) => [key, walk(inner)] as const)
+        .filter(([, inner]) => inner !== NO_VALUE),
+    ) as Json;
+  };
+  return {
+    ...template,
+    Resources: walk(template.Resources as unknown as Json) as unknown as Template['Resources'],
+  };
+}
+
+const ofType = (template: Template, type: string) =>
+  Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
+
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: Json;
+}
+const statementsOf = (role: Template['Resources'][string]) =>
+  (role.Properties.Policies as unknown as { PolicyDocument: { Statement: Statement[] } }[]).flatMap(
+    (policy) => policy.PolicyDocument.Statement,
+  );
+const actions = (statement: Statement) => [statement.Action].flat();
+const grantsOf = (role: Template['Resources'][string], action: string) =>
+  statementsOf(role).filter((statement) => actions(statement).includes(action));
+
+/** Each Lambda function's logical id with its role's logical id. */
+const functionRoles = (template: Template) =>
+  ofType(template, 'AWS::Lambda::Function').map(([id, fn]) => {
+    const role = fn.Properties.Role as { 'Fn::GetAtt': [string, string] };
+    return { id, role: role['Fn::GetAtt'][0] };
+  });
+
+let overridden: Template;
+let inParameterStore: Template;
+
+beforeAll(async () => {
+  overridden = await packageWith(OVERRIDES, 'secrets-manager');
+  inParameterStore = await packageWith({ ...OVERRIDES, ...SSM_OVERRIDES }, 'parameter-store');
+}, 600_000);
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe('deploy parameters', () => {
+  it('overrides every parameter that README documents, and README documents every one', () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const table = readme.slice(readme.indexOf('| parameter (`--param="name=value"`)'));
+    const rows = table.slice(0, table.indexOf('\n\n')).split('\n').slice(2);
+    const documented = rows.flatMap((row) =>
+      [...(row.split('|')[1] ?? '').matchAll(/`(\w+)`/g)].map((m) => m[1]!),
+    );
+    const declared = Object.keys(readServerlessConfig().params.default);
+    expect(documented.sort()).toEqual(declared.sort());
+    expect(Object.keys({ ...OVERRIDES, ...SSM_OVERRIDES }).sort()).toEqual(declared.sort());
+  });
+
+  it('leaves no default value in the template where a parameter was given', () => {
+    const text = JSON.stringify(overridden);
+    for (const stale of [
+      'erp-gateway/prod/tenant-registry',
+      'ErpIntegrationGateway',
+      '/JsonAPI/',
+      '/WebAPI/',
+      '5,30,120',
+    ]) {
+      expect(text, stale).not.toContain(stale);
+    }
+    expect(readFileSync('serverless.yml', 'utf8')).not.toContain('${self:params.default');
+  });
+
+  it('gives the VPC and the alarm topic to the stack parameters CloudFormation checks', () => {
+    expect(overridden.Parameters.VpcSubnetIds?.Default).toBe(OVERRIDES.vpcSubnetIds);
+    expect(overridden.Parameters.VpcSecurityGroupIds?.Default).toBe(OVERRIDES.vpcSecurityGroupIds);
+    expect(overridden.Parameters.AlarmTopicArn?.Default).toBe(OVERRIDES.alarmTopicArn);
+    for (const [id, fn] of ofType(overridden, 'AWS::Lambda::Function')) {
+      expect(JSON.stringify(fn.Properties.VpcConfig), id).toContain('"Ref":"VpcSubnetIds"');
+      expect(JSON.stringify(fn.Properties.VpcConfig), id).toContain('"Ref":"VpcSecurityGroupIds"');
+    }
+  });
+
+  it('points every function and every role at the overridden registry secret, by its ARN pattern', () => {
+    const deployed = asDeployed(overridden);
+    for (const { id, role } of functionRoles(deployed)) {
+      const env = deployed.Resources[id]!.Properties.Environment as { Variables: Record<string, Json> };
+      expect(env.Variables.TENANT_REGISTRY_SECRET_ID, id).toBe(OVERRIDES.tenantRegistrySecretId);
+      expect(env.Variables.TENANT_REGISTRY_PARAMETER, id).toBeUndefined();
+      const grants = grantsOf(deployed.Resources[role]!, 'secretsmanager:GetSecretValue');
+      expect(
+        grants.map((grant) => grant.Resource),
+        role,
+      ).toEqual([
+        {
+          'Fn::Sub':
+            'arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:tenants/prod-registry-??????',
+        },
+      ]);
+      expect(grantsOf(deployed.Resources[role]!, 'ssm:GetParameter'), role).toEqual([]);
+      expect(grantsOf(deployed.Resources[role]!, 'kms:Decrypt'), role).toEqual([]);
+    }
+  });
+
+  it('points every function and every role at the SSM parameter and its key when the registry is there', () => {
+    const deployed = asDeployed(inParameterStore);
+    for (const { id, role } of functionRoles(deployed)) {
+      const env = deployed.Resources[id]!.Properties.Environment as { Variables: Record<string, Json> };
+      expect(env.Variables.TENANT_REGISTRY_PARAMETER, id).toBe(SSM_OVERRIDES.tenantRegistryParameter);
+      expect(env.Variables.TENANT_REGISTRY_SECRET_ID, id).toBeUndefined();
+      const roleResource = deployed.Resources[role]!;
+      expect(
+        grantsOf(roleResource, 'ssm:GetParameter').map((grant) => grant.Resource),
+        role,
+      ).toEqual([
+        {
+          'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/acme/prod/tenants',
+        },
+      ]);
+      expect(
+        grantsOf(roleResource, 'kms:Decrypt').map((grant) => grant.Resource),
+        role,
+      ).toEqual([SSM_OVERRIDES.tenantRegistryKmsKeyArn]);
+      expect(grantsOf(roleResource, 'secretsmanager:GetSecretValue'), role).toEqual([]);
+    }
+  });
+
+  it('lets each function write only its own log group, and names ARNs by partition', () => {
+    const deployed = asDeployed(overridden);
+    for (const { id, role } of functionRoles(deployed)) {
+      const logGroup = `${id.replace(/LambdaFunction$/, '')}LogGroup`;
+      const writes = grantsOf(deployed.Resources[role]!, 'logs:PutLogEvents').flatMap((grant) =>
+        [grant.Resource].flat(),
+      );
+      expect(writes, id).toContainEqual({ 'Fn::GetAtt': [logGroup, 'Arn'] });
+    }
+    for (const [id, role] of ofType(deployed, 'AWS::IAM::Role')) {
+      for (const statement of statementsOf(role)) {
+        expect([statement.Resource].flat(), id).not.toContain('*');
+      }
+      expect(JSON.stringify(role.Properties.ManagedPolicyArns), id).not.toContain(
+        'AWSLambdaVPCAccessExecutionRole',
+      );
+    }
+    const { Parameters: _given, ...rest } = deployed;
+    expect(JSON.stringify(rest)).not.toMatch(/"arn:aws:/);
+  });
+
+  it('carries the log level, metrics namespace and alarm thresholds', () => {
+    for (const [id, fn] of ofType(overridden, 'AWS::Lambda::Function')) {
+      const env = (fn.Properties.Environment as { Variables: Record<string, Json> }).Variables;
+      expect(env.LOG_LEVEL, id).toBe('DEBUG');
+      expect(env.POWERTOOLS_METRICS_NAMESPACE, id).toBe('AcmeGateway');
+    }
+    const alarms = ofType(overridden, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
+    const thresholds = alarms.filter((alarm) => alarm.Metrics).map((alarm) => String(alarm.Threshold));
+    expect(new Set(thresholds)).toEqual(new Set(['7', '33']));
+    const namespaces = alarms.flatMap((alarm) =>
+      ((alarm.Metrics as { MetricStat?: { Metric: { Namespace: string } } }[] | undefined) ?? []).flatMap(
+        (metric) => (metric.MetricStat ? [metric.MetricStat.Metric.Namespace] : []),
+      ),
+    );
+    expect(namespaces.length).toBeGreaterThan(0);
+    expect(new Set(namespaces)).toEqual(new Set(['AcmeGateway']));
+  });
+
+  it('routes the HTTP API under the overridden prefixes', () => {
+    const routes = ofType(overridden, 'AWS::ApiGatewayV2::Route').map(([, route]) =>
+      String(route.Properties.RouteKey),
+    );
+    const events = Object.values(readServerlessConfig().functions).flatMap((fn) =>
+      (fn.events ?? []).filter((e) => e.httpApi),
+    );
+    expect(routes.length).toBe(events.length);
+    for (const route of routes) expect(route).toMatch(/^(GET|POST) \/\{tenant\}\/(DataV2|WebV2)\//);
+  });
+
+  it('sizes the queues and the job worker from the overridden values', () => {
+    const resource = (id: string) => overridden.Resources[id]!.Properties;
+    const env = (id: string) => (resource(id).Environment as { Variables: Record<string, Json> }).Variables;
+    expect(env('DeliverWebhookLambdaFunction').WEBHOOK_RETRY_SCHEDULE).toBe('7,70,700');
+    // A --param value is a string; CloudFormation takes "4" for an integer property.
+    expect(
+      Number((resource('DocumentReceivedQueue').RedrivePolicy as { maxReceiveCount: Json }).maxReceiveCount),
+    ).toBe(4);
+    expect(Number(resource('WebJobWorkerLambdaFunction').Timeout)).toBe(120);
+    expect(env('WebJobWorkerLambdaFunction')).toMatchObject({
+      WEB_API_JOB_MAX_RECEIVES: '5',
+      WEB_API_JOB_LEASE_SECONDS: '120',
+      WEB_API_JOB_STALE_SECONDS: '3600',
+    });
+    expect(env('WebGetDataLambdaFunction').WEB_API_JOB_STALE_SECONDS).toBe('3600');
+    expect(env('WebGetDataAsyncLambdaFunction').WEB_API_JOB_STALE_SECONDS).toBe('3600');
+    expect(Number(resource('WebApiJobQueue').VisibilityTimeout)).toBe(720);
+    expect(
+      Number((resource('WebApiJobQueue').RedrivePolicy as { maxReceiveCount: Json }).maxReceiveCount),
+    ).toBe(5);
+  });
+});
