@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { functionOfHandler, importPackagedModule, localFunctions } from './packaged-functions.js';
 import { readServerlessConfig, resolveParams, type ServerlessConfig } from './serverless-config.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -42,12 +43,20 @@ export function lambdaRoutes(config: ServerlessConfig = readServerlessConfig()):
   );
 }
 
-/** Imports the export named by a serverless.yml `handler` (`functions/x/y.handler`). */
+/**
+ * Imports the export named by a serverless.yml `handler` (`functions/x/y.handler`): from the
+ * TypeScript sources, or with LOCAL_FUNCTIONS=packaged from the function's zip as Lambda runs it.
+ */
 export async function importHandler<T>(handler: string): Promise<T> {
   const [file, exportName] = handler.split('.') as [string, string];
-  const url = pathToFileURL(join(ROOT, `${file}.ts`)).href;
-  const module = (await import(/* @vite-ignore */ url)) as Record<string, T>;
-  const exported = module[exportName];
+  const module =
+    localFunctions() === 'packaged'
+      ? await importPackagedModule(functionOfHandler(handler), handler)
+      : ((await import(/* @vite-ignore */ pathToFileURL(join(ROOT, `${file}.ts`)).href)) as Record<
+          string,
+          unknown
+        >);
+  const exported = module[exportName] as T;
   if (typeof exported !== 'function') throw new Error(`${handler} does not export a handler`);
   return exported;
 }

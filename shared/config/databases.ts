@@ -1,9 +1,11 @@
 import { rememberedCatalogue } from '../core/data-api/data-source.js';
 import type { Database, SqlDialectName } from '../core/database.js';
+import { processWide } from './process-wide.js';
 import { ConfigurationError, getSettings } from './settings.js';
 import type { DatabaseConnection } from './tenants.js';
 
-const embedded = new Map<string, Database>();
+/** One per process (see process-wide.ts): the stack's embedded databases reach its packaged functions. */
+const embedded = processWide('embedded-databases', () => new Map<string, Database>());
 const opened = new Map<string, Promise<Database>>();
 const withCatalogue = new WeakMap<Database, Database>();
 

@@ -1,3 +1,5 @@
+import { processWide } from './process-wide.js';
+
 /**
  * Process-wide settings, read once from the environment. A bad value fails at start with the
  * setting's name, never later in a request.
@@ -18,7 +20,8 @@ export interface Settings {
   readonly s3ForcePathStyle: boolean;
 }
 
-let cached: Settings | undefined;
+/** One per process (see process-wide.ts): a reset reaches the packaged functions of the local stack too. */
+const memory = processWide('settings', () => ({ settings: undefined as Settings | undefined }));
 
 export class ConfigurationError extends Error {
   override readonly name = 'ConfigurationError';
@@ -45,7 +48,7 @@ export function boolFromEnv(name: string, fallback: boolean): boolean {
 }
 
 export function getSettings(): Settings {
-  cached ??= Object.freeze({
+  memory.settings ??= Object.freeze({
     inlineLimitBytes: intFromEnv('INLINE_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 6 * 1024 * 1024),
     largeResultBucket: process.env.LARGE_RESULT_BUCKET || undefined,
     presignSeconds: intFromEnv('PRESIGN_SECONDS', 900, 60, 7 * 24 * 3600),
@@ -54,10 +57,10 @@ export function getSettings(): Settings {
     catalogueCacheSeconds: intFromEnv('CATALOGUE_CACHE_SECONDS', 60, 0, 3600),
     s3ForcePathStyle: boolFromEnv('S3_FORCE_PATH_STYLE', false),
   });
-  return cached;
+  return memory.settings;
 }
 
 /** Forgets the settings so that a test can change the environment. */
 export function resetSettings(): void {
-  cached = undefined;
+  memory.settings = undefined;
 }

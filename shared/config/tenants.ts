@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
+import { processWide } from './process-wide.js';
 import { ConfigurationError } from './settings.js';
 
 // zod/mini: the same checks as zod at a fraction of its bundle size (this runs in every function).
@@ -98,7 +99,10 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-let registry: Promise<TenantRegistry> | undefined;
+/** One per process (see process-wide.ts): the local stack's registry reaches its packaged functions. */
+const loaded = processWide('tenant-registry', () => ({
+  registry: undefined as Promise<TenantRegistry> | undefined,
+}));
 
 /**
  * The tenant registry of this process, loaded once per cold start from `TENANT_REGISTRY_FILE`
@@ -106,16 +110,16 @@ let registry: Promise<TenantRegistry> | undefined;
  * (an SSM SecureString).
  */
 export function loadTenantRegistry(): Promise<TenantRegistry> {
-  registry ??= readRegistryDocument().then(parseTenantRegistry);
+  const registry = (loaded.registry ??= readRegistryDocument().then(parseTenantRegistry));
   registry.catch(() => {
-    registry = undefined;
+    if (loaded.registry === registry) loaded.registry = undefined;
   });
   return registry;
 }
 
 /** Replaces the process's registry (local stack and tests). */
 export function setTenantRegistry(value: TenantRegistry | undefined): void {
-  registry = value ? Promise.resolve(value) : undefined;
+  loaded.registry = value ? Promise.resolve(value) : undefined;
 }
 
 async function readRegistryDocument(): Promise<unknown> {

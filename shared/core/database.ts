@@ -84,14 +84,31 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/**
+ * The port's errors are recognised by a brand as well as by their class: the local stack with
+ * `LOCAL_FUNCTIONS=packaged` hands its embedded databases, built from the sources, to the
+ * functions' bundles, which hold copies of these classes of their own. In Lambda there is one copy.
+ */
+const PORT_ERROR = Symbol.for('erp-integration-gateway:database-port-error');
+const isPortError = (value: unknown, name: string) =>
+  value instanceof Error && (value as Error & { [PORT_ERROR]?: string })[PORT_ERROR] === name;
+
 /** Thrown by adapters when the database cannot be reached (mapped to 503). */
 export class DatabaseUnavailableError extends Error {
   override readonly name = 'DatabaseUnavailableError';
+  readonly [PORT_ERROR] = 'DatabaseUnavailableError';
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isPortError(value, 'DatabaseUnavailableError');
+  }
 }
 
 /** Thrown by adapters when the database rejects a statement (bad data, failed procedure). */
 export class DatabaseStatementError extends Error {
   override readonly name = 'DatabaseStatementError';
+  readonly [PORT_ERROR] = 'DatabaseStatementError';
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isPortError(value, 'DatabaseStatementError');
+  }
   constructor(
     message: string,
     /** Driver-specific error code, for logs only. */
@@ -105,6 +122,10 @@ export class DatabaseStatementError extends Error {
 /** Thrown by adapters when a statement was cancelled through {@link QueryOptions.signal}. */
 export class StatementCancelledError extends Error {
   override readonly name = 'StatementCancelledError';
+  readonly [PORT_ERROR] = 'StatementCancelledError';
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isPortError(value, 'StatementCancelledError');
+  }
 }
 
 /**

@@ -1,11 +1,15 @@
 import { createPowertoolsLog, type LogFormat } from '../adapters/powertools/log.js';
 import { createEmfMetrics, type EmfSink, writeToStdout } from '../adapters/powertools/metrics.js';
+import { processWide } from '../config/process-wide.js';
 import { ConfigurationError } from '../config/settings.js';
 import type { Log } from '../core/log.js';
 import type { ServiceMetrics } from '../core/metrics.js';
 
-let log: Log | undefined;
-let metrics: ServiceMetrics | undefined;
+/** One per process (shared/config/process-wide.ts): what the local stack and tests put in place reaches its packaged functions. */
+const observability = processWide('observability', () => ({
+  log: undefined as Log | undefined,
+  metrics: undefined as ServiceMetrics | undefined,
+}));
 
 /** `LOG_FORMAT`: `json` (the default, what CloudWatch Logs Insights reads) or `text` (the local stack). */
 export function logFormatFromEnv(): LogFormat {
@@ -17,8 +21,8 @@ export function logFormatFromEnv(): LogFormat {
 
 /** The one log of this process, created on first use. */
 export function serviceLog(): Log {
-  log ??= createPowertoolsLog(logFormatFromEnv());
-  return log;
+  observability.log ??= createPowertoolsLog(logFormatFromEnv());
+  return observability.log;
 }
 
 /**
@@ -33,14 +37,14 @@ export function defaultEmfSink(): EmfSink {
 
 /** The one metrics emitter of this process, created on first use. */
 export function serviceMetrics(): ServiceMetrics {
-  metrics ??= createEmfMetrics({ sink: defaultEmfSink() });
-  return metrics;
+  observability.metrics ??= createEmfMetrics({ sink: defaultEmfSink() });
+  return observability.metrics;
 }
 
 /** Replaces the log or the metrics of this process: the local stack and tests. */
 export function useObservability(replacement: { log?: Log; metrics?: ServiceMetrics }): void {
-  if (replacement.log) log = replacement.log;
-  if (replacement.metrics) metrics = replacement.metrics;
+  if (replacement.log) observability.log = replacement.log;
+  if (replacement.metrics) observability.metrics = replacement.metrics;
 }
 
 /** `2xx`, `4xx`, `5xx`… */

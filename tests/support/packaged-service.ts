@@ -2,8 +2,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { inflateRawSync } from 'node:zlib';
+import { readZip } from '../../infra/local/packaged-functions.js';
 import { readServerlessConfig } from '../../infra/local/serverless-config.js';
+
+export { readZip };
 
 /** One function's zip as `npm run package` leaves it in `.serverless/`. */
 export interface PackagedFunction {
@@ -57,35 +59,6 @@ export function packageService(serviceDir = process.cwd()): void {
       `npm run package failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`,
     );
   }
-}
-
-/** The files of a zip archive (stored or deflated entries, as serverless writes them). */
-export function readZip(zip: Buffer): Map<string, Buffer> {
-  // End of central directory: the last signature 0x06054b50 (a comment may follow it).
-  const end = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
-  if (end < 0) throw new Error('not a zip archive');
-  const count = zip.readUInt16LE(end + 10);
-  let at = zip.readUInt32LE(end + 16);
-  const files = new Map<string, Buffer>();
-  for (let i = 0; i < count; i++) {
-    if (zip.readUInt32LE(at) !== 0x02014b50) throw new Error('corrupt zip central directory');
-    const method = zip.readUInt16LE(at + 10);
-    const compressedSize = zip.readUInt32LE(at + 20);
-    const nameLength = zip.readUInt16LE(at + 28);
-    const extraLength = zip.readUInt16LE(at + 30);
-    const commentLength = zip.readUInt16LE(at + 32);
-    const localHeader = zip.readUInt32LE(at + 42);
-    const name = zip.toString('utf8', at + 46, at + 46 + nameLength);
-    at += 46 + nameLength + extraLength + commentLength;
-    if (name.endsWith('/')) continue;
-    const dataStart =
-      localHeader + 30 + zip.readUInt16LE(localHeader + 26) + zip.readUInt16LE(localHeader + 28);
-    const data = zip.subarray(dataStart, dataStart + compressedSize);
-    if (method === 0) files.set(name, Buffer.from(data));
-    else if (method === 8) files.set(name, inflateRawSync(data));
-    else throw new Error(`${name}: zip method ${method} is not supported`);
-  }
-  return files;
 }
 
 /** Every function of serverless.yml with its packaged zip (run `packageService` first). */
