@@ -110,7 +110,8 @@ const loaded = processWide('tenant-registry', () => ({
  * (an SSM SecureString).
  */
 export function loadTenantRegistry(): Promise<TenantRegistry> {
-  const registry = (loaded.registry ??= readRegistryDocument().then(parseTenantRegistry));
+  loaded.registry ??= readRegistryDocument().then(parseTenantRegistry);
+  const registry = loaded.registry;
   registry.catch(() => {
     if (loaded.registry === registry) loaded.registry = undefined;
   });

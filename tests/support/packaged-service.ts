@@ -47,9 +47,13 @@ export async function withPackagingLock<T>(fn: () => Promise<T> | T, serviceDir 
   }
 }
 
-/** Runs `npm run package` in `serviceDir` (offline, no AWS credentials); throws with its output on failure. */
-export function packageService(serviceDir = process.cwd()): void {
-  const result = spawnSync('npm', ['run', 'package'], {
+/**
+ * Runs `npm run package` in `serviceDir` (offline, no AWS credentials), with deploy parameters
+ * (`--param`) when given; throws with its output on failure.
+ */
+export function packageService(serviceDir = process.cwd(), params: Record<string, string> = {}): void {
+  const args = Object.entries(params).map(([name, value]) => `--param=${name}=${value}`);
+  const result = spawnSync('npm', ['run', 'package', ...(args.length > 0 ? ['--', ...args] : [])], {
     cwd: serviceDir,
     encoding: 'utf8',
     timeout: 300_000,
