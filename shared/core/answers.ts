@@ -8,6 +8,9 @@ export interface LargeObjectStore {
   presignGet(key: string, expiresSeconds: number): Promise<string>;
 }
 
+/** The code of the error (HTTP 503) a {@link LargeObjectStore} throws when it cannot be reached. */
+export const ANSWER_STORE_UNAVAILABLE = 'storage_unavailable';
+
 export interface LargeObjectUpload {
   /** Resolves when the chunk is accepted (honours backpressure). */
   write(chunk: Buffer): Promise<void>;
@@ -118,6 +121,26 @@ export class AnswerWriter {
   /** Drops a partial upload after a failure. */
   async abort(): Promise<void> {
     await this.upload?.abort().catch(() => undefined);
+  }
+}
+
+/**
+ * An answer already whole in memory (a Web API envelope, encoded): inline when it fits the limits,
+ * else stored behind a redirect, by the same rules as an answer written chunk by chunk.
+ */
+export async function completeAnswer(
+  limits: AnswerLimits,
+  body: string,
+  contentType: string,
+  extension: string,
+): Promise<Answer> {
+  const writer = new AnswerWriter(limits, contentType, extension);
+  try {
+    await writer.write(body);
+    return await writer.finish();
+  } catch (error) {
+    await writer.abort();
+    throw error;
   }
 }
 

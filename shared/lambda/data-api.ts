@@ -1,23 +1,16 @@
 import { createEmbeddedDataSourceReader } from '../adapters/embedded-sql/data-source-reader.js';
 import { createMssqlDataSourceReader } from '../adapters/mssql/data-source-reader.js';
-import { createOnDemandS3LargeObjectStore } from '../adapters/s3/on-demand.js';
 import { byDialect, openDatabase } from '../config/databases.js';
 import { getSettings } from '../config/settings.js';
 import type { TenantConfig } from '../config/tenants.js';
-import type { Answer, AnswerLimits, LargeObjectStore } from '../core/answers.js';
+import type { Answer, AnswerLimits } from '../core/answers.js';
 import type { ConditionTranslator } from '../core/condition/index.js';
 import type { DataApiContext } from '../core/data-api/read.js';
 import { cancelledBy, type SqlDialectName } from '../core/database.js';
 import { badRequest } from '../core/errors.js';
 import { requireBasicAuth } from './basic-auth.js';
-import {
-  type HttpRequest,
-  type HttpResponse,
-  httpHandler,
-  MAX_RESPONSE_BODY_BYTES,
-  type RenderedError,
-  toServiceError,
-} from './http.js';
+import { type HttpRequest, httpHandler, type RenderedError, toServiceError } from './http.js';
+import { answerResponse, largeAnswerLimits } from './large-answers.js';
 import { requireTenant } from './tenant.js';
 
 /** The Data API's error body: `{"error":{"code","message","requestId"}}`. */
@@ -38,29 +31,9 @@ export function renderDataApiError(
   };
 }
 
-let store: { bucket: string; store: LargeObjectStore } | undefined;
-
-/** The large-answer store of this process; it loads the AWS SDK only when an answer goes to S3. */
-function largeObjectStore(): LargeObjectStore | undefined {
-  const settings = getSettings();
-  if (!settings.largeResultBucket) return undefined;
-  if (store?.bucket !== settings.largeResultBucket) {
-    const bucket = settings.largeResultBucket;
-    store = { bucket, store: createOnDemandS3LargeObjectStore(bucket, settings.s3ForcePathStyle) };
-  }
-  return store.store;
-}
-
+/** The Data API's limits: a larger answer (or file, under `files/`) goes to S3 under `answers/<tenant>/`. */
 export async function answerLimits(tenant: TenantConfig): Promise<AnswerLimits> {
-  const settings = getSettings();
-  return {
-    inlineLimitBytes: settings.inlineLimitBytes,
-    // The JSON of an answer travels escaped inside the Lambda response (quotes count twice).
-    inlineEncodedLimitBytes: MAX_RESPONSE_BODY_BYTES,
-    presignSeconds: settings.presignSeconds,
-    store: largeObjectStore(),
-    keyPrefix: `answers/${tenant.id}`,
-  };
+  return largeAnswerLimits(`answers/${tenant.id}`);
 }
 
 /** Tenant from the path and HTTP Basic credentials: the gate of every Data API route. */
@@ -80,17 +53,6 @@ export function singleQueryParam(request: HttpRequest, name: string, code: strin
     throw badRequest(code, `The query parameter "${name}" is given ${values.length} times; give it once`);
   }
   return values[0];
-}
-
-export function answerToResponse(answer: Answer): HttpResponse {
-  if (answer.kind === 'redirect') {
-    return {
-      status: 303,
-      headers: { location: answer.location, 'content-type': 'application/json' },
-      body: '',
-    };
-  }
-  return { status: 200, headers: { 'content-type': answer.contentType }, body: answer.body };
 }
 
 /** The condition compiler of each dialect, given by the one function that reads conditions. */
@@ -113,6 +75,6 @@ export function dataApiReadHandler(
       limits: await answerLimits(tenant),
       batchRows: getSettings().readBatchRows,
     };
-    return answerToResponse(await read(ctx, request));
+    return answerResponse(await read(ctx, request), { 'content-type': 'application/json' });
   }, renderDataApiError);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AnswerWriter, jsonStringLength, jsonTextLength } from '../../shared/core/answers.js';
+import { AnswerWriter, completeAnswer, jsonStringLength, jsonTextLength } from '../../shared/core/answers.js';
 import { memoryObjectStore as memoryStore } from '../support/memory-stores.js';
 
 describe('Class: AnswerWriter', () => {
@@ -128,6 +128,68 @@ describe('Class: AnswerWriter', () => {
     );
     await writer.write('abc');
     await writer.abort();
+    expect([...objects.values()][0]!.aborted).toBe(true);
+  });
+});
+
+describe('Function: completeAnswer', () => {
+  it('returns an answer within the limits as the very text it was given', async () => {
+    // Prepare
+    const { store, objects } = memoryStore();
+    const limits = {
+      inlineLimitBytes: 64,
+      inlineEncodedLimitBytes: 64,
+      presignSeconds: 900,
+      store,
+      keyPrefix: 't',
+    };
+    const xml = '<?xml version="1.0" encoding="UTF-8"?><result/>';
+    // Act
+    const answer = await completeAnswer(limits, xml, 'application/xml; charset=utf-8', 'xml');
+    // Assess
+    expect(answer).toEqual({ kind: 'inline', body: xml, contentType: 'application/xml; charset=utf-8' });
+    expect(objects.size).toBe(0);
+  });
+
+  it('stores an answer over the byte limit whole, with its content type, under the prefix, and redirects', async () => {
+    const { store, objects } = memoryStore();
+    const limits = { inlineLimitBytes: 16, presignSeconds: 600, store, keyPrefix: 'answers/demo/web-api' };
+    const body = JSON.stringify({ id: 7, vlResult: 1, data: [{ nazev: 'Žluťoučký kůň' }] });
+    const answer = await completeAnswer(limits, body, 'text/xml; charset=utf-8', 'xml');
+    const [key, object] = [...objects.entries()][0]!;
+    expect(key).toMatch(/^answers\/demo\/web-api\/\d{4}-\d\d-\d\d\/[0-9a-f-]{36}\.xml$/);
+    expect(answer).toEqual({ kind: 'redirect', location: `https://bucket.example/${key}?X-Amz-Expires=600` });
+    expect(Buffer.concat(object.chunks).toString('utf8')).toBe(body);
+    expect([object.contentType, object.done]).toEqual(['text/xml; charset=utf-8', true]);
+  });
+
+  it('stores an answer within the byte limit that would not fit once escaped in a Lambda response', async () => {
+    // 40 quotes: 40 bytes, 80 once escaped as a JSON string.
+    const { store, objects } = memoryStore();
+    const limits = {
+      inlineLimitBytes: 100,
+      inlineEncodedLimitBytes: 79,
+      presignSeconds: 900,
+      store,
+      keyPrefix: 't',
+    };
+    expect((await completeAnswer(limits, '"'.repeat(40), 'application/json', 'json')).kind).toBe('redirect');
+    expect(objects.size).toBe(1);
+    const roomy = { ...limits, inlineEncodedLimitBytes: 80 };
+    expect((await completeAnswer(roomy, '"'.repeat(40), 'application/json', 'json')).kind).toBe('inline');
+  });
+
+  it('aborts the upload when the store fails, and passes the failure on', async () => {
+    const { store, objects } = memoryStore();
+    const failing = {
+      ...store,
+      startUpload: (key: string, contentType: string) => {
+        const upload = store.startUpload(key, contentType);
+        return { ...upload, complete: () => Promise.reject(new Error('bucket gone')) };
+      },
+    };
+    const limits = { inlineLimitBytes: 1, presignSeconds: 900, store: failing, keyPrefix: 't' };
+    await expect(completeAnswer(limits, 'abc', 'application/json', 'json')).rejects.toThrow('bucket gone');
     expect([...objects.values()][0]!.aborted).toBe(true);
   });
 });

@@ -37,6 +37,21 @@ describe('docs/openapi.yaml', () => {
     }
   });
 
+  it('documents the 303 to S3 of every route whose answer can be too large for a Lambda response', () => {
+    const redirecting = operations
+      .filter(({ operation }) => '303' in (operation.responses ?? {}))
+      .map(({ method, path }) => `${method} ${path}`)
+      .sort();
+    expect(redirecting).toEqual([
+      'GET /{tenant}/JsonAPI/Data/getData/{dataSource}',
+      'GET /{tenant}/JsonAPI/Data/getDataPaginate/{dataSource}',
+      'GET /{tenant}/JsonAPI/Data/getDataWithCondition/{dataSource}',
+      'GET /{tenant}/JsonAPI/File/getFile/{fileGUID}',
+      'POST /{tenant}/WebAPI/getData',
+      'POST /{tenant}/WebAPI/getDataAsync',
+    ]);
+  });
+
   it('declares HTTP Basic and the x-api-key / x-svc-signature headers as security schemes', () => {
     const schemes = (document.components as { securitySchemes: Record<string, Record<string, string>> })
       .securitySchemes;

@@ -104,6 +104,26 @@ describe('Function: webApiHandler (error rendering)', () => {
     expect(body).not.toMatch(/10\.0\.0\.5|ESOCKET|login/);
   });
 
+  it('answers an unreachable answer store with 503/150 that names the store, not the database', async () => {
+    const { status, body } = await failWith(
+      new ServiceError(503, 'storage_unavailable', 'The answer store is not reachable; try again later', {
+        cause: new Error('connect ECONNREFUSED 10.0.0.9:443'),
+      }),
+    );
+    expect(status).toBe(503);
+    expect(JSON.parse(body).data[0].error[0]).toEqual({
+      errorCode: '150',
+      errorMessage:
+        'The answer is too large to send inline and the answer store is not reachable; try again later',
+    });
+    expect(body).not.toMatch(/10\.0\.0\.9|ECONNREFUSED/);
+  });
+
+  it('names the journal row of a call that was journaled before it failed', async () => {
+    const { body } = await failWith(new WebApiError('150', 'later', { journalId: 41 }), 'xml');
+    expect(body).toContain('<result><id>41</id><vlResult>-1</vlResult>');
+  });
+
   it('answers anything unexpected with 500 and errorCode 190, without internals', async () => {
     for (const error of [
       new DatabaseStatementError('Invalid object name dbo.WS_JOURNAL', '208'),

@@ -3,12 +3,16 @@ import { PassThrough } from 'node:stream';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { LargeObjectStore, LargeObjectUpload } from '../../core/answers.js';
+import {
+  ANSWER_STORE_UNAVAILABLE,
+  type LargeObjectStore,
+  type LargeObjectUpload,
+} from '../../core/answers.js';
 import { ServiceError } from '../../core/errors.js';
 
 /** S3 unreachable or refusing: the caller is told to try again (503), not that the service broke. */
 const storageUnavailable = (error: unknown) =>
-  new ServiceError(503, 'storage_unavailable', 'The answer store is not reachable; try again later', {
+  new ServiceError(503, ANSWER_STORE_UNAVAILABLE, 'The answer store is not reachable; try again later', {
     cause: error,
   });
 

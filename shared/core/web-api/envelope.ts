@@ -34,12 +34,15 @@ export type WebApiErrorCode = (typeof WebApiErrorCode)[keyof typeof WebApiErrorC
  */
 export class WebApiError extends Error {
   override readonly name = 'WebApiError';
+  /** The journal row of a call that was journaled before it failed; the error body's `id`. */
+  readonly journalId: number | null;
   constructor(
     readonly errorCode: WebApiErrorCode,
     message: string,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { journalId?: number | null },
   ) {
     super(message, options);
+    this.journalId = options?.journalId ?? null;
   }
 }
 

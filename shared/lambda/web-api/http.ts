@@ -2,6 +2,7 @@ import { openDatabase } from '../../config/databases.js';
 import type { TenantConfig } from '../../config/tenants.js';
 import { SERVICE_VERSION } from '../../config/version.js';
 import { webApiPolicy } from '../../config/web-api.js';
+import { ANSWER_STORE_UNAVAILABLE, completeAnswer } from '../../core/answers.js';
 import { DatabaseUnavailableError } from '../../core/database.js';
 import { ServiceError } from '../../core/errors.js';
 import { MetricName } from '../../core/metrics.js';
@@ -14,6 +15,7 @@ import {
   type WebApiRequest,
 } from '../../core/web-api/envelope.js';
 import { type HttpRequest, type HttpResponse, httpHandler, type RenderedError } from '../http.js';
+import { answerResponse, largeAnswerLimits } from '../large-answers.js';
 import { serviceLog, serviceMetrics } from '../observability.js';
 import { requireTenant } from '../tenant.js';
 import { encodeAnswer, encodeObject, requestDecoder } from './codec.js';
@@ -56,6 +58,14 @@ export function toWebApiError(error: unknown): WebApiError {
   if (error instanceof ServiceError && error.code === 'tenant_not_found') {
     return new WebApiError(WebApiErrorCode.unknownTenant, error.message, { cause: error });
   }
+  if (error instanceof ServiceError && error.code === ANSWER_STORE_UNAVAILABLE) {
+    // An outage like the database's (503/150), but the message must not blame the database.
+    return new WebApiError(
+      WebApiErrorCode.databaseUnavailable,
+      'The answer is too large to send inline and the answer store is not reachable; try again later',
+      { cause: error },
+    );
+  }
   if (error instanceof DatabaseUnavailableError || (error instanceof ServiceError && error.status === 503)) {
     return new WebApiError(
       WebApiErrorCode.databaseUnavailable,
@@ -89,7 +99,7 @@ export function renderWebApiError(
       : negotiateAnswerFormat(request?.headers ?? {}, 'application/json');
   const error = toWebApiError(thrown instanceof FormattedError ? thrown.error : thrown);
   const result: CallResult = {
-    answer: errorAnswer(null, error.errorCode, error.message),
+    answer: errorAnswer(error.journalId, error.errorCode, error.message),
     rowName: undefined,
   };
   return {
@@ -125,6 +135,35 @@ export function webApiHandler(route: WebApiRoute) {
 
 function answer(format: AnswerFormat, body: string, requestId: string): HttpResponse {
   return { status: 200, headers: { 'content-type': format.contentType, 'x-request-id': requestId }, body };
+}
+
+/** Where the Web API's large answers go: apart from the Data API's, so that IAM can tell them apart. */
+const webApiAnswerPrefix = (tenant: TenantConfig) => `answers/${tenant.id}/web-api`;
+
+/**
+ * A call's answer as it leaves: inline, or, too large for a Lambda response, written to S3 in the
+ * negotiated format and answered 303 to a presigned URL (CONTRACT.md section 5), as the Data API
+ * does. The call is journaled already, whole, so 997 can give the answer again after the URL expired.
+ */
+async function callAnswer(
+  result: CallResult,
+  tenant: TenantConfig,
+  format: AnswerFormat,
+  requestId: string,
+): Promise<HttpResponse> {
+  try {
+    const delivered = await completeAnswer(
+      largeAnswerLimits(webApiAnswerPrefix(tenant)),
+      encodeAnswer(result, format.kind),
+      format.contentType,
+      format.kind,
+    );
+    return answerResponse(delivered, { 'content-type': format.contentType, 'x-request-id': requestId });
+  } catch (error) {
+    const refusal = toWebApiError(error);
+    // The error body names the journal row, whose answer 997 returns once the store is back.
+    throw new WebApiError(refusal.errorCode, refusal.message, { cause: error, journalId: result.answer.id });
+  }
 }
 
 async function webApiContext(tenant: TenantConfig, request: HttpRequest): Promise<WebApiContext> {
@@ -170,7 +209,7 @@ export function signedCallRoute(
         },
       });
       vlResult = result.answer.vlResult;
-      return answer(format, encodeAnswer(result, format.kind), request.requestId);
+      return await callAnswer(result, tenant, format, request.requestId);
     } finally {
       // Only admitted calls (their envelope decoded) are counted. A call refused after decoding
       // (unknown vltyp, say) counts as `rejected`, so that callers cannot invent dimension values.
