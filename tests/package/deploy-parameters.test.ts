@@ -241,6 +241,30 @@ describe('deploy parameters', () => {
     expect(JSON.stringify(rest)).not.toMatch(/"arn:aws:/);
   });
 
+  it('grants S3 only to the functions that store large answers, each under its own prefix', () => {
+    const deployed = asDeployed(overridden);
+    const s3Prefixes = Object.fromEntries(
+      functionRoles(deployed).map(({ id, role }) => [
+        id.replace(/LambdaFunction$/, ''),
+        grantsOf(deployed.Resources[role]!, 's3:PutObject').map((grant) => JSON.stringify(grant.Resource)),
+      ]),
+    );
+    const under = (prefix: string) => [JSON.stringify({ 'Fn::Sub': `\${LargeAnswerBucket.Arn}/${prefix}` })];
+    expect(s3Prefixes).toEqual({
+      DataGetData: under('answers/*'),
+      DataGetDataWithCondition: under('answers/*'),
+      DataGetRowsCount: under('answers/*'),
+      DataGetDataPaginate: under('answers/*'),
+      FileGetFile: under('answers/*/files/*'),
+      FileSetFile: [],
+      DeliverWebhook: [],
+      WebTest: [],
+      WebGetData: under('answers/*/web-api/*'),
+      WebGetDataAsync: under('answers/*/web-api/*'),
+      WebJobWorker: [],
+    });
+  });
+
   it('carries the log level, metrics namespace and alarm thresholds', () => {
     for (const [id, fn] of ofType(overridden, 'AWS::Lambda::Function')) {
       const env = (fn.Properties.Environment as { Variables: Record<string, Json> }).Variables;
