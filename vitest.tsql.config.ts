@@ -3,8 +3,9 @@ import { defineConfig } from 'vitest/config';
 /**
  * npm run test:tsql: everything that needs a T-SQL database, on the engine of TSQL_ENGINE_DIR (or the
  * SQL Server of MSSQL_URL): the SQL Server integration suites, the whole e2e suite a second time
- * with the demo tenant on T-SQL (LOCAL_DATABASE=tsql), and the differential test of the condition
- * language against the embedded database.
+ * with the demo tenant on T-SQL (LOCAL_DATABASE=tsql) and every handler loaded from its packaged zip
+ * as Lambda runs it (LOCAL_FUNCTIONS=packaged: the bundles, their chunks and the AWS SDK they carry),
+ * and the differential test of the condition language against the embedded database.
  */
 export default defineConfig({
   test: {
@@ -30,7 +31,8 @@ export default defineConfig({
         test: {
           name: 'tsql-e2e',
           include: ['tests/e2e/**/*.test.ts', 'tests/tsql/**/*.test.ts'],
-          globalSetup: ['tests/global-setup.ts', 'tests/tsql-prepare.ts'],
+          env: { LOCAL_DATABASE: 'tsql', LOCAL_FUNCTIONS: 'packaged' },
+          globalSetup: ['tests/global-setup.ts', 'tests/tsql-prepare.ts', 'tests/packaged-setup.ts'],
         },
       },
     ],

@@ -7,6 +7,14 @@ import { type HttpLambda, type LambdaRoute, loadHandler } from './routes.js';
 
 /** HTTP API's payload limit. */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
+/**
+ * Lambda's limit for a synchronous invocation's event (6 MiB): HTTP API accepts 10 MB, but an event
+ * over this (the body, base64 for binary bodies, plus headers and context) never reaches the
+ * function, and the client gets 413. A binary body therefore carries at most ~4.5 MB.
+ */
+const LAMBDA_EVENT_MAX_BYTES = 6 * 1024 * 1024;
+/** Below this many body bytes an event cannot reach Lambda's limit (base64 adds a third). */
+const EVENT_SURELY_FITS_BYTES = 4 * 1024 * 1024;
 /** HTTP API's integration time-out (30 s); `LOCAL_GATEWAY_TIMEOUT_MS` shortens it for tests. */
 export const gatewayTimeoutMs = () => intFromEnv('LOCAL_GATEWAY_TIMEOUT_MS', 30_000, 100, 30_000);
 /** How long after the gateway's limit the function's own time is up (middy aborts 5 ms before). */
@@ -119,6 +127,13 @@ export function createHttpGateway(routes: readonly LambdaRoute[]) {
       body: body.length === 0 ? undefined : textual ? body.toString('utf8') : body.toString('base64'),
       isBase64Encoded: !textual,
     };
+    if (
+      body.length > EVENT_SURELY_FITS_BYTES &&
+      Buffer.byteLength(JSON.stringify(event)) > LAMBDA_EVENT_MAX_BYTES
+    ) {
+      sendGatewayAnswer(response, gatewayAnswers.tooLarge);
+      return true;
+    }
     const deadline = Date.now() + timeoutMs;
     const context = {
       awsRequestId: requestId,

@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -89,11 +90,21 @@ export function importPackagedModule(
       writeFileSync(target, data);
     }
     const entry = join(dir, `${handler.slice(0, handler.lastIndexOf('.'))}.mjs`);
-    module = import(/* @vite-ignore */ pathToFileURL(entry).href) as Promise<Record<string, unknown>>;
+    module = nativeImport(entry);
     unpacked.set(functionName, module);
   }
   return module;
 }
+
+/**
+ * Loads a bundle with Node's own loader, not the test runner's: vitest loads every module it
+ * imports through its own resolver, which finds bare specifiers (`@aws-sdk/…`) in the project's
+ * node_modules from anywhere and would hide a module that the zip lacks. Node 22 `require`s an ES
+ * module (without top-level await) natively; the bundle's own `import()` of its chunks then stays
+ * with Node too, resolved from where the zip was unpacked, as in Lambda.
+ */
+const nodeRequire = createRequire(import.meta.url);
+const nativeImport = async (path: string) => nodeRequire(path) as Record<string, unknown>;
 
 /** The function of serverless.yml whose handler this is. */
 export function functionOfHandler(handler: string): string {

@@ -1,0 +1,44 @@
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { importPackagedModule, localFunctions } from '../../infra/local/packaged-functions.js';
+import { importHandler } from '../../infra/local/routes.js';
+import { packageService, withPackagingLock } from '../support/packaged-service.js';
+
+/**
+ * LOCAL_FUNCTIONS=packaged (CONTRACT.md section 3): the local stack loads each handler from its zip,
+ * as Lambda runs it. The e2e suite of `npm run test:tsql` runs that way; these are the mode's own
+ * checks: the handler really is the bundle's, and a missing package or a wrong setting says so.
+ */
+
+beforeAll(async () => {
+  await withPackagingLock(() => packageService());
+}, 600_000);
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe('LOCAL_FUNCTIONS', () => {
+  it('is source by default and refuses anything but source or packaged', () => {
+    vi.stubEnv('LOCAL_FUNCTIONS', '');
+    expect(localFunctions()).toBe('source');
+    vi.stubEnv('LOCAL_FUNCTIONS', 'zip');
+    expect(() => localFunctions()).toThrow('LOCAL_FUNCTIONS must be "source" or "packaged"; got "zip"');
+  });
+
+  it('packaged: serves the handler of the zip, not of the sources', async () => {
+    vi.stubEnv('LOCAL_FUNCTIONS', 'source');
+    const fromSource = await importHandler<() => unknown>('functions/web-api/test.handler');
+    vi.stubEnv('LOCAL_FUNCTIONS', 'packaged');
+    const fromZip = await importHandler<() => unknown>('functions/web-api/test.handler');
+    expect(typeof fromZip).toBe('function');
+    expect(fromZip).not.toBe(fromSource);
+    const bundle = await importPackagedModule('webTest', 'functions/web-api/test.handler');
+    expect(bundle.handler).toBe(fromZip);
+  });
+
+  it('packaged: a function without a zip is an error that says to package first', () => {
+    expect(() => importPackagedModule('noSuchFunction', 'functions/none.handler')).toThrow(
+      /noSuchFunction\.zip is missing; run `npm run package` first/,
+    );
+  });
+});
