@@ -3,7 +3,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { sqlOn } from '../support/demo.js';
-import { envelope, type SignOptions, signedCall } from '../support/web-api.js';
+import { envelope, postSigned, type SignOptions, signedCall } from '../support/web-api.js';
 
 let stack: LocalStack;
 
@@ -18,15 +18,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function post(path: 'getData' | 'getDataAsync', body: string, options: SignOptions = {}) {
-  const signed = signedCall(body, options);
-  const response = await fetch(`${stack.url}/demo/WebAPI/${path}`, {
-    method: 'POST',
-    headers: signed.headers,
-    body: signed.body,
-  });
-  return { status: response.status, text: await response.text() };
-}
+const post = (path: 'getData' | 'getDataAsync', body: string, options: SignOptions = {}) =>
+  postSigned(stack.url, path, body, options);
 
 const result997 = (journalId: number) => envelope(997, [{ idws_journal: journalId }]);
 const xmlParser = new XMLParser({ parseTagValue: false, isArray: (name) => name.startsWith('row') });

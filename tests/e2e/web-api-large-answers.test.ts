@@ -2,7 +2,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LARGE_ANSWER_BUCKET, type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { sqlOn } from '../support/demo.js';
-import { envelope, type SignOptions, signedCall } from '../support/web-api.js';
+import { envelope, postSigned, type SignOptions, signedCall } from '../support/web-api.js';
 
 // Every subject (60 rows, about 5 KB as JSON, 7 KB as XML) is over this; one subject is well under.
 const INLINE_LIMIT_BYTES = 2048;
@@ -16,17 +16,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** A signed call as a client makes it, the redirect not followed. */
-async function post(path: 'getData' | 'getDataAsync', body: string, options: SignOptions = {}) {
-  const signed = signedCall(body, options);
-  const response = await fetch(`${stack.url}/demo/WebAPI/${path}`, {
-    method: 'POST',
-    headers: signed.headers,
-    body: signed.body,
-    redirect: 'manual',
-  });
-  return { status: response.status, headers: response.headers, text: await response.text() };
-}
+const post = (path: 'getData' | 'getDataAsync', body: string, options: SignOptions = {}) =>
+  postSigned(stack.url, path, body, options);
 
 /** GETs the presigned URL of a 303: what it serves, and the key it names in the local bucket. */
 async function download(location: string | null) {

@@ -45,6 +45,26 @@ export function signedCall(body: string | Buffer, options: SignOptions = {}) {
   return { body: bytes, headers };
 }
 
+/**
+ * A signed Web API call to a running stack (`baseUrl`: `http://127.0.0.1:<port>`, tenant `demo`),
+ * redirects not followed, so a 303 to a large answer is seen as such.
+ */
+export async function postSigned(
+  baseUrl: string,
+  path: 'getData' | 'getDataAsync',
+  body: string,
+  options: SignOptions = {},
+) {
+  const signed = signedCall(body, options);
+  const response = await fetch(`${baseUrl}/demo/WebAPI/${path}`, {
+    method: 'POST',
+    headers: signed.headers,
+    body: signed.body,
+    redirect: 'manual',
+  });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
 /** A JSON envelope as text. */
 export const envelope = (vltyp: number, params?: Record<string, unknown>[]) =>
   JSON.stringify(params === undefined ? { vltyp } : { vltyp, params });
