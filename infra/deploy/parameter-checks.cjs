@@ -43,7 +43,12 @@ const SHAPES = {
   webApiJobMaxReceives: [/^[1-9][0-9]{0,2}$/, 'a whole number from 1'],
   webApiJobStaleSeconds: [/^[1-9][0-9]{0,5}$/, 'seconds'],
   serverErrorRatePercent: [/^[0-9]{1,2}(\.[0-9]+)?$|^100$/, 'a percentage'],
+  httpApiServerErrorMinRequests: [/^[1-9][0-9]{0,6}$/, 'a whole number of requests from 1'],
   webhookFailureRatePercent: [/^[0-9]{1,2}(\.[0-9]+)?$|^100$/, 'a percentage'],
+  webApiJobAgeAlarmSeconds: [/^[1-9][0-9]{0,5}$/, 'seconds'],
+  // From 1: a 0 would refuse every request, which is no throttling setting but an outage.
+  httpApiThrottleBurst: [/^[1-9][0-9]{0,5}$/, 'a whole number of requests from 1'],
+  httpApiThrottleRate: [/^(?=.*[1-9])[0-9]{1,6}(\.[0-9]+)?$/, 'requests per second, above 0'],
 };
 
 const REQUIRED_TO_DEPLOY = ['vpcSubnetIds', 'vpcSecurityGroupIds'];
@@ -78,6 +83,12 @@ function parameterProblems(values, { deploying }) {
     problems.push(
       `webApiJobVisibility must be at least webApiJobWorkerTimeout (${timeout}); got ${visibility}`,
     );
+  }
+  const stale = Number(values.webApiJobStaleSeconds);
+  const age = Number(values.webApiJobAgeAlarmSeconds);
+  if (stale && age && age >= stale) {
+    // By then 997 has given the job up: the alarm would only ever report what is already lost.
+    problems.push(`webApiJobAgeAlarmSeconds must be below webApiJobStaleSeconds (${stale}); got ${age}`);
   }
   return problems;
 }

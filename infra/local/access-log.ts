@@ -1,20 +1,71 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Log, LogFields } from '../../shared/core/log.js';
 import { serviceLog } from '../../shared/lambda/observability.js';
 import { parseRequestTarget } from './local-http.js';
 
 /**
- * The development server's line per request, once the answer is sent: `GET /path 200 12 ms` (or
- * a JSON `access` line with LOG_FORMAT=json). The path only: a query may be long.
+ * What the access line adds of a function's answer: the request id the gateway gave its invocation
+ * (an error body's `requestId`, the Web API's `x-request-id`), and the error code of the function's
+ * own `request` line. In Lambda both are in the function's log lines, found by that id; the
+ * development server shows them on its one line per request, so that an error answer's
+ * `requestId` can be found in what `npm start` prints.
+ */
+const requestIds = new WeakMap<ServerResponse, string>();
+/** Error codes of `request` lines whose access line has not been written yet, by request id. */
+const errorCodes = new Map<string, string>();
+/**
+ * A request the gateway stopped waiting for (its time limit) logs its `request` line after its
+ * access line, and nothing takes its code: the oldest go beyond this many.
+ */
+const MAX_PENDING_CODES = 1000;
+
+/** The gateway's request id for the invocation answering `response`. */
+export function noteRequestId(response: ServerResponse, requestId: string): void {
+  requestIds.set(response, requestId);
+}
+
+/**
+ * `log`, noting the error code of each `request` line (shared/lambda/http.ts) for the access line
+ * of the same request. The functions log through the process's one log (even packaged, see
+ * shared/config/process-wide.ts), so the local stack puts this one in place.
+ */
+export function notingErrorCodes(log: Log): Log {
+  const note = (message: string, fields: LogFields | undefined) => {
+    if (message !== 'request' || typeof fields?.requestId !== 'string' || fields.errorCode === undefined)
+      return;
+    errorCodes.set(fields.requestId, String(fields.errorCode));
+    if (errorCodes.size > MAX_PENDING_CODES) errorCodes.delete(errorCodes.keys().next().value!);
+  };
+  return {
+    debug: (message, fields) => log.debug(message, fields),
+    info: (message, fields) => {
+      note(message, fields);
+      log.info(message, fields);
+    },
+    warn: (message, fields) => log.warn(message, fields),
+    error: (message, fields) => log.error(message, fields),
+  };
+}
+
+/**
+ * The development server's line per request, once the answer is sent: `GET /path 200 12 ms`, with
+ * `requestId=…` when a function answered and `errorCode=…` when it answered an error (or a JSON
+ * `access` line with LOG_FORMAT=json). The path only: a query may be long.
  */
 export function logAccess(request: IncomingMessage, response: ServerResponse): void {
   const started = performance.now();
   response.once('close', function logAnswered() {
+    const requestId = requestIds.get(response);
+    const errorCode = requestId === undefined ? undefined : errorCodes.get(requestId);
+    if (requestId !== undefined) errorCodes.delete(requestId);
     serviceLog().info('access', {
       method: request.method,
       // Total: a request-target no URL parser takes must not throw here, after the answer.
       path: parseRequestTarget(request.url)?.pathname ?? '(invalid request-target)',
       status: response.writableFinished ? response.statusCode : 'aborted',
       durationMs: Math.round(performance.now() - started),
+      requestId,
+      errorCode,
     });
   });
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { intFromEnv } from '../../shared/config/settings.js';
+import { noteRequestId } from './access-log.js';
 import { gatewayAnswers, type RequestTarget, readBody, sendBytes, sendGatewayAnswer } from './local-http.js';
 import { type HttpLambda, type LambdaRoute, loadHandler } from './routes.js';
 
@@ -96,6 +97,8 @@ export function createHttpGateway(routes: readonly LambdaRoute[]) {
     }
     const textual = body.length === 0 || TEXT_TYPES.test(headers['content-type'] ?? '');
     const requestId = randomUUID();
+    // For the access line, which shows the id the function's answer and log lines carry.
+    noteRequestId(response, requestId);
     const now = new Date();
     const event: APIGatewayProxyEventV2 = {
       version: '2.0',

@@ -11,8 +11,8 @@ import { getSettings, intFromEnv } from '../../shared/config/settings.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
 import { describeError } from '../../shared/core/log.js';
-import { serviceLog } from '../../shared/lambda/observability.js';
-import { logAccess } from './access-log.js';
+import { serviceLog, useObservability } from '../../shared/lambda/observability.js';
+import { logAccess, notingErrorCodes } from './access-log.js';
 import { startAnswerExpiry } from './answer-expiry.js';
 import { startAwsEmulator } from './aws-emulator.js';
 import {
@@ -153,6 +153,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
   }
 
+  // The functions' `request` lines give the access line its error code (access-log.ts).
+  const functionsLog = serviceLog();
+  const stackLog = notingErrorCodes(functionsLog);
+  useObservability({ log: stackLog });
+
   const gateway = createHttpGateway(lambdaRoutes());
   const localRoutes = createLocalRoutes({ database: db, sqs, queueUrls });
   const inFlight = new Set<ServerResponse>();
@@ -271,6 +276,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         sqs.destroy();
         await emulator.stop();
         await demo.close();
+        // Unless a test has put a log of its own in place meanwhile.
+        if (serviceLog() === stackLog) useObservability({ log: functionsLog });
       })();
       return stopping;
     },

@@ -56,9 +56,37 @@ describe('npm start', () => {
       headers: { authorization: `Basic ${Buffer.from('demo:demo-password').toString('base64')}` },
     });
     expect(await count.json()).toEqual({ SUBJECT: [{ rowsCount: 60 }] });
-    // A development server's line per request, not the JSON that Lambda writes.
-    await expect.poll(() => output).toMatch(/^GET \/demo\/JsonAPI\/Data\/getRowsCount\/SUBJECT 200 \d+ ms$/m);
+    // A development server's line per request, not the JSON that Lambda writes, with the id of the
+    // function's invocation.
+    await expect
+      .poll(() => output)
+      .toMatch(/^GET \/demo\/JsonAPI\/Data\/getRowsCount\/SUBJECT 200 \d+ ms requestId=[0-9a-f-]{36}$/m);
     expect(output).not.toMatch(/^\{"level"/m);
+    // An error answer's requestId and code are on its line, as the function's log has them.
+    const refused = await fetch(`${base}/demo/JsonAPI/Data/getRowsCount/SUBJECT`);
+    const { error } = (await refused.json()) as { error: { code: string; requestId: string } };
+    expect(refused.status).toBe(401);
+    await expect
+      .poll(() => output)
+      .toMatch(
+        new RegExp(
+          `^GET /demo/JsonAPI/Data/getRowsCount/SUBJECT 401 \\d+ ms requestId=${error.requestId} errorCode=${error.code}$`,
+          'm',
+        ),
+      );
+    // The Web API's error answers too (their code is the Web API's errorCode).
+    const unsigned = await fetch(`${base}/demo/WebAPI/test`);
+    const webApiError = (await unsigned.json()) as { data: { error: { errorCode: string }[] }[] };
+    const webApiRequestId = unsigned.headers.get('x-request-id');
+    expect(webApiRequestId).toBeTruthy();
+    await expect
+      .poll(() => output)
+      .toMatch(
+        new RegExp(
+          `^GET /demo/WebAPI/test ${unsigned.status} \\d+ ms requestId=${webApiRequestId} errorCode=${webApiError.data[0]!.error[0]!.errorCode}$`,
+          'm',
+        ),
+      );
 
     const exited = new Promise<string>((resolve) =>
       child!.once('exit', (code, signal) => resolve(`${code ?? signal}`)),

@@ -35,7 +35,11 @@ const OVERRIDES: Record<string, string> = {
   webApiJobMaxReceives: '5',
   webApiJobStaleSeconds: '3600',
   serverErrorRatePercent: '7',
+  httpApiServerErrorMinRequests: '25',
   webhookFailureRatePercent: '33',
+  webApiJobAgeAlarmSeconds: '1200',
+  httpApiThrottleBurst: '40',
+  httpApiThrottleRate: '12.5',
 };
 /** The registry in SSM instead: the parameters that only matter then. */
 const SSM_OVERRIDES: Record<string, string> = {
@@ -280,7 +284,30 @@ describe('deploy parameters', () => {
       ),
     );
     expect(namespaces.length).toBeGreaterThan(0);
-    expect(new Set(namespaces)).toEqual(new Set(['AcmeGateway']));
+    // The service's own metrics; AWS's (AWS/ApiGateway, AWS/Lambda, AWS/SQS) keep their namespaces.
+    expect(new Set(namespaces.filter((namespace) => !namespace.startsWith('AWS/')))).toEqual(
+      new Set(['AcmeGateway']),
+    );
+  });
+
+  it('gives the HTTP API alarm its minimum of requests, the job queue alarm its age', () => {
+    const alarms = ofType(overridden, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
+    const gateway = alarms.find((alarm) => String(alarm.AlarmName).endsWith('-http-api-5xx-rate'))!;
+    const expressions = (gateway.Metrics as { Expression?: string }[]).flatMap((q) => q.Expression ?? []);
+    expect(expressions).toEqual(['IF(requests >= 25, 100 * FILL(errors, 0) / requests, 0)']);
+    expect(String(gateway.Threshold)).toBe('7');
+    const age = alarms.find((alarm) => alarm.MetricName === 'ApproximateAgeOfOldestMessage')!;
+    expect(String(age.Threshold)).toBe('1200');
+  });
+
+  it('throttles every route of the HTTP API stage as given', () => {
+    const settings = overridden.Resources.HttpApiStage!.Properties.DefaultRouteSettings as Record<
+      string,
+      Json
+    >;
+    // A --param value is a string; CloudFormation takes "40" for an integer, "12.5" for a double.
+    expect(Number(settings.ThrottlingBurstLimit)).toBe(40);
+    expect(Number(settings.ThrottlingRateLimit)).toBe(12.5);
   });
 
   it('routes the HTTP API under the overridden prefixes', () => {

@@ -38,6 +38,17 @@ afterAll(async () => {
 const ofType = (type: string) =>
   Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
 const alarms = () => ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
+/** The function's name in serverless.yml, from its resource's logical id (`DataGetDataLambdaFunction`). */
+const functionName = (logicalId: string) =>
+  logicalId.charAt(0).toLowerCase() + logicalId.slice(1).replace(/LambdaFunction$/, '');
+/** The alarms on one metric of one dimension value. */
+const alarmsOn = (namespace: string, metric: string, dimension: { Name: string; Value: unknown }) =>
+  alarms().filter(
+    (a) =>
+      a.Namespace === namespace &&
+      a.MetricName === metric &&
+      JSON.stringify(a.Dimensions) === JSON.stringify([dimension]),
+  );
 
 interface MetricQuery {
   Id: string;
@@ -94,6 +105,7 @@ describe('alarms in the packaged template', () => {
         ),
       );
       expect(alarm, fn).toBeDefined();
+      expect(alarm!.AlarmName).toBe(`erp-integration-gateway-dev-${functionName(fn)}-5xx-rate`);
       const metrics = (alarm!.Metrics as MetricQuery[]).filter((q) => q.MetricStat);
       expect(metrics.map((q) => q.MetricStat!.Metric.MetricName).sort()).toEqual(
         [MetricName.requests, MetricName.serverErrors].sort(),
@@ -104,6 +116,85 @@ describe('alarms in the packaged template', () => {
       );
       expect(alarm!.Threshold).toBe(5);
     }
+  });
+
+  // What no handler can report: the invocation failed in Lambda (a crash at init, out of memory, the
+  // function's time-out) or never ran (throttled). Generated per function (function-alarms.yml).
+  it('alarms on Lambda errors and throttles of every function, from AWS/Lambda', () => {
+    const functions = ofType('AWS::Lambda::Function').map(([name]) => name);
+    expect(functions).toHaveLength(11);
+    for (const fn of functions) {
+      for (const [metric, suffix] of [
+        ['Errors', 'errors'],
+        ['Throttles', 'throttles'],
+      ] as const) {
+        const found = alarmsOn('AWS/Lambda', metric, { Name: 'FunctionName', Value: { Ref: fn } });
+        expect(found, `${fn} ${metric}`).toHaveLength(1);
+        expect(found[0]).toMatchObject({
+          AlarmName: `erp-integration-gateway-dev-${functionName(fn)}-${suffix}`,
+          Statistic: 'Sum',
+          Period: 300,
+          EvaluationPeriods: 1,
+          Threshold: 0,
+          ComparisonOperator: 'GreaterThanThreshold',
+        });
+      }
+    }
+  });
+
+  it("alarms on the HTTP API's own 5xx share, only from a minimum of requests", () => {
+    expect(template.Resources.HttpApi?.Type).toBe('AWS::ApiGatewayV2::Api');
+    const gateway = alarms().filter((a) =>
+      (a.Metrics as MetricQuery[] | undefined)?.some(
+        (q) => q.MetricStat?.Metric.Namespace === 'AWS/ApiGateway',
+      ),
+    );
+    expect(gateway).toHaveLength(1);
+    const alarm = gateway[0]!;
+    const queries = alarm.Metrics as (MetricQuery & { MetricStat?: { Stat: string; Period: number } })[];
+    const byId = Object.fromEntries(queries.map((q) => [q.Id, q]));
+    // HTTP API's metrics are `5xx` and `Count` (not REST's 5XXError), by ApiId: the one stage's.
+    expect(byId.errors?.MetricStat).toMatchObject({
+      Metric: {
+        Namespace: 'AWS/ApiGateway',
+        MetricName: '5xx',
+        Dimensions: [{ Name: 'ApiId', Value: { Ref: 'HttpApi' } }],
+      },
+      Stat: 'Sum',
+      Period: 300,
+    });
+    expect(byId.requests?.MetricStat).toMatchObject({
+      Metric: {
+        Namespace: 'AWS/ApiGateway',
+        MetricName: 'Count',
+        Dimensions: [{ Name: 'ApiId', Value: { Ref: 'HttpApi' } }],
+      },
+      Stat: 'Sum',
+      Period: 300,
+    });
+    const returned = queries.filter((q) => (q as { ReturnData?: boolean }).ReturnData);
+    expect(returned.map((q) => q.Id)).toEqual(['rate']);
+    // Below httpApiServerErrorMinRequests (10) requests the rate is 0: one 5xx of two is no outage.
+    expect(byId.rate?.Expression).toBe('IF(requests >= 10, 100 * FILL(errors, 0) / requests, 0)');
+    expect(alarm).toMatchObject({
+      AlarmName: 'erp-integration-gateway-dev-http-api-5xx-rate',
+      Threshold: 5,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
+  it('alarms on a Web API job left waiting in its queue', () => {
+    const found = alarmsOn('AWS/SQS', 'ApproximateAgeOfOldestMessage', {
+      Name: 'QueueName',
+      Value: { 'Fn::GetAtt': ['WebApiJobQueue', 'QueueName'] },
+    });
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatchObject({
+      AlarmName: 'erp-integration-gateway-dev-WebApiJobQueue-oldest-message-age',
+      Statistic: 'Maximum',
+      Threshold: 900,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
   });
 
   it('alarms on the webhook failure share', () => {
@@ -123,13 +214,54 @@ describe('alarms in the packaged template', () => {
       'Fn::Not': [{ 'Fn::Equals': [{ Ref: 'AlarmTopicArn' }, ''] }],
     });
     const all = alarms();
-    expect(all.length).toBe(2 + 9 + 1);
+    // Dead-letter queues, 5xx share per HTTP function, Lambda errors and throttles per function,
+    // webhook failures, HTTP API 5xx, job queue age.
+    expect(all.length).toBe(2 + 9 + 11 + 11 + 1 + 1 + 1);
+    expect(new Set(all.map((alarm) => alarm.AlarmName)).size).toBe(all.length);
     for (const alarm of all) {
+      expect(alarm.TreatMissingData).toBe('notBreaching');
       expect(alarm.AlarmActions).toEqual({
         'Fn::If': ['NotifyAlarmTopic', [{ Ref: 'AlarmTopicArn' }], { Ref: 'AWS::NoValue' }],
       });
       expect(alarm.OKActions).toEqual(alarm.AlarmActions);
     }
+  });
+
+  it('writes an access log of the HTTP API stage: JSON lines with the request ids, to a log group kept 30 days', () => {
+    const stage = template.Resources.HttpApiStage!;
+    expect(stage.Type).toBe('AWS::ApiGatewayV2::Stage');
+    const settings = stage.Properties.AccessLogSettings as { DestinationArn: unknown; Format: string };
+    expect(settings.DestinationArn).toEqual({ 'Fn::GetAtt': ['HttpApiLogGroup', 'Arn'] });
+    expect(template.Resources.HttpApiLogGroup).toEqual({
+      Type: 'AWS::Logs::LogGroup',
+      Properties: { LogGroupName: '/aws/http-api/erp-integration-gateway-dev', RetentionInDays: 30 },
+    });
+    // One line, valid JSON once API Gateway has put the values in (each quoted: a missing one is "-").
+    expect(settings.Format).not.toContain('\n');
+    const format = JSON.parse(settings.Format) as Record<string, string>;
+    expect(format).toMatchObject({
+      requestId: '$context.requestId',
+      // The function's request id: its log lines' and its error answers' requestId.
+      lambdaRequestId: '$context.integration.requestId',
+      ip: '$context.identity.sourceIp',
+      method: '$context.httpMethod',
+      path: '$context.path',
+      route: '$context.routeKey',
+      status: '$context.status',
+      latencyMs: '$context.responseLatency',
+      integrationStatus: '$context.integration.integrationStatus',
+      integrationError: '$context.integrationErrorMessage',
+      error: '$context.error.message',
+    });
+    for (const value of Object.values(format)) expect(value).toMatch(/^\$context\.[A-Za-z.]+$/);
+  });
+
+  it('throttles every route of the HTTP API stage (httpApiThrottleBurst, httpApiThrottleRate)', () => {
+    expect(template.Resources.HttpApiStage!.Properties.DefaultRouteSettings).toEqual({
+      DetailedMetricsEnabled: false,
+      ThrottlingBurstLimit: 200,
+      ThrottlingRateLimit: 100,
+    });
   });
 
   it('gives every function the service name, metrics namespace and log level the alarms and logs rely on', () => {

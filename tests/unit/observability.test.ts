@@ -94,11 +94,20 @@ describe('Function: createPowertoolsLog', () => {
     const log = createPowertoolsLog('text');
     const lines = captureOutput(() => {
       log.info('access', { method: 'GET', path: '/health', status: 200, durationMs: 3 });
+      log.info('access', {
+        method: 'GET',
+        path: '/demo/JsonAPI/Data/getRowsCount/NOPE',
+        status: 404,
+        durationMs: 5,
+        requestId: 'c0ffee00-0000-4000-8000-000000000001',
+        errorCode: 'data_source_not_found',
+      });
       log.info('request', { method: 'GET', path: '/health', status: 200 });
       log.warn('job attempt failed', { journalId: 7, note: 'Basic ZGVtbzpkZW1vLXBhc3N3b3Jk' });
     });
     expect(lines).toEqual([
       'GET /health 200 3 ms',
+      'GET /demo/JsonAPI/Data/getRowsCount/NOPE 404 5 ms requestId=c0ffee00-0000-4000-8000-000000000001 errorCode=data_source_not_found',
       'WARN job attempt failed journalId=7 note=Basic [redacted]',
     ]);
   });

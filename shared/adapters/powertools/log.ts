@@ -5,9 +5,10 @@ import { redactFields, redactingReplacer } from './redact.js';
 export type LogFormat = 'json' | 'text';
 
 /**
- * A development server's lines: `GET /path 200 12 ms` for each `access` entry (the local HTTP
- * server's), `WARN message key=value …` for anything else. The handlers' own `request` summaries
- * repeat what the access line says, so they show only at DEBUG. Same levels and redaction as JSON.
+ * A development server's lines: `GET /path 200 12 ms key=value …` for each `access` entry (the
+ * local HTTP server's, with the request id and error code of the function's answer), `WARN message
+ * key=value …` for anything else. The handlers' own `request` summaries repeat what the access
+ * line says, so they show only at DEBUG. Same levels and redaction as JSON.
  */
 class TextLogger extends Logger {
   protected override printLog(logLevel: number, log: LogItem): void {
