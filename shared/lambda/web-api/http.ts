@@ -2,7 +2,7 @@ import { openDatabase } from '../../config/databases.js';
 import type { TenantConfig } from '../../config/tenants.js';
 import { SERVICE_VERSION } from '../../config/version.js';
 import { webApiPolicy } from '../../config/web-api.js';
-import { DatabaseUnavailableError } from '../../core/database.js';
+import { DatabaseTlsError, DatabaseUnavailableError } from '../../core/database.js';
 import { ServiceError } from '../../core/errors.js';
 import { MetricName } from '../../core/metrics.js';
 import { authenticateApplication, type SignedCall, type WebApiContext } from '../../core/web-api/calls.js';
@@ -55,6 +55,11 @@ export function toWebApiError(error: unknown): WebApiError {
   if (error instanceof WebApiError) return error;
   if (error instanceof ServiceError && error.code === 'tenant_not_found') {
     return new WebApiError(WebApiErrorCode.unknownTenant, error.message, { cause: error });
+  }
+  // 150 as for any database that cannot be used, in words that say it was the TLS handshake
+  // (the adapter's own, with no host or connection string in them).
+  if (error instanceof DatabaseTlsError) {
+    return new WebApiError(WebApiErrorCode.databaseUnavailable, error.message, { cause: error });
   }
   if (error instanceof DatabaseUnavailableError || (error instanceof ServiceError && error.status === 503)) {
     return new WebApiError(
