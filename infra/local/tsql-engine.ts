@@ -62,9 +62,32 @@ export function withDatabase(connectionString: string, database: string): string
   return [...parts, `Database=${database}`].join(';');
 }
 
+/**
+ * The TLS identity an engine copy presents (PEM texts): with it, the engine encrypts every
+ * connection and refuses clients that will not, as a SQL Server with "Force Encryption" does
+ * (../shared/tsql-engine/README.md, "Encrypted connections (TLS)").
+ */
+export interface TsqlEngineTls {
+  /** The server's certificate, optionally followed by its intermediate CAs. */
+  readonly certificate: string;
+  /** The certificate's private key (unencrypted PEM). */
+  readonly key: string;
+}
+
+export interface TsqlDemoOptions {
+  /** An engine copy even when MSSQL_URL names a server (implied by `tls`). */
+  readonly engine?: boolean;
+  /** Start the engine with TLS on (the engine only: a SQL Server of MSSQL_URL keeps its own settings). */
+  readonly tls?: TsqlEngineTls;
+}
+
 /** A running T-SQL database with the demo objects and data. */
 export interface TsqlDemo {
-  /** Connection string of the demo database (MSSQL_URL style, `Database=` included). */
+  /**
+   * Connection string of the demo database (MSSQL_URL style, `Database=` included). Without TLS it
+   * turns encryption off (`Encrypt=false`); with TLS it says nothing about it, so the driver's
+   * default applies: encrypted and verified, against `Server=localhost`.
+   */
   readonly url: string;
   /** The TDS port when this process started the engine. */
   readonly port?: number;
@@ -265,10 +288,29 @@ async function stopOrphans(): Promise<void> {
 }
 
 /**
+ * Puts `tls` into the (stopped) engine copy's data directory and turns TLS on: PostgreSQL's
+ * certificate and key (owned by the server's user, key mode 600, or PostgreSQL refuses to start)
+ * and Babelfish's switch that makes the TDS endpoint require encryption.
+ */
+async function enableTls(dataDir: string, tls: TsqlEngineTls): Promise<void> {
+  const owner = await stat(dataDir);
+  const certificate = join(dataDir, 'server.pem');
+  const key = join(dataDir, 'server.key');
+  await writeFile(certificate, tls.certificate, { mode: 0o644 });
+  await writeFile(key, tls.key, { mode: 0o600 });
+  for (const file of [certificate, key]) await chown(file, owner.uid, owner.gid);
+  await chmod(key, 0o600);
+  await appendFile(
+    join(dataDir, 'postgresql.conf'),
+    "\n# ---- TLS\nssl = on\nssl_cert_file = 'server.pem'\nssl_key_file = 'server.key'\nbabelfishpg_tds.tds_ssl_encrypt = on\n",
+  );
+}
+
+/**
  * Starts an engine of its own on a copy of the prepared demo (free ports, a work directory under
  * .data/tsql-runs/), waits until it answers, and returns the demo database's connection string.
  */
-async function startEngineCopy(): Promise<TsqlDemo> {
+async function startEngineCopy(options: TsqlDemoOptions = {}): Promise<TsqlDemo> {
   const { dataDir: prepared } = await prepareTsqlDemo();
   await stopOrphans();
   const work = join(RUNS_DIR, `${process.pid}-${randomBytes(4).toString('hex')}`);
@@ -283,13 +325,20 @@ async function startEngineCopy(): Promise<TsqlDemo> {
     join(dataDir, 'postgresql.conf'),
     `\n# ---- this copy\nport = ${pgPort}\nbabelfishpg_tds.port = ${tdsPort}\nunix_socket_directories = '${dataDir}'\n`,
   );
+  if (options.tls) await enableTls(dataDir, options.tls);
   // The server writes its log beside its data directory, as the data directory's owner.
   const owner = await stat(dataDir);
   await writeFile(`${dataDir}.log`, '');
   await chown(`${dataDir}.log`, owner.uid, owner.gid);
   running.add(dataDir);
   installExitHook();
-  const url = `Server=127.0.0.1,${tdsPort};User Id=babelfish_user;Password=${process.env.BABELFISH_PASSWORD ?? '12345678'};Encrypt=false;TrustServerCertificate=true;Database=${DEMO_DATABASE}`;
+  const login = `User Id=babelfish_user;Password=${process.env.BABELFISH_PASSWORD ?? '12345678'}`;
+  // With TLS the engine listens on 127.0.0.1 under the name a test certificate carries
+  // (localhost); the readiness probe trusts any certificate, the returned string verifies.
+  const url = options.tls
+    ? `Server=localhost,${tdsPort};${login};Database=${DEMO_DATABASE}`
+    : `Server=127.0.0.1,${tdsPort};${login};Encrypt=false;TrustServerCertificate=true;Database=${DEMO_DATABASE}`;
+  const probe = options.tls ? `${url};TrustServerCertificate=true` : url;
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
@@ -301,7 +350,7 @@ async function startEngineCopy(): Promise<TsqlDemo> {
   };
   try {
     await run(join(ENGINE_WORK, 'babelfish', 'start.sh'), [dataDir, String(tdsPort), String(pgPort)]);
-    await connectable(url, 30_000);
+    await connectable(probe, 30_000);
   } catch (error) {
     await stop();
     throw error;
@@ -335,14 +384,16 @@ async function createOnServer(serverUrl: string): Promise<TsqlDemo> {
 /**
  * A T-SQL demo database of its own, from the same demo data every time: on the SQL Server of
  * MSSQL_URL (a new database, dropped by stop()), else on an engine started from TSQL_ENGINE_DIR.
+ * With `options.engine` or `options.tls` always on an engine (what a test sets up in the server,
+ * such as its certificate, only the engine lets it).
  */
-export async function startTsqlDemo(): Promise<TsqlDemo> {
+export async function startTsqlDemo(options: TsqlDemoOptions = {}): Promise<TsqlDemo> {
   const serverUrl = process.env.MSSQL_URL;
-  if (serverUrl) return createOnServer(serverUrl);
+  if (serverUrl && !options.engine && !options.tls) return createOnServer(serverUrl);
   if (!existsSync(join(tsqlEngineDir(), 'engine.sh'))) {
     throw new Error(
       `LOCAL_DATABASE=tsql needs MSSQL_URL or the T-SQL engine in ${tsqlEngineDir()} (set TSQL_ENGINE_DIR)`,
     );
   }
-  return startEngineCopy();
+  return startEngineCopy(options);
 }

@@ -52,12 +52,14 @@ export async function openDatabase(connection: DatabaseConnection): Promise<Data
     if (!database) throw new ConfigurationError(`No embedded database is registered as "${connection.name}"`);
     return remembering(database);
   }
-  const key = connection.connectionString;
+  const { connectionString, tls } = connection;
+  // The same server with other TLS settings is another database: its own pool, its own handshake.
+  const key = JSON.stringify([connectionString, tls?.ca ?? null, tls?.serverName ?? null]);
   let database = opened.get(key);
   if (!database) {
     // Imported on demand so that bundles of functions without a database stay small.
     database = import('../adapters/mssql/index.js').then(({ createMssqlDatabase }) =>
-      remembering(createMssqlDatabase({ connectionString: key })),
+      remembering(createMssqlDatabase({ connectionString, tls })),
     );
     opened.set(key, database);
   }

@@ -1,6 +1,12 @@
+import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
+import {
+  ConnectionSecurityError,
+  isServerName,
+  readConnectionSecurity,
+} from '../adapters/mssql/connection-security.js';
 import { processWide } from './process-wide.js';
 import { ConfigurationError } from './settings.js';
 
@@ -9,8 +15,87 @@ z.config(en());
 const nonEmpty = () => z.string().check(z.minLength(1));
 const int = (min: number, max: number) => z.number().check(z.int(), z.minimum(min), z.maximum(max));
 
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[^-]*-----END CERTIFICATE-----/g;
+
+/**
+ * Why `text` is not one or more PEM certificates, or undefined. Text between them is allowed (CA
+ * bundles carry `# Subject:` lines; TLS ignores it), a private key is not: it has no business in
+ * the registry, and whoever pasted it meant the certificate.
+ */
+function pemCertificatesProblem(text: string): string | undefined {
+  if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text)) {
+    return "holds a private key: give the CA certificate (or the server's self-signed certificate), never a key";
+  }
+  if (!text.includes('\n') && text.includes('\\n')) {
+    return 'has its line breaks as a backslash and n: in JSON write each as \\n, not \\\\n';
+  }
+  const certificates = text.match(PEM_CERTIFICATE) ?? [];
+  if (certificates.length === 0) {
+    return 'must be one or more PEM certificates, "-----BEGIN CERTIFICATE-----" … "-----END CERTIFICATE-----"';
+  }
+  for (const [index, certificate] of certificates.entries()) {
+    try {
+      new X509Certificate(certificate);
+    } catch {
+      return `certificate ${index + 1} of ${certificates.length} is not a valid X.509 certificate`;
+    }
+  }
+  return undefined;
+}
+
+/** A tenant's TLS settings for its SQL Server (README, "Encrypted connections to SQL Server"). */
+const sqlServerTls = z
+  .strictObject({
+    /** The CA certificates (PEM) to trust for this server, instead of the system's. */
+    ca: z.optional(
+      nonEmpty().check(
+        z.superRefine((text, context) => {
+          const problem = pemCertificatesProblem(text);
+          if (problem) context.addIssue({ code: 'custom', message: problem, input: '(not shown)' });
+        }),
+      ),
+    ),
+    /** The name the certificate must carry, when the connection string reaches the server by another. */
+    serverName: z.optional(
+      z.string().check(
+        z.refine(isServerName, {
+          error: "must be a host name or an IP address: a name the server's certificate carries",
+        }),
+      ),
+    ),
+  })
+  .check(
+    z.refine((tls) => tls.ca !== undefined || tls.serverName !== undefined, {
+      error: 'give ca, serverName or both',
+    }),
+  );
+
+const mssqlConnection = z
+  .strictObject({
+    kind: z.literal('mssql'),
+    connectionString: nonEmpty(),
+    tls: z.optional(sqlServerTls),
+  })
+  .check(
+    // The connection string's own TLS keywords, checked with the registry's settings: a value the
+    // service cannot honour, or settings the string would void, are refused with the registry.
+    z.superRefine((connection, context) => {
+      try {
+        readConnectionSecurity(connection.connectionString, connection.tls);
+      } catch (error) {
+        if (!(error instanceof ConnectionSecurityError)) throw error;
+        context.addIssue({
+          code: 'custom',
+          message: error.message,
+          path: [error.setting],
+          input: '(not shown)',
+        });
+      }
+    }),
+  );
+
 const connection = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('mssql'), connectionString: nonEmpty() }),
+  mssqlConnection,
   /** An embedded database registered by name in this process (local stack and tests). */
   z.strictObject({ kind: z.literal('embedded'), name: nonEmpty() }),
 ]);

@@ -95,10 +95,33 @@ const isPortError = (value: unknown, name: string) =>
 
 /** Thrown by adapters when the database cannot be reached (mapped to 503). */
 export class DatabaseUnavailableError extends Error {
-  override readonly name = 'DatabaseUnavailableError';
-  readonly [PORT_ERROR] = 'DatabaseUnavailableError';
+  override readonly name: string = 'DatabaseUnavailableError';
+  readonly [PORT_ERROR]: string = 'DatabaseUnavailableError';
   static override [Symbol.hasInstance](value: unknown): boolean {
-    return isPortError(value, 'DatabaseUnavailableError');
+    // A failed TLS handshake is one way of being unavailable (DatabaseTlsError).
+    return isPortError(value, 'DatabaseUnavailableError') || isPortError(value, 'DatabaseTlsError');
+  }
+}
+
+/**
+ * Thrown by adapters when the database answered but no encrypted connection came about: its
+ * certificate is not trusted or does not name the server, or it refused or does not offer
+ * encryption. Still unavailable (503), but an answer that says why: a wrong CA or name does not
+ * go away by trying again. Its message is meant for clients: `problem` is one of the adapter's
+ * fixed texts, never the driver's (which names hosts).
+ */
+export class DatabaseTlsError extends DatabaseUnavailableError {
+  override readonly name = 'DatabaseTlsError';
+  override readonly [PORT_ERROR] = 'DatabaseTlsError';
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isPortError(value, 'DatabaseTlsError');
+  }
+  constructor(
+    /** What went wrong, e.g. "certificate not trusted (unable to verify the first certificate)". */
+    readonly problem: string,
+    options?: ErrorOptions,
+  ) {
+    super(`The tenant database refused or failed the TLS handshake: ${problem}`, options);
   }
 }
 

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { jsonStringLength } from '../core/answers.js';
-import { DatabaseUnavailableError, StatementCancelledError } from '../core/database.js';
+import { DatabaseTlsError, DatabaseUnavailableError, StatementCancelledError } from '../core/database.js';
 import { ServiceError } from '../core/errors.js';
 import { describeError } from '../core/log.js';
 import { MetricName } from '../core/metrics.js';
@@ -108,6 +108,11 @@ const base64Length = (bytes: number) => Math.ceil(bytes / 3) * 4;
 /** Anything that is not a ServiceError becomes one; internals stay in the log. */
 export function toServiceError(error: unknown): ServiceError {
   if (error instanceof ServiceError) return error;
+  // Its message is the adapter's own words for what failed (no host, no connection string); a
+  // wrong CA or name does not mend itself, so no "try again later".
+  if (error instanceof DatabaseTlsError) {
+    return new ServiceError(503, 'database_tls_failed', error.message, { cause: error });
+  }
   if (error instanceof DatabaseUnavailableError) {
     return new ServiceError(503, 'database_unavailable', 'The database is not reachable; try again later', {
       cause: error,

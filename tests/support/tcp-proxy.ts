@@ -8,8 +8,13 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
+export interface TcpProxyOptions {
+  /** Sees every chunk the client sends, before it goes on (what crosses the wire). */
+  readonly onClientData?: (chunk: Buffer) => void;
+}
+
 /** A loopback TCP proxy to `targetPort` that a fault test can cut and restore. */
-export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
+export async function startTcpProxy(targetPort: number, options: TcpProxyOptions = {}): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let cut = false;
   const server = createServer((client) => {
@@ -26,6 +31,7 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
         upstream.destroy();
       });
     }
+    if (options.onClientData) client.on('data', options.onClientData);
     client.pipe(upstream).pipe(client);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
-import { DatabaseStatementError, DatabaseUnavailableError } from '../../shared/core/database.js';
+import {
+  DatabaseStatementError,
+  DatabaseTlsError,
+  DatabaseUnavailableError,
+} from '../../shared/core/database.js';
 import { ServiceError } from '../../shared/core/errors.js';
 import { WebApiError, WebApiErrorCode } from '../../shared/core/web-api/envelope.js';
 import {
@@ -122,6 +126,21 @@ describe('Function: webApiHandler (error rendering)', () => {
   it('names the journal row of a call that was journaled before it failed', async () => {
     const { body } = await failWith(new WebApiError('150', 'later', { journalId: 41 }), 'xml');
     expect(body).toContain('<result><id>41</id><vlResult>-1</vlResult>');
+  });
+
+  it('answers a failed TLS handshake with 503 and errorCode 150, saying so', async () => {
+    const { status, body } = await failWith(
+      new DatabaseTlsError('certificate not trusted (unable to verify the first certificate)', {
+        cause: new Error('Failed to connect to 10.0.0.5:1433 - unable to verify the first certificate'),
+      }),
+    );
+    expect(status).toBe(503);
+    expect(JSON.parse(body).data[0].error[0]).toEqual({
+      errorCode: '150',
+      errorMessage:
+        'The tenant database refused or failed the TLS handshake: certificate not trusted (unable to verify the first certificate)',
+    });
+    expect(body).not.toMatch(/10\.0\.0\.5|1433/);
   });
 
   it('answers anything unexpected with 500 and errorCode 190, without internals', async () => {

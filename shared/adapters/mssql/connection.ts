@@ -1,10 +1,14 @@
 import sql from 'mssql';
 import {
   DatabaseStatementError,
+  DatabaseTlsError,
   DatabaseUnavailableError,
   StatementCancelledError,
 } from '../../core/database.js';
+import { ConnectionSecurityError, readConnectionSecurity, type SqlServerTls } from './connection-security.js';
 import type { MssqlPoolLike } from './types.js';
+
+export type { SqlServerTls } from './connection-security.js';
 
 /** How long a cancelled statement may take to be acknowledged before its connection is closed. */
 export const CANCEL_TIMEOUT_MS = 1000;
@@ -14,9 +18,9 @@ function defined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as T;
 }
 
+/** The URL form; its encryption keywords are read by connection-security.ts, as the ADO form's. */
 function fromUrl(url: URL): sql.config {
   const query = url.searchParams;
-  const flag = (key: string) => (query.has(key) ? /^(true|yes|1)$/i.test(query.get(key) ?? '') : undefined);
   const integer = (key: string) => (query.has(key) ? Number.parseInt(query.get(key) ?? '', 10) : undefined);
   return defined({
     server: decodeURIComponent(url.hostname).replace(/^\[(.*)\]$/, '$1'),
@@ -27,25 +31,68 @@ function fromUrl(url: URL): sql.config {
     connectionTimeout: integer('connectTimeout') ?? integer('connectionTimeout'),
     requestTimeout: integer('requestTimeout'),
     options: defined({
-      encrypt: flag('encrypt'),
-      trustServerCertificate: flag('trustServerCertificate'),
       instanceName: query.get('instanceName') ?? undefined,
       appName: query.get('appName') ?? undefined,
     }),
   });
 }
 
-/** Parses a `mssql://user:pass@host:port/db?encrypt=true` URL or an ADO-style string into a driver config. */
-export function parseConnectionString(connectionString: string): sql.config {
+/** What a refused cleartext login is recognised by in mapError. */
+const CLEARTEXT_REFUSED = 'ECLEARTEXT';
+
+/** The driver's connection, as far as the cleartext guard below reaches into it. */
+interface NegotiatingConnection {
+  performTlsNegotiation?: (...args: unknown[]) => Promise<void>;
+  messageIo?: { tlsNegotiationComplete?: boolean };
+  close(): void;
+}
+
+/**
+ * tedious asks for encryption (`Encrypt=true`) but goes on in the clear, login included, when the
+ * server's pre-login answer says that it does not support encryption: what any man in the middle
+ * can answer. SQL Server always offers TLS (with a self-signed certificate at worst), so such an
+ * answer is refused here, after the negotiation and before the login packet (user name and
+ * password) is written. It reaches into the driver (tedious 19: `performTlsNegotiation`,
+ * `messageIo.tlsNegotiationComplete`); where those are gone, no connection is made rather than one
+ * that may be in the clear, and the TLS tests on the engine say so.
+ */
+export function refuseCleartextLogin(connection: NegotiatingConnection): void {
+  const negotiate = connection.performTlsNegotiation;
+  if (typeof negotiate !== 'function') {
+    connection.close();
+    throw Object.assign(new Error('the driver cannot be checked for an encrypted login'), {
+      code: CLEARTEXT_REFUSED,
+    });
+  }
+  connection.performTlsNegotiation = async function negotiateOrRefuse(this: NegotiatingConnection, ...args) {
+    await negotiate.apply(this, args);
+    if (this.messageIo?.tlsNegotiationComplete !== true) {
+      throw Object.assign(new Error('the server does not offer encryption'), { code: CLEARTEXT_REFUSED });
+    }
+  };
+}
+
+/**
+ * Parses a `mssql://user:pass@host:port/db?encrypt=true` URL or an ADO-style string, with the
+ * tenant's TLS settings from the registry, into a driver config: encrypted and verified unless the
+ * string says otherwise (connection-security.ts).
+ */
+export function parseConnectionString(connectionString: string, tls?: SqlServerTls): sql.config {
   const text = connectionString.trim();
   let config: sql.config;
+  let security: ReturnType<typeof readConnectionSecurity>;
   try {
     config = /^(mssql|sqlserver):\/\//i.test(text)
       ? fromUrl(new URL(text))
       : sql.ConnectionPool.parseConnectionString(text);
-  } catch {
-    // The driver's and URL's errors quote the input, password included.
-    throw new Error('Invalid SQL Server connection string');
+    security = readConnectionSecurity(text, tls);
+  } catch (error) {
+    // The driver's and URL's errors quote the input, password included; these here do not.
+    const problem =
+      error instanceof ConnectionSecurityError
+        ? `: ${error.setting === 'tls' ? 'tls ' : ''}${error.message}`
+        : '';
+    throw new Error(`Invalid SQL Server connection string${problem}`);
   }
   // Wall-clock values round-trip through the UTC getters of Date, whatever the host's time zone.
   // No driver time-out unless the connection string sets one (the driver's default is 15 s): every
@@ -55,36 +102,63 @@ export function parseConnectionString(connectionString: string): sql.config {
   // A cancel (TDS attention) that the server has not acknowledged within CANCEL_TIMEOUT_MS closes
   // the connection instead (the pool opens another): SQL Server acknowledges at once, Babelfish
   // only when the statement ends (README, "Verified where"), and the driver's default is 5 s.
+  // Encryption: set here in full, not left to the driver's defaults (which have changed between
+  // versions, and which mssql's parser derives from `Encrypt=` its own way: `optional` as true).
   return {
     ...config,
     requestTimeout: config.requestTimeout ?? 0,
-    options: { cancelTimeout: CANCEL_TIMEOUT_MS, ...config.options, useUTC: true },
+    ...(security.encrypt === true && {
+      beforeConnect: (connection) => refuseCleartextLogin(connection as unknown as NegotiatingConnection),
+    }),
+    options: {
+      cancelTimeout: CANCEL_TIMEOUT_MS,
+      ...config.options,
+      useUTC: true,
+      // tedious takes 'strict' (TDS 8.0); the types know only the boolean.
+      encrypt: security.encrypt as boolean,
+      trustServerCertificate: security.trustServerCertificate,
+      ...(security.serverName !== undefined && { serverName: security.serverName }),
+      // A CA given replaces Node's roots for this server: the tenant's PKI, nobody else's.
+      ...(security.ca !== undefined && { cryptoCredentialsDetails: { ca: security.ca } }),
+    },
   };
 }
 
+/** A SQL Server to connect to: the tenant connection's string and TLS settings. */
+export interface SqlServerTarget {
+  readonly connectionString: string;
+  readonly tls?: SqlServerTls;
+}
+
+/** One pool per connection string and TLS settings. */
+const poolKey = ({ connectionString, tls }: SqlServerTarget) =>
+  JSON.stringify([connectionString, tls?.ca ?? null, tls?.serverName ?? null]);
+
 const pools = new Map<string, Promise<MssqlPoolLike>>();
 
-/** The connected pool for `connectionString`, shared across invocations; connects on first use. */
-export function sharedPool(connectionString: string): Promise<MssqlPoolLike> {
-  const cached = pools.get(connectionString);
+/** The connected pool for `target`, shared across invocations; connects on first use. */
+export function sharedPool(target: SqlServerTarget): Promise<MssqlPoolLike> {
+  const key = poolKey(target);
+  const cached = pools.get(key);
   if (cached) return cached;
-  const pool = new sql.ConnectionPool(parseConnectionString(connectionString));
+  const pool = new sql.ConnectionPool(parseConnectionString(target.connectionString, target.tls));
   // Failures reach callers through their requests; an 'error' event without a listener would crash.
   pool.on('error', () => undefined);
   const connecting: Promise<MssqlPoolLike> = pool.connect().catch((error: unknown) => {
     // A failed connection must not stay cached: the next call tries again.
-    if (pools.get(connectionString) === connecting) pools.delete(connectionString);
+    if (pools.get(key) === connecting) pools.delete(key);
     void pool.close().catch(() => undefined);
     throw error;
   });
-  pools.set(connectionString, connecting);
+  pools.set(key, connecting);
   return connecting;
 }
 
-/** Closes and forgets the shared pool for `connectionString`, if any. */
-export async function closeSharedPool(connectionString: string): Promise<void> {
-  const connecting = pools.get(connectionString);
-  pools.delete(connectionString);
+/** Closes and forgets the shared pool for `target`, if any. */
+export async function closeSharedPool(target: SqlServerTarget): Promise<void> {
+  const key = poolKey(target);
+  const connecting = pools.get(key);
+  pools.delete(key);
   const pool = await connecting?.catch(() => undefined);
   await pool?.close();
 }
@@ -114,6 +188,63 @@ function sqlServerNumber(number: unknown, message: string): unknown {
   return SQL_SERVER_NUMBERS.find(([pattern]) => pattern.test(message))?.[1] ?? number;
 }
 
+/**
+ * What went wrong in a TLS handshake, by the codes of Node's TLS errors (OpenSSL's verification
+ * results), the driver's and the cleartext guard's: fixed texts for the client's answer, since
+ * the errors' own messages name hosts and ports.
+ */
+const TLS_PROBLEMS: Readonly<Record<string, string>> = {
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'certificate not trusted (unable to verify the first certificate)',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'certificate not trusted (unable to get local issuer certificate)',
+  UNABLE_TO_GET_ISSUER_CERT: 'certificate not trusted (unable to get issuer certificate)',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'certificate not trusted (self-signed certificate)',
+  SELF_SIGNED_CERT_IN_CHAIN: 'certificate not trusted (self-signed certificate in certificate chain)',
+  CERT_UNTRUSTED: 'certificate not trusted',
+  INVALID_CA: 'certificate not trusted (invalid CA certificate)',
+  CERT_SIGNATURE_FAILURE: 'certificate not trusted (certificate signature failure)',
+  CERT_REJECTED: 'certificate rejected',
+  CERT_REVOKED: 'certificate revoked',
+  CERT_HAS_EXPIRED: 'certificate expired',
+  CERT_NOT_YET_VALID: 'certificate not yet valid',
+  INVALID_PURPOSE: 'certificate not meant for a TLS server (unsupported certificate purpose)',
+  ERR_TLS_CERT_ALTNAME_INVALID:
+    "certificate does not name the server (the name to verify is not among the certificate's names)",
+  // tedious: the server's pre-login answer requires encryption, the client's settings turn it off.
+  EENCRYPT: 'the server requires encryption, which the connection string turns off (Encrypt=false)',
+  [CLEARTEXT_REFUSED]: 'the server does not offer encryption, which the connection string requires',
+};
+
+/** The error and what it wraps: `cause`, mssql's `originalError`, an AggregateError's `errors`. */
+function* errorChain(error: unknown, depth = 0): Generator<Error & { code?: unknown }> {
+  if (!(error instanceof Error) || depth > 8) return;
+  yield error;
+  yield* errorChain((error as { originalError?: unknown }).originalError, depth + 1);
+  yield* errorChain(error.cause, depth + 1);
+  if (error instanceof AggregateError) for (const inner of error.errors) yield* errorChain(inner, depth + 1);
+}
+
+/** The failed handshake's problem, when a connection failed in one; undefined otherwise. */
+function tlsProblem(error: unknown): string | undefined {
+  for (const link of errorChain(error)) {
+    const code = typeof link.code === 'string' ? link.code : '';
+    const known = TLS_PROBLEMS[code];
+    if (known) return known;
+    // Other certificate checks (OpenSSL's X509_V_ERR names): the name, in words.
+    if (/CERT|CRL|_CA$|ISSUER|PATH_LENGTH/.test(code) && /^[A-Z0-9_]+$/.test(code)) {
+      return `certificate not accepted (${code.toLowerCase().replaceAll('_', ' ')})`;
+    }
+    // OpenSSL's own failures and alerts (protocol version, no shared cipher…), in words.
+    if (/^ERR_SSL_[A-Z0-9_]+$/.test(code)) {
+      return `handshake failed (${code.slice('ERR_SSL_'.length).toLowerCase().replaceAll('_', ' ')})`;
+    }
+    // Node's TLS socket: the server hung up mid-handshake (a protocol it does not speak, say TDS 8.0).
+    if (/before secure TLS connection was established/.test(link.message)) {
+      return 'the server closed the connection during the handshake';
+    }
+  }
+  return undefined;
+}
+
 /** Maps driver errors onto the port's errors; anything else is returned unchanged. */
 export function mapError(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
@@ -132,6 +263,8 @@ export function mapError(error: unknown): unknown {
     error.name === 'TimeoutError'
   ) {
     // The driver's message may name the host, user or instance: keep it in `cause` only.
+    const problem = tlsProblem(error);
+    if (problem) return new DatabaseTlsError(problem, { cause: error });
     return new DatabaseUnavailableError(`SQL Server is unavailable${code ? ` (${code})` : ''}`, {
       cause: error,
     });

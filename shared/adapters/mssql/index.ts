@@ -1,6 +1,6 @@
 import { type Database, type Row, StatementCancelledError } from '../../core/database.js';
 import { findMssqlDataSource } from './catalogue.js';
-import { closeSharedPool, mapError, sharedPool } from './connection.js';
+import { closeSharedPool, mapError, type SqlServerTls, sharedPool } from './connection.js';
 import { mssqlDialect } from './dialect.js';
 import {
   bindParams,
@@ -11,10 +11,13 @@ import {
   rowNormaliser,
 } from './types.js';
 
+export type { SqlServerTls } from './connection.js';
 export type { MssqlParamType, MssqlPoolLike, MssqlTypedParam } from './types.js';
 
 export interface MssqlDatabaseOptions {
   readonly connectionString: string;
+  /** The tenant's TLS settings from the registry: the CA to trust, the name to verify. */
+  readonly tls?: SqlServerTls;
   /** Used instead of the shared pool for `connectionString` (tests). */
   readonly pool?: MssqlPoolLike;
 }
@@ -128,10 +131,11 @@ async function* streamRows(
   }
 }
 
-/** Creates the SQL Server adapter of the database port, on a pool shared per connection string. */
+/** Creates the SQL Server adapter of the database port, on a pool shared per connection string and TLS settings. */
 export function createMssqlDatabase(options: MssqlDatabaseOptions): Database {
-  const { connectionString, pool } = options;
-  const getPool = () => (pool ? Promise.resolve(pool) : sharedPool(connectionString));
+  const { pool } = options;
+  const target = { connectionString: options.connectionString, tls: options.tls };
+  const getPool = () => (pool ? Promise.resolve(pool) : sharedPool(target));
   const query: Database['query'] = async (sql, params = [], options) => {
     try {
       return await run((await getPool()).request(), sql, params, options?.signal);
@@ -188,7 +192,7 @@ export function createMssqlDatabase(options: MssqlDatabaseOptions): Database {
 
     async close() {
       if (pool) await pool.close();
-      else await closeSharedPool(connectionString);
+      else await closeSharedPool(target);
     },
   };
 }

@@ -3,7 +3,7 @@ import type { TenantConfig } from '../../config/tenants.js';
 import { SERVICE_VERSION } from '../../config/version.js';
 import { webApiPolicy } from '../../config/web-api.js';
 import { ANSWER_STORE_UNAVAILABLE, completeAnswer } from '../../core/answers.js';
-import { DatabaseUnavailableError } from '../../core/database.js';
+import { DatabaseTlsError, DatabaseUnavailableError } from '../../core/database.js';
 import { ServiceError } from '../../core/errors.js';
 import { MetricName } from '../../core/metrics.js';
 import { authenticateApplication, type SignedCall, type WebApiContext } from '../../core/web-api/calls.js';
@@ -65,6 +65,11 @@ export function toWebApiError(error: unknown): WebApiError {
       'The answer is too large to send inline and the answer store is not reachable; try again later',
       { cause: error },
     );
+  }
+  // 150 as for any database that cannot be used, in words that say it was the TLS handshake
+  // (the adapter's own, with no host or connection string in them).
+  if (error instanceof DatabaseTlsError) {
+    return new WebApiError(WebApiErrorCode.databaseUnavailable, error.message, { cause: error });
   }
   if (error instanceof DatabaseUnavailableError || (error instanceof ServiceError && error.status === 503)) {
     return new WebApiError(
