@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { intFromEnv } from '../../shared/config/settings.js';
 import { noteRequestId } from './access-log.js';
+import { type LocalFunctionInstancesByName, localFunctionInstances } from './function-instances.js';
 import { gatewayAnswers, type RequestTarget, readBody, sendBytes, sendGatewayAnswer } from './local-http.js';
 import { type HttpLambda, type LambdaRoute, loadHandler } from './routes.js';
 
@@ -49,7 +50,10 @@ function compile(route: LambdaRoute): CompiledRoute {
  * At the time limit it answers 503 as HTTP API does; the handler's context says the time is up
  * at that moment too, so its database work is cancelled (see `HttpRequest.signal`).
  */
-export function createHttpGateway(routes: readonly LambdaRoute[]) {
+export function createHttpGateway(
+  routes: readonly LambdaRoute[],
+  instances: LocalFunctionInstancesByName = localFunctionInstances(),
+) {
   const compiled = routes.map(compile);
   const timeoutMs = gatewayTimeoutMs();
 
@@ -161,7 +165,8 @@ export function createHttpGateway(routes: readonly LambdaRoute[]) {
     const timeout = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now()));
     });
-    const invocation = handler(event, context);
+    // In an instance of the function of its own while it runs, as Lambda gives it (its pools).
+    const invocation = instances.of(target.route.function).invoke(() => handler(event, context));
     // Past the limit nobody waits for the invocation; its late end must not surface anywhere.
     invocation.catch(() => undefined);
     const result = await Promise.race([invocation, timeout]).finally(() => clearTimeout(timer));

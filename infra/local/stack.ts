@@ -21,6 +21,7 @@ import {
   openLocalDemoDatabase,
   withDemoConnection,
 } from './demo-database.js';
+import { localFunctionInstances } from './function-instances.js';
 import { createHttpGateway } from './http-gateway.js';
 import {
   answerClientError,
@@ -131,6 +132,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     process.env[queue.urlEnv] = created.QueueUrl!;
     if (queue.dlqUrlEnv) process.env[queue.dlqUrlEnv] = dlq.QueueUrl!;
   }
+  // Lambda's instances of each function, with its database pools (function-instances.ts).
+  const instances = localFunctionInstances();
   for (const queue of localQueues) {
     const queueArn = (
       await sqs.send(
@@ -138,12 +141,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       )
     ).Attributes!.QueueArn!;
     const handler = await importHandler<SqsLambda>(queue.consumer.handler);
+    const consumer = instances.of(queue.consumer.function);
     const start = () =>
       startSqsPoller({
         client: sqs,
         queueUrl: queueUrls.get(queue.name)!,
         queueArn,
-        handler,
+        handler: (event, context, invocation) => consumer.invoke(() => handler(event, context, invocation)),
         functionName: queue.consumer.function,
         batchSize: queue.consumer.batchSize,
       });
@@ -158,7 +162,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const stackLog = notingErrorCodes(functionsLog);
   useObservability({ log: stackLog });
 
-  const gateway = createHttpGateway(lambdaRoutes());
+  const gateway = createHttpGateway(lambdaRoutes(), instances);
   const localRoutes = createLocalRoutes({ database: db, sqs, queueUrls });
   const inFlight = new Set<ServerResponse>();
   let draining = false;

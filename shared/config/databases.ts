@@ -1,5 +1,6 @@
 import { rememberedCatalogue } from '../core/data-api/data-source.js';
 import type { Database, SqlDialectName } from '../core/database.js';
+import { currentFunctionInstance } from './function-instance.js';
 import { processWide } from './process-wide.js';
 import { ConfigurationError, getSettings } from './settings.js';
 import type { DatabaseConnection } from './tenants.js';
@@ -57,9 +58,11 @@ export async function openDatabase(connection: DatabaseConnection): Promise<Data
   const key = JSON.stringify([connectionString, tls?.ca ?? null, tls?.serverName ?? null]);
   let database = opened.get(key);
   if (!database) {
-    // Imported on demand so that bundles of functions without a database stay small.
+    // Imported on demand so that bundles of functions without a database stay small. Each
+    // statement takes its connection from the pool of the function instance it runs in, of the
+    // size DB_POOL_MAX gives the function (README "Connections to SQL Server").
     database = import('../adapters/mssql/index.js').then(({ createMssqlDatabase }) =>
-      remembering(createMssqlDatabase({ connectionString, tls })),
+      remembering(createMssqlDatabase({ connectionString, tls, poolOwner: currentFunctionInstance })),
     );
     opened.set(key, database);
   }

@@ -18,6 +18,30 @@ export interface Settings {
   /** How long a warm process remembers a table's or view's columns and key, in seconds (0: not at all). */
   readonly catalogueCacheSeconds: number;
   readonly s3ForcePathStyle: boolean;
+  /** The connections this process may hold to each SQL Server database (README "Connections to SQL Server"). */
+  readonly databasePool: DatabasePoolSettings;
+}
+
+/**
+ * One pool of SQL Server connections per connection string and process. In Lambda a process is one
+ * instance of one function, so the most sessions a tenant's server sees from a function is its
+ * concurrency times `maxConnections`; serverless.yml sets the three per function.
+ */
+export interface DatabasePoolSettings {
+  /**
+   * The most connections open at once (`DB_POOL_MAX`). A function holds one per statement in
+   * flight: a request function one (`getData` two), a queue worker one per record of its batch.
+   * Unset: 10, the driver's own default, for the tools and tests that set nothing.
+   */
+  readonly maxConnections: number;
+  /**
+   * How long a statement waits for a free connection, or for a new one to log in, before it
+   * fails (`DB_POOL_ACQUIRE_TIMEOUT_MS`): every connection busy is a 503 saying so, with
+   * `Retry-After`; a login that takes this long, the server unreachable.
+   */
+  readonly acquireTimeoutMs: number;
+  /** A connection left unused this long is closed (`DB_POOL_IDLE_TIMEOUT_MS`). */
+  readonly idleTimeoutMs: number;
 }
 
 /** One per process (see process-wide.ts): a reset reaches the packaged functions of the local stack too. */
@@ -27,9 +51,18 @@ export class ConfigurationError extends Error {
   override readonly name = 'ConfigurationError';
 }
 
+/** An environment: the process's, or one read from elsewhere (the local stack reads serverless.yml's). */
+export type Environment = Readonly<Record<string, string | undefined>>;
+
 /** Reads an integer environment variable, throwing with the variable's name when it is malformed. */
-export function intFromEnv(name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
-  const raw = process.env[name];
+export function intFromEnv(
+  name: string,
+  fallback: number,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+  env: Environment = process.env,
+): number {
+  const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) {
@@ -47,6 +80,16 @@ export function boolFromEnv(name: string, fallback: boolean): boolean {
   throw new ConfigurationError(`${name} must be true or false, got "${process.env[name]}"`);
 }
 
+/** The pool settings of `DB_POOL_MAX`, `DB_POOL_ACQUIRE_TIMEOUT_MS` and `DB_POOL_IDLE_TIMEOUT_MS`. */
+export function databasePoolFromEnv(env: Environment = process.env): DatabasePoolSettings {
+  return Object.freeze({
+    maxConnections: intFromEnv('DB_POOL_MAX', 10, 1, 100, env),
+    // Below the HTTP API's 30 s, so that a request that cannot get a connection is answered.
+    acquireTimeoutMs: intFromEnv('DB_POOL_ACQUIRE_TIMEOUT_MS', 5000, 100, 25_000, env),
+    idleTimeoutMs: intFromEnv('DB_POOL_IDLE_TIMEOUT_MS', 60_000, 1000, 3600 * 1000, env),
+  });
+}
+
 export function getSettings(): Settings {
   memory.settings ??= Object.freeze({
     inlineLimitBytes: intFromEnv('INLINE_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 6 * 1024 * 1024),
@@ -56,6 +99,7 @@ export function getSettings(): Settings {
     credentialCacheMs: intFromEnv('CREDENTIAL_CACHE_MS', 5 * 60 * 1000, 0, 24 * 3600 * 1000),
     catalogueCacheSeconds: intFromEnv('CATALOGUE_CACHE_SECONDS', 60, 0, 3600),
     s3ForcePathStyle: boolFromEnv('S3_FORCE_PATH_STYLE', false),
+    databasePool: databasePoolFromEnv(),
   });
   return memory.settings;
 }

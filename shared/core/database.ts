@@ -98,8 +98,45 @@ export class DatabaseUnavailableError extends Error {
   override readonly name: string = 'DatabaseUnavailableError';
   readonly [PORT_ERROR]: string = 'DatabaseUnavailableError';
   static override [Symbol.hasInstance](value: unknown): boolean {
-    // A failed TLS handshake is one way of being unavailable (DatabaseTlsError).
-    return isPortError(value, 'DatabaseUnavailableError') || isPortError(value, 'DatabaseTlsError');
+    // A failed TLS handshake is one way of being unavailable (DatabaseTlsError), every connection
+    // in use another (DatabaseBusyError).
+    return (
+      isPortError(value, 'DatabaseUnavailableError') ||
+      isPortError(value, 'DatabaseTlsError') ||
+      isPortError(value, 'DatabaseBusyError')
+    );
+  }
+}
+
+/**
+ * Thrown by adapters when a statement waited the whole acquire time-out for one of this process's
+ * connections to the database and none came free: the database answers, but every connection this
+ * function instance may hold is busy with other statements. Still unavailable (503), but a
+ * different answer from "unreachable": nothing is wrong with the server, and trying again shortly
+ * is the remedy, so it carries how long to wait.
+ */
+export class DatabaseBusyError extends DatabaseUnavailableError {
+  override readonly name = 'DatabaseBusyError';
+  override readonly [PORT_ERROR] = 'DatabaseBusyError';
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isPortError(value, 'DatabaseBusyError');
+  }
+  constructor(
+    /** The connections this process may hold to the database, all of which were in use. */
+    readonly maxConnections: number,
+    /** How long the statement waited for one, in milliseconds. */
+    readonly waitedMs: number,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `All ${maxConnections} connection${maxConnections === 1 ? '' : 's'} of this function instance to the tenant database stayed in use for ${waitedMs} ms`,
+      options,
+    );
+  }
+
+  /** Seconds a client should wait before trying again: as long as this statement waited, at least 1. */
+  get retryAfterSeconds(): number {
+    return Math.max(1, Math.ceil(this.waitedMs / 1000));
   }
 }
 

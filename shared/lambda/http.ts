@@ -2,7 +2,12 @@ import { isUtf8 } from 'node:buffer';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { jsonStringLength } from '../core/answers.js';
-import { DatabaseTlsError, DatabaseUnavailableError, StatementCancelledError } from '../core/database.js';
+import {
+  DatabaseBusyError,
+  DatabaseTlsError,
+  DatabaseUnavailableError,
+  StatementCancelledError,
+} from '../core/database.js';
 import { ServiceError } from '../core/errors.js';
 import { describeError } from '../core/log.js';
 import { MetricName } from '../core/metrics.js';
@@ -105,9 +110,22 @@ export function toLambdaResult(response: HttpResponse): APIGatewayProxyStructure
 
 const base64Length = (bytes: number) => Math.ceil(bytes / 3) * 4;
 
+/** The words of a 503 for a full pool, the Data API's and the Web API's. */
+export function databaseBusyMessage(error: DatabaseBusyError): string {
+  return `The tenant database's connections are all in use; try again in ${error.retryAfterSeconds} s`;
+}
+
 /** Anything that is not a ServiceError becomes one; internals stay in the log. */
 export function toServiceError(error: unknown): ServiceError {
   if (error instanceof ServiceError) return error;
+  // The database answers, but every connection this instance may hold stayed busy for the whole
+  // acquire time-out: not unreachable, and trying again shortly is the remedy.
+  if (error instanceof DatabaseBusyError) {
+    return new ServiceError(503, 'database_busy', databaseBusyMessage(error), {
+      cause: error,
+      headers: { 'retry-after': String(error.retryAfterSeconds) },
+    });
+  }
   // Its message is the adapter's own words for what failed (no host, no connection string); a
   // wrong CA or name does not mend itself, so no "try again later".
   if (error instanceof DatabaseTlsError) {

@@ -583,9 +583,26 @@ describe('connection strings and the shared pool', () => {
       requestTimeout: 0,
       // Encryption asked for: a server answering that it has none gets no login (tls unit tests).
       beforeConnect: expect.any(Function),
-      // A cancel not acknowledged within a second closes the connection (Babelfish acknowledges late).
-      options: { cancelTimeout: 1000, encrypt: true, trustServerCertificate: false, useUTC: true },
+      // A cancel not acknowledged within a second closes the connection (Babelfish acknowledges late);
+      // the server shows the sessions under the service's name.
+      options: {
+        cancelTimeout: 1000,
+        appName: 'erp-integration-gateway',
+        encrypt: true,
+        trustServerCertificate: false,
+        useUTC: true,
+      },
     });
+  });
+
+  it("names the sessions after the service, or as the connection string's Application Name says", () => {
+    const appName = (text: string) => parseConnectionString(text).options?.appName;
+    expect(appName('Server=sql.example;User Id=app;Password=pw')).toBe('erp-integration-gateway');
+    expect(appName('Server=sql.example;User Id=app;Password=pw;Application Name=Gateway Prod')).toBe(
+      'Gateway Prod',
+    );
+    expect(appName('Server=sql.example;User Id=app;Password=pw;App=gw')).toBe('gw');
+    expect(appName('mssql://app:pw@sql.example/Erp?appName=gw-url')).toBe('gw-url');
   });
 
   it("leaves statement time limits to the service's own cancellation unless the string sets one", () => {

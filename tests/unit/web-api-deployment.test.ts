@@ -27,6 +27,7 @@ describe('Web API deployment (serverless.yml, infra/resources/web-api.yml)', () 
         sqs: {
           arn: { 'Fn::GetAtt': 'WebApiJobQueue.Arn' },
           batchSize: expect.any(Number),
+          maximumConcurrency: params.jobWorkerConcurrency,
           functionResponseType: 'ReportBatchItemFailures',
         },
       },

@@ -44,13 +44,14 @@ describe('serverless.yml: receipt webhook', () => {
     });
   });
 
-  it('consumes the queue with partial batch failures', () => {
+  it('consumes the queue with partial batch failures, at most webhookConcurrency batches at once', () => {
     expect(fn.handler).toBe('functions/webhook/deliverWebhook.handler');
     expect(fn.events).toEqual([
       {
         sqs: {
           arn: { 'Fn::GetAtt': 'DocumentReceivedQueue.Arn' },
           batchSize: 10,
+          maximumConcurrency: variable('param:webhookConcurrency'),
           functionResponseType: 'ReportBatchItemFailures',
         },
       },

@@ -1,5 +1,7 @@
+import { parse as parseKeywords } from '@tediousjs/connection-string';
 import sql from 'mssql';
 import {
+  DatabaseBusyError,
   DatabaseStatementError,
   DatabaseTlsError,
   DatabaseUnavailableError,
@@ -12,6 +14,20 @@ export type { SqlServerTls } from './connection-security.js';
 
 /** How long a cancelled statement may take to be acknowledged before its connection is closed. */
 export const CANCEL_TIMEOUT_MS = 1000;
+
+/**
+ * The name the server shows for the service's sessions (`program_name` in `sys.dm_exec_sessions`),
+ * unless the connection string gives its own (`Application Name=`, `App=`; `appName` in the URL
+ * form): how a DBA counts them against README's formula. The driver's own is `node-mssql`.
+ */
+export const APPLICATION_NAME = 'erp-integration-gateway';
+
+/** `Application Name` (or `App`) of an ADO-style string, which the driver's parser skips. */
+function applicationName(text: string): string | undefined {
+  const keywords = parseKeywords(text);
+  const name = keywords.get('application name') ?? keywords.get('app');
+  return typeof name === 'string' && name.trim() !== '' ? name.trim() : undefined;
+}
 
 /** Drops undefined entries: the driver merges options over its defaults with Object.assign. */
 function defined<T extends object>(value: T): T {
@@ -82,9 +98,12 @@ export function parseConnectionString(connectionString: string, tls?: SqlServerT
   let config: sql.config;
   let security: ReturnType<typeof readConnectionSecurity>;
   try {
-    config = /^(mssql|sqlserver):\/\//i.test(text)
-      ? fromUrl(new URL(text))
-      : sql.ConnectionPool.parseConnectionString(text);
+    if (/^(mssql|sqlserver):\/\//i.test(text)) config = fromUrl(new URL(text));
+    else {
+      config = sql.ConnectionPool.parseConnectionString(text);
+      const appName = applicationName(text);
+      if (appName) config.options = { ...config.options, appName };
+    }
     security = readConnectionSecurity(text, tls);
   } catch (error) {
     // The driver's and URL's errors quote the input, password included; these here do not.
@@ -112,6 +131,7 @@ export function parseConnectionString(connectionString: string, tls?: SqlServerT
     }),
     options: {
       cancelTimeout: CANCEL_TIMEOUT_MS,
+      appName: APPLICATION_NAME,
       ...config.options,
       useUTC: true,
       // tedious takes 'strict' (TDS 8.0); the types know only the boolean.
@@ -130,37 +150,152 @@ export interface SqlServerTarget {
   readonly tls?: SqlServerTls;
 }
 
-/** One pool per connection string and TLS settings. */
-const poolKey = ({ connectionString, tls }: SqlServerTarget) =>
+/** How many connections a pool may hold, how long a statement waits for one, how long one may idle. */
+export interface ConnectionPoolSettings {
+  /** The most connections open at once. */
+  readonly maxConnections: number;
+  /** How long a statement waits for a free connection (or for a new one to log in) before it fails. */
+  readonly acquireTimeoutMs: number;
+  /** A connection left unused this long is closed. */
+  readonly idleTimeoutMs: number;
+}
+
+/**
+ * Whose pools a statement takes its connection from. In Lambda a process is one instance of one
+ * function: one owner, the process (`id` ''), with the function's settings. The local stack runs
+ * every function in one process and names the instance each invocation stands for, so that each
+ * has pools of its own, of its function's size, as in Lambda.
+ */
+export interface PoolOwner {
+  readonly id: string;
+  readonly settings: ConnectionPoolSettings;
+}
+
+/** Where no owner is given (tools, tests): the driver's own bound of 10, with the service's checks and time-outs. */
+export const DEFAULT_POOL_SETTINGS: ConnectionPoolSettings = Object.freeze({
+  maxConnections: 10,
+  acquireTimeoutMs: 5000,
+  idleTimeoutMs: 60_000,
+});
+
+const processOwner: PoolOwner = Object.freeze({ id: '', settings: DEFAULT_POOL_SETTINGS });
+
+/**
+ * The driver's pool options for `settings`. `fromConnectionString` is what a connection string's
+ * `Max Pool Size` / `Min Pool Size` asked for: it may lower the bound, never raise it, and no
+ * connection is kept open for its own sake.
+ */
+export function poolOptions(
+  settings: ConnectionPoolSettings,
+  fromConnectionString?: { readonly max?: unknown },
+): Required<Pick<sql.config, 'pool' | 'validateConnection'>> {
+  const asked = Number(fromConnectionString?.max);
+  return {
+    // A connection lent out is checked by the state of its socket, not by a `SELECT 1` round trip
+    // before every statement (the driver's default, one more round trip per statement). A session
+    // the server ended shows as a closed socket; one a network device dropped silently does not,
+    // and fails its statement as unreachable (503) instead, after which the pool opens another.
+    validateConnection: 'socket',
+    pool: {
+      min: 0,
+      max:
+        Number.isInteger(asked) && asked >= 1
+          ? Math.min(asked, settings.maxConnections)
+          : settings.maxConnections,
+      acquireTimeoutMillis: settings.acquireTimeoutMs,
+      idleTimeoutMillis: settings.idleTimeoutMs,
+    },
+  };
+}
+
+/** The driver's config of the pool for `target` with `settings`. */
+export function poolConfig(target: SqlServerTarget, settings: ConnectionPoolSettings): sql.config {
+  const config = parseConnectionString(target.connectionString, target.tls);
+  return { ...config, ...poolOptions(settings, config.pool) };
+}
+
+/** What an acquire that failed saw, kept on its error for mapError. */
+const ACQUIRE_FAILURE = Symbol('connection pool acquire failure');
+interface AcquireFailure {
+  /** Connections lent out when the wait ended. */
+  readonly inUse: number;
+  readonly maxConnections: number;
+  readonly waitedMs: number;
+}
+
+/** The pool inside the driver's (tarn 3), as far as telling why an acquire failed reaches. */
+interface DriverPoolInternals {
+  on(event: 'acquireFail', listener: (eventId: number, error: unknown) => void): unknown;
+  numUsed(): number;
+}
+
+/**
+ * Notes on every failed acquire of `pool` how many of its connections were lent out at that moment:
+ * a wait that ended with all of them busy is a full pool (DatabaseBusyError), any other a server
+ * that did not give a connection in time (unreachable). Read when the wait ends, not later, when a
+ * connection may have come free meanwhile. Where the driver's pool no longer has these, the
+ * acquire time-out is still recognised, as unreachable.
+ */
+function noteAcquireFailures(pool: sql.ConnectionPool, options: sql.config['pool']): void {
+  const inner = (pool as unknown as { pool?: Partial<DriverPoolInternals> }).pool;
+  if (typeof inner?.on !== 'function' || typeof inner.numUsed !== 'function') return;
+  const maxConnections = options?.max ?? DEFAULT_POOL_SETTINGS.maxConnections;
+  const waitedMs = options?.acquireTimeoutMillis ?? DEFAULT_POOL_SETTINGS.acquireTimeoutMs;
+  inner.on('acquireFail', (_eventId, error) => {
+    if (!(error instanceof Error)) return;
+    const failure: AcquireFailure = {
+      inUse: (inner as DriverPoolInternals).numUsed(),
+      maxConnections,
+      waitedMs,
+    };
+    Object.defineProperty(error, ACQUIRE_FAILURE, { value: failure });
+  });
+}
+
+/** One pool per connection string and TLS settings, and per owner. */
+const targetKey = ({ connectionString, tls }: SqlServerTarget) =>
   JSON.stringify([connectionString, tls?.ca ?? null, tls?.serverName ?? null]);
 
-const pools = new Map<string, Promise<MssqlPoolLike>>();
+const pools = new Map<string, Map<string, Promise<MssqlPoolLike>>>();
 
-/** The connected pool for `target`, shared across invocations; connects on first use. */
-export function sharedPool(target: SqlServerTarget): Promise<MssqlPoolLike> {
-  const key = poolKey(target);
-  const cached = pools.get(key);
+/** The connected pool of `owner` for `target`, shared across invocations; connects on first use. */
+export function sharedPool(target: SqlServerTarget, owner: PoolOwner = processOwner): Promise<MssqlPoolLike> {
+  const key = targetKey(target);
+  const owners = pools.get(key) ?? new Map<string, Promise<MssqlPoolLike>>();
+  pools.set(key, owners);
+  const cached = owners.get(owner.id);
   if (cached) return cached;
-  const pool = new sql.ConnectionPool(parseConnectionString(target.connectionString, target.tls));
+  const config = poolConfig(target, owner.settings);
+  const pool = new sql.ConnectionPool(config);
   // Failures reach callers through their requests; an 'error' event without a listener would crash.
   pool.on('error', () => undefined);
-  const connecting: Promise<MssqlPoolLike> = pool.connect().catch((error: unknown) => {
-    // A failed connection must not stay cached: the next call tries again.
-    if (pools.get(key) === connecting) pools.delete(key);
-    void pool.close().catch(() => undefined);
-    throw error;
-  });
-  pools.set(key, connecting);
+  const connecting: Promise<MssqlPoolLike> = pool.connect().then(
+    (connected) => {
+      noteAcquireFailures(connected, config.pool);
+      return connected;
+    },
+    (error: unknown) => {
+      // A failed connection must not stay cached: the next call tries again.
+      if (owners.get(owner.id) === connecting) owners.delete(owner.id);
+      void pool.close().catch(() => undefined);
+      throw error;
+    },
+  );
+  owners.set(owner.id, connecting);
   return connecting;
 }
 
-/** Closes and forgets the shared pool for `target`, if any. */
+/** Closes and forgets every shared pool for `target` (every owner's), if any. */
 export async function closeSharedPool(target: SqlServerTarget): Promise<void> {
-  const key = poolKey(target);
-  const connecting = pools.get(key);
+  const key = targetKey(target);
+  const owners = [...(pools.get(key)?.values() ?? [])];
   pools.delete(key);
-  const pool = await connecting?.catch(() => undefined);
-  await pool?.close();
+  await Promise.all(
+    owners.map(async (connecting) => {
+      const pool = await connecting.catch(() => undefined);
+      await pool?.close();
+    }),
+  );
 }
 
 const UNAVAILABLE_CODES = new Set([
@@ -256,7 +391,21 @@ export function mapError(error: unknown): unknown {
     return error;
   }
   const code = 'code' in error && typeof error.code === 'string' ? error.code : undefined;
-  // tarn's pool-acquire timeout carries no code, only its name.
+  // The pool's acquire time-out (tarn's TimeoutError: no code, and its name is plain "Error"; the
+  // driver puts this in front of its message). A login that failed meanwhile comes as its own
+  // ConnectionError instead, with its code, and is mapped below.
+  if (code === undefined && error.message.startsWith('Failed to acquire a connection from the pool')) {
+    const failure = (error as { [ACQUIRE_FAILURE]?: AcquireFailure })[ACQUIRE_FAILURE];
+    if (failure && failure.inUse >= failure.maxConnections) {
+      return new DatabaseBusyError(failure.maxConnections, failure.waitedMs, { cause: error });
+    }
+    return new DatabaseUnavailableError(
+      'SQL Server is unavailable (no connection within the acquire time-out)',
+      {
+        cause: error,
+      },
+    );
+  }
   if (
     error instanceof sql.ConnectionError ||
     UNAVAILABLE_CODES.has(code ?? '') ||

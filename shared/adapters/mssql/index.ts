@@ -1,6 +1,6 @@
 import { type Database, type Row, StatementCancelledError } from '../../core/database.js';
 import { findMssqlDataSource } from './catalogue.js';
-import { closeSharedPool, mapError, type SqlServerTls, sharedPool } from './connection.js';
+import { closeSharedPool, mapError, type PoolOwner, type SqlServerTls, sharedPool } from './connection.js';
 import { mssqlDialect } from './dialect.js';
 import {
   bindParams,
@@ -11,7 +11,7 @@ import {
   rowNormaliser,
 } from './types.js';
 
-export type { SqlServerTls } from './connection.js';
+export type { ConnectionPoolSettings, PoolOwner, SqlServerTls } from './connection.js';
 export type { MssqlParamType, MssqlPoolLike, MssqlTypedParam } from './types.js';
 
 export interface MssqlDatabaseOptions {
@@ -20,6 +20,11 @@ export interface MssqlDatabaseOptions {
   readonly tls?: SqlServerTls;
   /** Used instead of the shared pool for `connectionString` (tests). */
   readonly pool?: MssqlPoolLike;
+  /**
+   * Whose pool each statement takes its connection from, with its size and time-outs; asked at
+   * every statement. Default: the process's, with DEFAULT_POOL_SETTINGS.
+   */
+  readonly poolOwner?: () => PoolOwner;
 }
 
 /** One statement; an abort of `signal` cancels it on the server (a TDS attention), as SSMS's Stop does. */
@@ -133,9 +138,9 @@ async function* streamRows(
 
 /** Creates the SQL Server adapter of the database port, on a pool shared per connection string and TLS settings. */
 export function createMssqlDatabase(options: MssqlDatabaseOptions): Database {
-  const { pool } = options;
+  const { pool, poolOwner } = options;
   const target = { connectionString: options.connectionString, tls: options.tls };
-  const getPool = () => (pool ? Promise.resolve(pool) : sharedPool(target));
+  const getPool = () => (pool ? Promise.resolve(pool) : sharedPool(target, poolOwner?.()));
   const query: Database['query'] = async (sql, params = [], options) => {
     try {
       return await run((await getPool()).request(), sql, params, options?.signal);

@@ -36,13 +36,16 @@ export class WebApiError extends Error {
   override readonly name = 'WebApiError';
   /** The journal row of a call that was journaled before it failed; the error body's `id`. */
   readonly journalId: number | null;
+  /** When trying again later is the remedy: after how many seconds (the answer's `Retry-After`). */
+  readonly retryAfterSeconds: number | undefined;
   constructor(
     readonly errorCode: WebApiErrorCode,
     message: string,
-    options?: ErrorOptions & { journalId?: number | null },
+    options?: ErrorOptions & { journalId?: number | null; retryAfterSeconds?: number },
   ) {
     super(message, options);
     this.journalId = options?.journalId ?? null;
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 }
 

@@ -3,7 +3,7 @@ import type { TenantConfig } from '../../config/tenants.js';
 import { SERVICE_VERSION } from '../../config/version.js';
 import { webApiPolicy } from '../../config/web-api.js';
 import { ANSWER_STORE_UNAVAILABLE, completeAnswer } from '../../core/answers.js';
-import { DatabaseTlsError, DatabaseUnavailableError } from '../../core/database.js';
+import { DatabaseBusyError, DatabaseTlsError, DatabaseUnavailableError } from '../../core/database.js';
 import { ServiceError } from '../../core/errors.js';
 import { MetricName } from '../../core/metrics.js';
 import { authenticateApplication, type SignedCall, type WebApiContext } from '../../core/web-api/calls.js';
@@ -14,7 +14,13 @@ import {
   WebApiErrorCode,
   type WebApiRequest,
 } from '../../core/web-api/envelope.js';
-import { type HttpRequest, type HttpResponse, httpHandler, type RenderedError } from '../http.js';
+import {
+  databaseBusyMessage,
+  type HttpRequest,
+  type HttpResponse,
+  httpHandler,
+  type RenderedError,
+} from '../http.js';
 import { answerResponse, largeAnswerLimits } from '../large-answers.js';
 import { serviceLog, serviceMetrics } from '../observability.js';
 import { requireTenant } from '../tenant.js';
@@ -66,6 +72,14 @@ export function toWebApiError(error: unknown): WebApiError {
       { cause: error },
     );
   }
+  // 150 as for any database that cannot be used, in words that say every connection was busy, and
+  // with how long to wait before trying again.
+  if (error instanceof DatabaseBusyError) {
+    return new WebApiError(WebApiErrorCode.databaseUnavailable, databaseBusyMessage(error), {
+      cause: error,
+      retryAfterSeconds: error.retryAfterSeconds,
+    });
+  }
   // 150 as for any database that cannot be used, in words that say it was the TLS handshake
   // (the adapter's own, with no host or connection string in them).
   if (error instanceof DatabaseTlsError) {
@@ -111,7 +125,11 @@ export function renderWebApiError(
     code: error.errorCode,
     response: {
       status: webApiHttpStatus(error),
-      headers: { 'content-type': format.contentType, 'x-request-id': requestId },
+      headers: {
+        'content-type': format.contentType,
+        'x-request-id': requestId,
+        ...(error.retryAfterSeconds !== undefined && { 'retry-after': String(error.retryAfterSeconds) }),
+      },
       body: encodeAnswer(result, format.kind),
     },
   };
@@ -167,7 +185,11 @@ async function callAnswer(
   } catch (error) {
     const refusal = toWebApiError(error);
     // The error body names the journal row, whose answer 997 returns once the store is back.
-    throw new WebApiError(refusal.errorCode, refusal.message, { cause: error, journalId: result.answer.id });
+    throw new WebApiError(refusal.errorCode, refusal.message, {
+      cause: error,
+      journalId: result.answer.id,
+      retryAfterSeconds: refusal.retryAfterSeconds,
+    });
   }
 }
 

@@ -1,0 +1,81 @@
+import { type FunctionInstance, runAsFunctionInstance } from '../../shared/config/function-instance.js';
+import { type DatabasePoolSettings, databasePoolFromEnv } from '../../shared/config/settings.js';
+import { readServerlessConfig, resolveParams, type ServerlessConfig } from './serverless-config.js';
+
+/** The variables of a function's database pools (shared/config/settings.ts). */
+const POOL_VARIABLES = ['DB_POOL_MAX', 'DB_POOL_ACQUIRE_TIMEOUT_MS', 'DB_POOL_IDLE_TIMEOUT_MS'] as const;
+
+/**
+ * The pool settings serverless.yml gives `functionName` (the provider's environment, then the
+ * function's own), where the local stack's environment does not set them itself.
+ */
+export function functionPoolSettings(
+  functionName: string,
+  config: ServerlessConfig = readServerlessConfig(),
+  env: NodeJS.ProcessEnv = process.env,
+): DatabasePoolSettings {
+  const fn = config.functions[functionName];
+  if (!fn) throw new Error(`serverless.yml has no function ${functionName}`);
+  const variables: Record<string, string | undefined> = {};
+  for (const name of POOL_VARIABLES) {
+    const declared = fn.environment?.[name] ?? config.provider.environment?.[name];
+    variables[name] =
+      env[name] ??
+      (typeof declared === 'string' || typeof declared === 'number'
+        ? resolveParams(config, String(declared))
+        : undefined);
+  }
+  return databasePoolFromEnv(variables);
+}
+
+/**
+ * Lambda's instances of one function, as the local stack stands for them: an invocation runs in an
+ * idle instance, or in a new one when every instance is busy, as Lambda runs it. Each instance has
+ * database pools of its own, of its function's size, so that a database sees from the local stack
+ * what it would see from Lambda with as many instances. Idle instances' connections close after
+ * the idle time-out; the instances themselves are kept, as Lambda keeps warm ones.
+ */
+export class LocalFunctionInstances {
+  private readonly idle: FunctionInstance[] = [];
+  private created = 0;
+
+  constructor(
+    readonly functionName: string,
+    readonly settings: DatabasePoolSettings,
+  ) {}
+
+  /** How many instances were ever needed at once. */
+  get count(): number {
+    return this.created;
+  }
+
+  /** Runs `invocation` in an idle instance, or a new one; the instance is busy until it ends. */
+  async invoke<T>(invocation: () => Promise<T>): Promise<T> {
+    const instance = this.idle.pop() ?? {
+      id: `${this.functionName}#${++this.created}`,
+      settings: this.settings,
+    };
+    try {
+      return await runAsFunctionInstance(instance, invocation);
+    } finally {
+      this.idle.push(instance);
+    }
+  }
+}
+
+/** Every function's instances, made on first use, each function sized from serverless.yml. */
+export function localFunctionInstances(config: ServerlessConfig = readServerlessConfig()) {
+  const byFunction = new Map<string, LocalFunctionInstances>();
+  return {
+    of(functionName: string): LocalFunctionInstances {
+      let instances = byFunction.get(functionName);
+      if (!instances) {
+        instances = new LocalFunctionInstances(functionName, functionPoolSettings(functionName, config));
+        byFunction.set(functionName, instances);
+      }
+      return instances;
+    },
+  };
+}
+
+export type LocalFunctionInstancesByName = ReturnType<typeof localFunctionInstances>;

@@ -1,0 +1,153 @@
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+import {
+  functionPoolSettings,
+  LocalFunctionInstances,
+  localFunctionInstances,
+} from '../../infra/local/function-instances.js';
+import { localQueues } from '../../infra/local/queues.js';
+import { readServerlessConfig, resolveParams } from '../../infra/local/serverless-config.js';
+import { currentFunctionInstance } from '../../shared/config/function-instance.js';
+
+const config = readServerlessConfig();
+const { parameterProblems } = createRequire(import.meta.url)('../../infra/deploy/parameter-checks.cjs') as {
+  parameterProblems(values: Record<string, unknown>, options: { deploying: boolean }): string[];
+};
+
+/** A deploy parameter as serverless.yml refers to it. */
+const param = (name: string) => `\${param:${name}}`;
+
+/** The value a function's environment gives `name`: its own, else the provider's, params resolved. */
+const variable = (fn: string, name: string) => {
+  const value = config.functions[fn]?.environment?.[name] ?? config.provider.environment?.[name];
+  return value === undefined ? undefined : resolveParams(config, String(value));
+};
+
+describe('serverless.yml: connections per instance and instances per function', () => {
+  const http = Object.entries(config.functions).filter(([, fn]) => fn.events?.some((event) => event.httpApi));
+  const workers = Object.entries(config.functions).filter(([, fn]) => fn.events?.some((event) => event.sqs));
+
+  it('gives every HTTP function the reserved concurrency of requestFunctionConcurrency', () => {
+    expect(http.map(([name]) => name).sort()).toHaveLength(9);
+    for (const [name, fn] of http) {
+      expect((fn as { reservedConcurrency?: unknown }).reservedConcurrency, name).toBe(
+        param('requestFunctionConcurrency'),
+      );
+    }
+  });
+
+  it('gives each queue worker a connection per record of its batch, and caps its batches at once', () => {
+    const caps: Record<string, unknown> = {};
+    for (const [name, fn] of workers) {
+      const sqs = fn.events!.find((event) => event.sqs)!.sqs as {
+        batchSize: number;
+        maximumConcurrency: unknown;
+      };
+      // The records of a batch run side by side (Promise.all in both handlers).
+      expect(Number(variable(name, 'DB_POOL_MAX')), name).toBe(sqs.batchSize);
+      expect((fn as { reservedConcurrency?: unknown }).reservedConcurrency, name).toBeUndefined();
+      caps[name] = sqs.maximumConcurrency;
+      // The local stack polls in batches of the same size.
+      expect(localQueues.find((queue) => queue.consumer.function === name)?.consumer.batchSize, name).toBe(
+        sqs.batchSize,
+      );
+    }
+    expect(caps).toEqual({
+      deliverWebhook: param('webhookConcurrency'),
+      webJobWorker: param('jobWorkerConcurrency'),
+    });
+  });
+
+  it('sets the pool of every function: one connection, two for getData, an acquire time-out below 30 s', () => {
+    const pools = Object.fromEntries(
+      Object.keys(config.functions).map((name) => [name, Number(variable(name, 'DB_POOL_MAX'))]),
+    );
+    expect(pools).toEqual({
+      dataGetData: 1,
+      dataGetDataWithCondition: 1,
+      dataGetRowsCount: 1,
+      dataGetDataPaginate: 1,
+      fileGetFile: 1,
+      fileSetFile: 1,
+      deliverWebhook: 10,
+      webTest: 1,
+      webGetData: 2,
+      webGetDataAsync: 1,
+      webJobWorker: 5,
+    });
+    expect(Number(variable('dataGetData', 'DB_POOL_ACQUIRE_TIMEOUT_MS'))).toBeLessThan(29_000);
+  });
+
+  it('defaults to 10 per HTTP function and 5 batches of each worker: the formula gives 175', () => {
+    const given = (name: string) => Number(config.params.default[name]);
+    const sessions =
+      http.reduce(
+        (sum, [name]) => sum + given('requestFunctionConcurrency') * Number(variable(name, 'DB_POOL_MAX')),
+        0,
+      ) +
+      given('jobWorkerConcurrency') * Number(variable('webJobWorker', 'DB_POOL_MAX')) +
+      given('webhookConcurrency') * Number(variable('deliverWebhook', 'DB_POOL_MAX'));
+    // README "Connections to SQL Server" gives this figure.
+    expect(sessions).toBe(175);
+  });
+});
+
+describe('deploy parameter checks of the concurrency settings', () => {
+  const problems = (values: Record<string, string>) => parameterProblems(values, { deploying: false });
+
+  it('takes whole numbers in range', () => {
+    expect(
+      problems({ requestFunctionConcurrency: '1', jobWorkerConcurrency: '2', webhookConcurrency: '1000' }),
+    ).toEqual([]);
+  });
+
+  it('refuses 0 reserved (every request refused), maximumConcurrency outside 2–1000, and non-numbers', () => {
+    expect(problems({ requestFunctionConcurrency: '0' })).toEqual([
+      'requestFunctionConcurrency must be a whole number of instances, 1–1000; got "0"',
+    ]);
+    expect(problems({ requestFunctionConcurrency: '1001' })).toHaveLength(1);
+    expect(problems({ jobWorkerConcurrency: '1' })).toEqual([
+      'jobWorkerConcurrency must be a whole number of batches at once, 2–1000; got "1"',
+    ]);
+    expect(problems({ webhookConcurrency: '1200' })).toHaveLength(1);
+    expect(problems({ webhookConcurrency: 'ten' })).toHaveLength(1);
+  });
+});
+
+describe('the local stack as Lambda instances', () => {
+  it("sizes each function's pools as serverless.yml does, unless its own environment says otherwise", () => {
+    expect(functionPoolSettings('dataGetData', config, {})).toEqual({
+      maxConnections: 1,
+      acquireTimeoutMs: 5000,
+      idleTimeoutMs: 60_000,
+    });
+    expect(functionPoolSettings('webGetData', config, {}).maxConnections).toBe(2);
+    expect(functionPoolSettings('webJobWorker', config, {}).maxConnections).toBe(5);
+    expect(functionPoolSettings('deliverWebhook', config, {}).maxConnections).toBe(10);
+    expect(functionPoolSettings('dataGetData', config, { DB_POOL_MAX: '4' }).maxConnections).toBe(4);
+    expect(localFunctionInstances(config).of('webGetData').settings.maxConnections).toBe(2);
+  });
+
+  it('runs an invocation in an idle instance, or in a new one while every other is busy', async () => {
+    const instances = new LocalFunctionInstances('fn', {
+      maxConnections: 1,
+      acquireTimeoutMs: 100,
+      idleTimeoutMs: 1000,
+    });
+    const release: (() => void)[] = [];
+    const busy = () =>
+      instances.invoke(async () => {
+        await new Promise<void>((resolve) => release.push(resolve));
+        return currentFunctionInstance().id;
+      });
+    const running = [busy(), busy(), busy()];
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    for (const done of release.splice(0)) done();
+    expect((await Promise.all(running)).sort()).toEqual(['fn#1', 'fn#2', 'fn#3']);
+    // One after the other, the same warm instance.
+    const one = await instances.invoke(async () => currentFunctionInstance().id);
+    const two = await instances.invoke(async () => currentFunctionInstance().id);
+    expect(one).toBe(two);
+    expect(instances.count).toBe(3);
+  });
+});
