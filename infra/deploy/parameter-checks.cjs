@@ -49,6 +49,19 @@ const SHAPES = {
   // From 1: a 0 would refuse every request, which is no throttling setting but an outage.
   httpApiThrottleBurst: [/^[1-9][0-9]{0,5}$/, 'a whole number of requests from 1'],
   httpApiThrottleRate: [/^(?=.*[1-9])[0-9]{1,6}(\.[0-9]+)?$/, 'requests per second, above 0'],
+  // Reserved concurrency: from 1 (0 would stop every HTTP function); each of the HTTP functions
+  // takes this much from the account's concurrency (below).
+  requestFunctionConcurrency: [/^[1-9][0-9]{0,3}$/, 'a whole number of instances, 1–1000'],
+  // An SQS event source's maximumConcurrency: 2–1000, as Lambda takes it.
+  jobWorkerConcurrency: [/^[1-9][0-9]{0,3}$/, 'a whole number of batches at once, 2–1000'],
+  webhookConcurrency: [/^[1-9][0-9]{0,3}$/, 'a whole number of batches at once, 2–1000'],
+};
+
+/** name → [least, most] of the whole numbers above whose range a pattern cannot say. */
+const RANGES = {
+  requestFunctionConcurrency: [1, 1000],
+  jobWorkerConcurrency: [2, 1000],
+  webhookConcurrency: [2, 1000],
 };
 
 const REQUIRED_TO_DEPLOY = ['vpcSubnetIds', 'vpcSecurityGroupIds'];
@@ -65,7 +78,9 @@ function parameterProblems(values, { deploying }) {
       }
       continue;
     }
-    if (!shape.test(value)) problems.push(`${name} must be ${meaning}; got "${value}"`);
+    const range = RANGES[name];
+    const outside = range && (Number(value) < range[0] || Number(value) > range[1]);
+    if (!shape.test(value) || outside) problems.push(`${name} must be ${meaning}; got "${value}"`);
   }
   const schedule = String(values.webhookRetrySchedule ?? '');
   const attempts = Number(values.webhookMaxAttempts);

@@ -40,6 +40,9 @@ const OVERRIDES: Record<string, string> = {
   webApiJobAgeAlarmSeconds: '1200',
   httpApiThrottleBurst: '40',
   httpApiThrottleRate: '12.5',
+  requestFunctionConcurrency: '3',
+  jobWorkerConcurrency: '7',
+  webhookConcurrency: '4',
 };
 /** The registry in SSM instead: the parameters that only matter then. */
 const SSM_OVERRIDES: Record<string, string> = {
@@ -308,6 +311,54 @@ describe('deploy parameters', () => {
     // A --param value is a string; CloudFormation takes "40" for an integer, "12.5" for a double.
     expect(Number(settings.ThrottlingBurstLimit)).toBe(40);
     expect(Number(settings.ThrottlingRateLimit)).toBe(12.5);
+  });
+
+  it('reserves the given concurrency for every HTTP function, and caps the batches of each queue worker at once', () => {
+    const functions = ofType(overridden, 'AWS::Lambda::Function');
+    const http = new Set(
+      ofType(overridden, 'AWS::Lambda::Permission')
+        .filter(([, permission]) => permission.Properties.Principal === 'apigateway.amazonaws.com')
+        .map(
+          ([, permission]) =>
+            (permission.Properties.FunctionName as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0],
+        ),
+    );
+    expect(http.size).toBe(9);
+    for (const [id, fn] of functions) {
+      // A --param value is a string; CloudFormation takes "3" for an integer property.
+      const reserved = fn.Properties.ReservedConcurrentExecutions;
+      if (http.has(id)) expect(Number(reserved), id).toBe(3);
+      // The workers' bound is their event source's: a reserved concurrency would throttle the
+      // poller, and a throttled batch goes back to its queue as a failed receive.
+      else expect(reserved, id).toBeUndefined();
+    }
+    const mappings = Object.fromEntries(
+      ofType(overridden, 'AWS::Lambda::EventSourceMapping').map(([, mapping]) => [
+        (mapping.Properties.FunctionName as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0],
+        Number((mapping.Properties.ScalingConfig as { MaximumConcurrency: Json }).MaximumConcurrency),
+      ]),
+    );
+    expect(mappings).toEqual({ WebJobWorkerLambdaFunction: 7, DeliverWebhookLambdaFunction: 4 });
+    // Each instance's pool: the formula of README "Connections to SQL Server" multiplies these.
+    const pools = Object.fromEntries(
+      functions.map(([id, fn]) => [
+        id,
+        Number((fn.Properties.Environment as { Variables: Record<string, Json> }).Variables.DB_POOL_MAX),
+      ]),
+    );
+    expect(pools).toEqual({
+      DataGetDataLambdaFunction: 1,
+      DataGetDataWithConditionLambdaFunction: 1,
+      DataGetRowsCountLambdaFunction: 1,
+      DataGetDataPaginateLambdaFunction: 1,
+      FileGetFileLambdaFunction: 1,
+      FileSetFileLambdaFunction: 1,
+      DeliverWebhookLambdaFunction: 10,
+      WebTestLambdaFunction: 1,
+      WebGetDataLambdaFunction: 2,
+      WebGetDataAsyncLambdaFunction: 1,
+      WebJobWorkerLambdaFunction: 5,
+    });
   });
 
   it('routes the HTTP API under the overridden prefixes', () => {
