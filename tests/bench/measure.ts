@@ -46,7 +46,7 @@ export interface Figure {
   readonly id: string;
   readonly subject: string;
   readonly baseline: string;
-  readonly unit: 'ms' | 'MB' | '/s';
+  readonly unit: 'ms' | 'MB' | '/s' | 'sessions';
   readonly subjectMedian: number;
   readonly baselineMedian: number;
   readonly subjectP95?: number;
