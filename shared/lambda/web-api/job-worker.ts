@@ -72,10 +72,11 @@ async function processRecord(
 /**
  * The Web API worker: runs the jobs of an SQS batch side by side and reports the ones to deliver
  * again as partial batch failures (`ReportBatchItemFailures`), so that the others are not repeated.
- * A job given up (`abandoned`: its journal row ended as failed) is moved to the dead-letter queue by
+ * A job ends in its journal (on its last attempt at the latest) and its message is then deleted:
+ * 997 gives its answer, and a redrive could not run it again. A job whose journal cannot be read
+ * or written goes to the dead-letter queue once its receive count reaches the attempts, moved by
  * the worker itself, since the queue's `maxReceiveCount` leaves room for receives that never
- * reached a worker and its redrive would come later or not at all; there it raises the
- * dead-letter alarm, and its journal says why. One summary line per record.
+ * reached a worker (a throttled consumer). One summary line per record.
  */
 export function webApiJobWorker(overrides: Partial<JobWorkerDependencies> = {}) {
   const deps: JobWorkerDependencies = { ...defaults, ...overrides };
@@ -114,23 +115,27 @@ export function webApiJobWorker(overrides: Partial<JobWorkerDependencies> = {}) 
         }
         let retry = outcome === 'retry' || outcome === 'error';
         const settings = getWebApiJobSettings();
-        if (outcome === 'abandoned') {
+        if (outcome === 'error' && receiveCount >= settings.jobMaxAttempts) {
+          // The journal could not be read or written, so its attempts cannot be counted: the
+          // receive count stands in for them, and the job goes to the dead-letter queue now (the
+          // queue's own redrive would wait for maxReceiveCount, which leaves room for throttling).
           try {
             const tenant = typeof fields.tenant === 'string' ? fields.tenant : undefined;
             fields.deadLetterMessageId = await deps.deadLetterQueue(settings).send(record, tenant);
             fields.deadLetter = true;
-            serviceMetrics().count({ [MetricName.deadLettered]: 1 }, [{ queue: 'web-api-jobs' }]);
+            retry = false;
           } catch (error) {
-            // The journal row has ended; the message comes back, finds it ended and is deleted.
             serviceLog().error('could not move the job to the dead-letter queue', {
               ...fields,
               ...describeError(error),
             });
-            retry = true;
           }
-        } else if (retry && receiveCount >= settings.jobMaxReceives) {
+        }
+        if (retry && receiveCount >= settings.jobMaxReceives) {
           // The queue's own redrive moves it on its next receive.
           fields.deadLetter = true;
+        }
+        if (fields.deadLetter) {
           serviceMetrics().count({ [MetricName.deadLettered]: 1 }, [{ queue: 'web-api-jobs' }]);
         }
         const durationMs = Math.round(performance.now() - started);
