@@ -128,7 +128,11 @@ describe('Receives that never reach the function (a throttled consumer), local s
     // schedule's 3, the event went to the dead-letter queue unsent.
     const requests = await receiver.waitFor('/throttled', 3);
     expect(requests).toHaveLength(3);
-    const rows = await until('the last attempt', () => deliveries(12001), (r) => r.length >= 3);
+    const rows = await until(
+      'the last attempt',
+      () => deliveries(12001),
+      (r) => r.length >= 3,
+    );
     expect(rows.map((r) => [r.ATTEMPT, r.OUTCOME, r.HTTP_STATUS, r.MESSAGE_ID])).toEqual([
       [1, 'retrying', 500, queued.messageId],
       [2, 'retrying', 500, queued.messageId],

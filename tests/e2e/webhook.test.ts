@@ -496,7 +496,12 @@ describe("Class: WebhookDeliveryLog (the stack's database)", () => {
       mssql: createMssqlWebhookDeliveryLog,
       postgres: createEmbeddedWebhookDeliveryLog,
     });
-    const row = { eventId: 'msg_attempt-count-test', subjectId: 1, documentId: 77001, attemptedAt: Date.now() };
+    const row = {
+      eventId: 'msg_attempt-count-test',
+      subjectId: 1,
+      documentId: 77001,
+      attemptedAt: Date.now(),
+    };
     const key = { eventId: row.eventId, subjectId: 1, documentId: 77001 };
     await log.record({ ...row, messageId: 'first', attempt: 1, outcome: 'retrying', httpStatus: 500 });
     await log.record({ ...row, messageId: 'first', attempt: 2, outcome: 'failed', httpStatus: 500 });

@@ -37,7 +37,14 @@ describe.skipIf(!url)('Webhook delivery log on SQL Server (integration)', () => 
     const documentId = Date.now();
     const row = { eventId: `msg_tsql-${documentId}`, subjectId: 1, documentId, attemptedAt: Date.now() };
     const key = { eventId: row.eventId, subjectId: 1, documentId };
-    await log.record({ ...row, messageId: 'first', attempt: 1, outcome: 'retrying', httpStatus: 500, retryInSeconds: 5 });
+    await log.record({
+      ...row,
+      messageId: 'first',
+      attempt: 1,
+      outcome: 'retrying',
+      httpStatus: 500,
+      retryInSeconds: 5,
+    });
     await log.record({ ...row, messageId: 'first', attempt: 2, outcome: 'failed', httpStatus: 500 });
     await log.record({ ...row, messageId: 'second', attempt: 1, outcome: 'retrying', error: 'ECONNREFUSED' });
     await log.record({ ...row, messageId: 'second', attempt: 2, outcome: 'delivered', httpStatus: 200 });

@@ -204,7 +204,12 @@ describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
       request: '{}',
       requestId: 'it',
     });
-    expect(await store.readJournal(id)).toMatchObject({ id, state: 'running', attempts: 0, leaseHeld: false });
+    expect(await store.readJournal(id)).toMatchObject({
+      id,
+      state: 'running',
+      attempts: 0,
+      leaseHeld: false,
+    });
     expect(await store.startAttempt(id, 60, 2)).toMatchObject({ id, attempts: 1, leaseHeld: true });
     // Held: no second attempt while the lease runs.
     expect(await store.startAttempt(id, 60, 2)).toBeUndefined();

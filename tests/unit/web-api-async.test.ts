@@ -329,7 +329,10 @@ describe('Function: runJob', () => {
     const { ctx, jobs, jobCtx, delivery, journal, gate, idleQueue } = setUp({ timeoutSeconds: 0.05 });
     await getDataAsync(ctx, signed({ vltyp: 9003 }), idleQueue);
     const attempts: number[] = [];
-    const counted = (receiveCount: number) => ({ ...delivery(receiveCount), onAttempt: (n: number) => attempts.push(n) });
+    const counted = (receiveCount: number) => ({
+      ...delivery(receiveCount),
+      onAttempt: (n: number) => attempts.push(n),
+    });
     // Receive counts inflated by receives that never reached a worker (a throttled consumer).
     expect(await runJob(jobCtx, jobs[0]!, counted(4))).toBe('retry');
     expect(await runJob(jobCtx, jobs[0]!, counted(6))).toBe('retry');

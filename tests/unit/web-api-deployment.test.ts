@@ -41,8 +41,12 @@ describe('Web API deployment (serverless.yml, infra/resources/web-api.yml)', () 
   it('tells the worker the attempts, the receives and its lease, and 997 a stale time beyond every receive', () => {
     expect(Number(worker.environment.WEB_API_JOB_MAX_RECEIVES)).toBe(queue.RedrivePolicy.maxReceiveCount);
     // Room for receives that never reach the worker (a throttled consumer).
-    expect(queue.RedrivePolicy.maxReceiveCount).toBeGreaterThan(Number(worker.environment.WEB_API_JOB_MAX_ATTEMPTS));
-    expect(worker.environment.WEB_API_JOB_DEAD_LETTER_QUEUE_URL).toEqual({ 'Fn::Ref': 'WebApiJobDeadLetterQueue' });
+    expect(queue.RedrivePolicy.maxReceiveCount).toBeGreaterThan(
+      Number(worker.environment.WEB_API_JOB_MAX_ATTEMPTS),
+    );
+    expect(worker.environment.WEB_API_JOB_DEAD_LETTER_QUEUE_URL).toEqual({
+      'Fn::Ref': 'WebApiJobDeadLetterQueue',
+    });
     expect(Number(worker.environment.WEB_API_JOB_LEASE_SECONDS)).toBe(worker.timeout);
     for (const name of ['webGetData', 'webGetDataAsync', 'webJobWorker']) {
       const stale = Number(functions[name].environment.WEB_API_JOB_STALE_SECONDS);
@@ -67,7 +71,11 @@ describe('Web API deployment (serverless.yml, infra/resources/web-api.yml)', () 
         Resource: { 'Fn::GetAtt': 'WebApiJobQueue.Arn' },
       },
       // The jobs it gives up, moved by itself; nothing else.
-      { Effect: 'Allow', Action: 'sqs:SendMessage', Resource: { 'Fn::GetAtt': 'WebApiJobDeadLetterQueue.Arn' } },
+      {
+        Effect: 'Allow',
+        Action: 'sqs:SendMessage',
+        Resource: { 'Fn::GetAtt': 'WebApiJobDeadLetterQueue.Arn' },
+      },
     ]);
     expect(sqs('WebApiRole')).toEqual([]);
     expect(functions.webGetDataAsync.role).toBe('WebApiAsyncRole');

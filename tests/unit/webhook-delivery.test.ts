@@ -189,7 +189,10 @@ describe('Function: deliverWebhook', () => {
     const { ctx } = context({ sender: new ScriptedSender([status(429, '600')]) });
     expect(await deliverWebhook(EVENT, copy(), ctx)).toMatchObject({ action: 'retry', delaySeconds: 600 });
     const dated = context({ sender: new ScriptedSender([status(503, 'Sat, 01 Mar 2025 11:00:00 GMT')]) });
-    expect(await deliverWebhook(EVENT, copy(), dated.ctx)).toMatchObject({ action: 'retry', delaySeconds: 3600 });
+    expect(await deliverWebhook(EVENT, copy(), dated.ctx)).toMatchObject({
+      action: 'retry',
+      delaySeconds: 3600,
+    });
   });
 
   it('stops at once on 410 Gone', async () => {
@@ -201,7 +204,10 @@ describe('Function: deliverWebhook', () => {
   it('sends the event to the dead-letter queue when the last attempt fails', async () => {
     const { ctx, log } = context({ sender: new ScriptedSender([status(500)]) });
     log.attemptsBefore(3);
-    expect(await deliverWebhook(EVENT, copy(4), ctx)).toMatchObject({ action: 'dead-letter', outcome: 'failed' });
+    expect(await deliverWebhook(EVENT, copy(4), ctx)).toMatchObject({
+      action: 'dead-letter',
+      outcome: 'failed',
+    });
     expect(log.records[3]).toMatchObject({ attempt: 4, outcome: 'failed', httpStatus: 500 });
     expect(log.records[3]!.retryInSeconds).toBeUndefined();
   });
@@ -256,7 +262,11 @@ describe('Function: deliverWebhook', () => {
   it('does not send an event again once it was delivered, and records the duplicate', async () => {
     const { ctx, log, sender } = context();
     await deliverWebhook(EVENT, copy(), ctx);
-    expect(await deliverWebhook(EVENT, copy(), ctx)).toEqual({ action: 'done', outcome: 'duplicate', attempt: 1 });
+    expect(await deliverWebhook(EVENT, copy(), ctx)).toEqual({
+      action: 'done',
+      outcome: 'duplicate',
+      attempt: 1,
+    });
     expect(sender.requests).toHaveLength(1);
     expect(log.records.map((r) => r.outcome)).toEqual(['delivered', 'duplicate']);
     // Another document of the same subject is a different event.
@@ -273,7 +283,10 @@ describe('Function: deliverWebhook', () => {
 
   it('records an unknown subject once and does not retry it', async () => {
     const { ctx, log, sender } = context({ subject: null });
-    expect(await deliverWebhook(EVENT, copy(), ctx)).toMatchObject({ action: 'done', outcome: 'unknown_subject' });
+    expect(await deliverWebhook(EVENT, copy(), ctx)).toMatchObject({
+      action: 'done',
+      outcome: 'unknown_subject',
+    });
     expect(sender.requests).toHaveLength(0);
     expect(log.records[0]).toMatchObject({ outcome: 'unknown_subject' });
   });
@@ -386,7 +399,8 @@ function fakeDatabase(subjectUrl: string | null): Database & { inserts: unknown[
         const subject =
           params[1] === 1 ? { subjectId: 1, webhookUrl: subjectUrl, secret: 'k' } : { subjectId: null };
         const attemptsMade = inserts.filter(
-          (row) => row[0] === params[0] && row[10] === params[3] && ['retrying', 'failed'].includes(String(row[5])),
+          (row) =>
+            row[0] === params[0] && row[10] === params[3] && ['retrying', 'failed'].includes(String(row[5])),
         ).length;
         return [{ delivered: delivered.has(params[0]) ? 1 : 0, attemptsMade, ...subject }];
       }
@@ -468,10 +482,16 @@ describe('Function: documentReceivedHandler', () => {
   });
 
   it('gives every attempt of the schedule however often the queue handed the message out, then dead-letters it itself', async () => {
-    const { run, postponed, deadLettered, db } = consumer([status(503), status(503), status(503), status(503)]);
+    const { run, postponed, deadLettered, db } = consumer([
+      status(503),
+      status(503),
+      status(503),
+      status(503),
+    ]);
     // Receive counts inflated by receives that never ran (a throttled consumer).
     const results = [];
-    for (const receiveCount of [3, 4, 7, 9]) results.push(await run(record(body(1), receiveCount, 'throttled')));
+    for (const receiveCount of [3, 4, 7, 9])
+      results.push(await run(record(body(1), receiveCount, 'throttled')));
     expect(results.map((r) => r.batchItemFailures)).toEqual([
       [{ itemIdentifier: 'throttled' }],
       [{ itemIdentifier: 'throttled' }],

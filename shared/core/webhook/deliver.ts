@@ -31,26 +31,27 @@ export interface WebhookSender {
 }
 
 /** What the queue should do with this copy of the event. */
-export type WebhookDecision = (
+export type WebhookDecision =
   /** Finished (delivered, or nothing more to do): remove the message. */
-  | { readonly action: 'done'; readonly outcome: DeliveryOutcome; readonly detail?: string }
-  /** Keep the message and let it come back after `delaySeconds` for the next attempt. */
-  | {
-      readonly action: 'retry';
-      readonly outcome: DeliveryOutcome | 'not_recorded';
-      readonly delaySeconds: number;
-      readonly detail?: string;
-    }
-  /** The attempts are used up: move the message to the dead-letter queue now. */
-  | {
-      readonly action: 'dead-letter';
-      readonly outcome: DeliveryOutcome | 'not_recorded';
-      readonly detail?: string;
-    }
-) & {
-  /** The attempt's number as recorded (absent when nothing was recorded). */
-  readonly attempt?: number;
-};
+  (
+    | { readonly action: 'done'; readonly outcome: DeliveryOutcome; readonly detail?: string }
+    /** Keep the message and let it come back after `delaySeconds` for the next attempt. */
+    | {
+        readonly action: 'retry';
+        readonly outcome: DeliveryOutcome | 'not_recorded';
+        readonly delaySeconds: number;
+        readonly detail?: string;
+      }
+    /** The attempts are used up: move the message to the dead-letter queue now. */
+    | {
+        readonly action: 'dead-letter';
+        readonly outcome: DeliveryOutcome | 'not_recorded';
+        readonly detail?: string;
+      }
+  ) & {
+    /** The attempt's number as recorded (absent when nothing was recorded). */
+    readonly attempt?: number;
+  };
 
 /** The copy of an event the queue handed over this time. */
 export interface EventCopy {
