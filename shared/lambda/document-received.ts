@@ -154,27 +154,28 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
       return true;
     }
     if (decision.action === 'dead-letter') {
+      let deadLetterMessageId: string | undefined;
+      let moved = false;
       try {
-        const deadLetterMessageId = await deps.deadLetterQueue(deps.settings()).send(record, tenant);
+        deadLetterMessageId = await deps.deadLetterQueue(deps.settings()).send(record, tenant);
+        moved = true;
         serviceMetrics().count({ [MetricName.deadLettered]: 1 }, [{ queue: 'document-received' }]);
-        log('error', 'webhook', {
-          ...fields,
-          outcome: decision.outcome,
-          detail: decision.detail,
-          deadLetter: true,
-          deadLetterMessageId,
-        });
-        return true;
       } catch (error) {
         // Kept and made visible again: its next receive finds the attempts used up and tries
         // again, and at maxReceiveCount the queue's own redrive moves it.
         log('error', 'could not move the message to the dead-letter queue', {
           ...fields,
-          outcome: decision.outcome,
-          detail: decision.detail,
           ...describeError(error),
         });
       }
+      log('error', 'webhook', {
+        ...fields,
+        outcome: decision.outcome,
+        detail: decision.detail,
+        deadLetter: moved,
+        ...(moved ? { deadLetterMessageId } : {}),
+      });
+      if (moved) return true;
     } else {
       log(LEVELS[decision.outcome] ?? 'warn', 'webhook', {
         ...fields,
