@@ -70,6 +70,7 @@ beforeAll(async () => {
     )
   ).QueueUrl!;
   process.env.WEB_API_JOB_QUEUE_URL = queueUrl;
+  process.env.WEB_API_JOB_DEAD_LETTER_QUEUE_URL = dlqUrl;
   const queueArn = (
     await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }))
   ).Attributes!.QueueArn!;
@@ -176,7 +177,7 @@ describe('Web API jobs through the SQS emulator', () => {
       // The first worker takes the job and dies before it ends it (no answer, no ack).
       deaths += 1;
       consumer = jobWorker as SqsLambda;
-      await createEmbeddedWebApiStore(db).startAttempt(id, 1);
+      await createEmbeddedWebApiStore(db).startAttempt(id, 1, 3);
       throw Object.assign(new Error('Runtime exited with error: signal: killed'), { event, context });
     };
     await send({ tenant: 'demo', journalId: id, requestId: 'test' });
@@ -277,7 +278,7 @@ describe('Web API jobs through the SQS emulator', () => {
     expect((dead.Messages ?? []).map((m) => JSON.parse(m.Body!).journalId)).not.toContain(id);
   });
 
-  it.concurrent('gives a job the worker cannot even journal to the dead-letter queue after maxReceiveCount', async () => {
+  it.concurrent('gives a job the worker cannot even journal to the dead-letter queue after its attempts, by the receive count', async () => {
     await send({ tenant: 'offline', journalId: 424242, requestId: 'test' });
     await vi.waitFor(
       async () => {
