@@ -1,7 +1,8 @@
 // esbuild plugins for `npm run package` (serverless-esbuild loads this file with require()).
 //
-// Keeps parts of the SQL Server driver out of every bundle that the service never runs: each
-// byte of a bundle is parsed when Lambda loads it, so they cost cold-start time on every call.
+// Keeps parts of the SQL Server driver and of the AWS SDK out of every bundle that the service
+// never runs: each byte of a bundle is parsed when Lambda loads it, so they cost cold-start time
+// on every call.
 // - Azure AD authentication (`@azure/identity`, which brings `@azure/msal-node`, and
 //   `@azure/core-auth`), and Always Encrypted's Azure Key Vault provider: the service signs in
 //   with SQL logins only (user and password in the tenant's connection string).
@@ -9,9 +10,19 @@
 //   only `varchar`/`char`/`text` columns under a Japanese, Chinese or Korean collation decode
 //   through them. Single-byte code pages (cp1250 for Central Europe, cp1252...) and every
 //   `nvarchar` column are unaffected.
+// - The AWS SDK's credential providers Lambda never gets to (the functions carry the SDK clients
+//   they use: README "Cold starts"). Lambda gives a function its role's credentials in the
+//   environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), the first link of
+//   the SDK's default chain. The later links read a profile from ~/.aws files (ini,
+//   credential_process, SSO, `aws login`) or a web identity token file (EKS), none of which a
+//   Lambda function has; they are replaced by links that say so and pass on to the next one, as
+//   the real ones do when their files or variables are absent. The container (ECS) and instance
+//   metadata links after them stay bundled.
+// - bowser, which parses browser user agents for the SDK's browser build only.
 // What is left out is replaced by a module that throws a clear error when it is used: the Azure
-// modules at the first call of one of their exports (tedious loads them eagerly), a code page
-// table when the driver loads it (iconv-lite loads those on first use of the code page).
+// modules and bowser at the first call of one of their exports (tedious loads the Azure ones
+// eagerly), a code page table when the driver loads it (iconv-lite loads those on first use of
+// the code page).
 
 const path = require('node:path');
 
@@ -22,6 +33,8 @@ const LEFT_OUT = {
   codepage:
     'Double-byte code pages (Japanese, Chinese, Korean collations) are not bundled: use nvarchar ' +
     'columns or a single-byte collation. See README "Cold starts".',
+  credentials: 'is not bundled: in Lambda the credentials are in the environment (README "Cold starts")',
+  bowser: 'bowser (browser user agents of the AWS SDK) is not bundled: the functions run on Node.js',
 };
 
 /** A CommonJS module whose every export throws `message` when called or constructed. */
@@ -76,4 +89,43 @@ const chunksBesideTheirEntry = {
   },
 };
 
-module.exports = [chunksBesideTheirEntry, leaveOutUnusedDriverParts];
+/** A credential provider link that passes on to the next one, as the real one does without its files. */
+function skippedProvider(name) {
+  return `() => async () => {
+  const error = new Error(${JSON.stringify(`${name} ${LEFT_OUT.credentials}`)});
+  error.name = 'CredentialsProviderError';
+  error.tryNextLink = true;
+  throw error;
+}`;
+}
+
+/**
+ * Leaves out the AWS SDK's credential providers a Lambda function never reaches, and bowser
+ * (see the top of this file).
+ * @type {import('esbuild').Plugin}
+ */
+const leaveOutUnusedSdkParts = {
+  name: 'leave-out-unused-sdk-parts',
+  setup(build) {
+    build.onResolve(
+      { filter: /^@aws-sdk\/credential-provider-(ini|process|web-identity|sso|login)$/ },
+      (args) => ({
+        path: args.path,
+        namespace: 'left-out-credentials',
+      }),
+    );
+    build.onLoad({ filter: /.*/, namespace: 'left-out-credentials' }, (args) => ({
+      contents: ['fromIni', 'fromProcess', 'fromTokenFile', 'fromWebToken', 'fromSSO', 'fromLoginCredentials']
+        .map((name) => `export const ${name} = ${skippedProvider(`${args.path} (${name})`)};`)
+        .join('\n'),
+      loader: 'js',
+    }));
+    build.onResolve({ filter: /^bowser$/ }, (args) => ({ path: args.path, namespace: 'left-out-bowser' }));
+    build.onLoad({ filter: /.*/, namespace: 'left-out-bowser' }, () => ({
+      contents: throwingModule(LEFT_OUT.bowser),
+      loader: 'js',
+    }));
+  },
+};
+
+module.exports = [chunksBesideTheirEntry, leaveOutUnusedDriverParts, leaveOutUnusedSdkParts];

@@ -38,9 +38,11 @@ const SHAPES = {
   webApiPrefix: [/^[A-Za-z0-9_-]{1,64}$/, 'one path segment'],
   webhookRetrySchedule: [LIST('[0-9]{1,5}'), 'comma-separated seconds'],
   webhookMaxAttempts: [/^[1-9][0-9]{0,2}$/, 'a whole number from 1'],
+  webhookMaxReceives: [/^([1-9][0-9]{0,2}|1000)$/, 'a whole number from 1 to 1000 (SQS maxReceiveCount)'],
   webApiJobWorkerTimeout: [/^[1-9][0-9]{0,2}$/, 'seconds, 1–900'],
   webApiJobVisibility: [/^[1-9][0-9]{0,4}$/, 'seconds'],
-  webApiJobMaxReceives: [/^[1-9][0-9]{0,2}$/, 'a whole number from 1'],
+  webApiJobMaxAttempts: [/^[1-9][0-9]?$|^100$/, 'a whole number from 1 to 100'],
+  webApiJobMaxReceives: [/^([1-9][0-9]{0,2}|1000)$/, 'a whole number from 1 to 1000 (SQS maxReceiveCount)'],
   webApiJobStaleSeconds: [/^[1-9][0-9]{0,5}$/, 'seconds'],
   serverErrorRatePercent: [/^[0-9]{1,2}(\.[0-9]+)?$|^100$/, 'a percentage'],
   httpApiServerErrorMinRequests: [/^[1-9][0-9]{0,6}$/, 'a whole number of requests from 1'],
@@ -91,6 +93,21 @@ function parameterProblems(values, { deploying }) {
       }); got ${attempts}`,
     );
   }
+  // Attempts are counted where they are recorded; the queues' maxReceiveCount must leave room for
+  // receives that never reach the function (a throttled consumer), or such receives use up attempts.
+  const roomForThrottledReceives = [
+    ['webhookMaxReceives', 'webhookMaxAttempts'],
+    ['webApiJobMaxReceives', 'webApiJobMaxAttempts'],
+  ];
+  for (const [receivesName, attemptsName] of roomForThrottledReceives) {
+    const receives = Number(values[receivesName]);
+    const most = Number(values[attemptsName]);
+    if (receives && most && receives <= most) {
+      problems.push(
+        `${receivesName} must be more than ${attemptsName} (${most}), to leave room for receives that never reach the function; got ${receives}`,
+      );
+    }
+  }
   const timeout = Number(values.webApiJobWorkerTimeout);
   if (timeout > 900) problems.push(`webApiJobWorkerTimeout must be at most 900 seconds; got ${timeout}`);
   const visibility = Number(values.webApiJobVisibility);
@@ -99,7 +116,15 @@ function parameterProblems(values, { deploying }) {
       `webApiJobVisibility must be at least webApiJobWorkerTimeout (${timeout}); got ${visibility}`,
     );
   }
+  const receives = Number(values.webApiJobMaxReceives);
   const stale = Number(values.webApiJobStaleSeconds);
+  if (receives && visibility && stale && stale <= receives * visibility) {
+    problems.push(
+      `webApiJobStaleSeconds must be longer than webApiJobMaxReceives × webApiJobVisibility (${
+        receives * visibility
+      }), or 997 gives up jobs still waiting on the queue; got ${stale}`,
+    );
+  }
   const age = Number(values.webApiJobAgeAlarmSeconds);
   if (stale && age && age >= stale) {
     // By then 997 has given the job up: the alarm would only ever report what is already lost.

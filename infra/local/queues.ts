@@ -33,10 +33,12 @@ export const localQueues: readonly LocalQueue[] = [
     name: DOCUMENT_RECEIVED_QUEUE,
     urlEnv: 'DOCUMENT_RECEIVED_QUEUE_URL',
     visibilityTimeoutSeconds: 30,
-    // Every attempt of the schedule in effect when the stack starts, then the dead-letter queue.
+    // As in serverless.yml: more receives than the schedule's attempts (WEBHOOK_MAX_RECEIVES), so
+    // that receives which never reached the function use none; the function dead-letters itself.
     get maxReceiveCount() {
-      return getWebhookSettings().maxAttempts;
+      return getWebhookSettings().maxReceives;
     },
+    dlqUrlEnv: 'DOCUMENT_RECEIVED_DEAD_LETTER_QUEUE_URL',
     consumer: {
       function: 'deliverWebhook',
       handler: 'functions/webhook/deliverWebhook.handler',
@@ -45,7 +47,8 @@ export const localQueues: readonly LocalQueue[] = [
   },
   {
     // Web API jobs of getDataAsync (CONTRACT.md section 5); as in serverless.yml, the visibility is
-    // 6× the worker's time-out (its lease) and the worker knows the last delivery by maxReceiveCount.
+    // 6× the worker's time-out (its lease), maxReceiveCount leaves room beyond the attempts (counted
+    // in WS_JOURNAL), and the worker dead-letters the jobs it gives up itself.
     name: WEB_API_JOB_QUEUE,
     urlEnv: 'WEB_API_JOB_QUEUE_URL',
     get visibilityTimeoutSeconds() {
@@ -54,6 +57,7 @@ export const localQueues: readonly LocalQueue[] = [
     get maxReceiveCount() {
       return getWebApiJobSettings().jobMaxReceives;
     },
+    dlqUrlEnv: 'WEB_API_JOB_DEAD_LETTER_QUEUE_URL',
     consumer: {
       function: 'webJobWorker',
       handler: 'functions/web-api/jobWorker.handler',

@@ -74,6 +74,12 @@ export interface LocalStack {
    * pollers in their place. Answers how many were killed.
    */
   killJobWorker(): number;
+  /**
+   * For tests of receives that never reach the function (Lambda's poller throttled): stops the
+   * pollers of `queue` (waiting for a batch in hand) so that a test can receive its messages
+   * itself; the function answered starts fresh pollers in their place.
+   */
+  pauseConsumers(queue: string): Promise<() => void>;
   stop(): Promise<void>;
 }
 
@@ -246,6 +252,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         killed++;
       }
       return killed;
+    },
+    async pauseConsumers(queue) {
+      const paused = pollers.filter((entry) => entry.queue === queue);
+      if (paused.length === 0) throw new Error(`No consumer of queue ${queue}`);
+      await Promise.all(paused.map((entry) => entry.poller.stop()));
+      // A long poll the poller gave up still takes a message on the emulator until its wait
+      // (1 s) ends: only then are the queue's messages the caller's alone.
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      return () => {
+        for (const entry of paused) entry.poller = entry.start();
+      };
     },
     stop() {
       stopping ??= (async () => {

@@ -65,6 +65,8 @@ export function webhookLocalRoutes(context: LocalRouteContext): [string, LocalRo
         new SendMessageCommand({
           QueueUrl: context.queueUrls.get(DOCUMENT_RECEIVED_QUEUE),
           MessageBody: documentReceivedMessage(event),
+          // As the access point must: the tenant as the message group of SQS fair queues.
+          MessageGroupId: event.tenant,
         }),
       );
     } catch {

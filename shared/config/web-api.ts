@@ -8,8 +8,15 @@ export interface WebApiJobSettings {
   readonly commandTimeoutAsyncOverride: number | undefined;
   /** `WEB_API_JOB_QUEUE_URL`: the job queue (needed by getDataAsync only). */
   readonly jobQueueUrl: string | undefined;
-  /** `WEB_API_JOB_MAX_RECEIVES`: the job queue's maxReceiveCount; the last delivery ends a failing job. */
+  /** `WEB_API_JOB_MAX_ATTEMPTS`: attempts a job gets (counted in WS_JOURNAL); the last ends a failing job. */
+  readonly jobMaxAttempts: number;
+  /**
+   * `WEB_API_JOB_MAX_RECEIVES`: the job queue's maxReceiveCount, at least the attempts; the rest is
+   * room for receives that never reached the worker (a throttled consumer).
+   */
   readonly jobMaxReceives: number;
+  /** `WEB_API_JOB_DEAD_LETTER_QUEUE_URL`: where the worker moves a job it gave up (needed by the worker only). */
+  readonly jobDeadLetterQueueUrl: string | undefined;
   /** `WEB_API_JOB_LEASE_SECONDS`: how long a worker holds a job; the worker's time-out. */
   readonly jobLeaseSeconds: number;
   /** `WEB_API_JOB_STALE_SECONDS`: a job running longer than this has lost its worker (997 ends it). */
@@ -26,7 +33,9 @@ export interface WebApiJobSettings {
 const NAMES = [
   'COMMAND_TIMEOUT_ASYNC',
   'WEB_API_JOB_QUEUE_URL',
+  'WEB_API_JOB_MAX_ATTEMPTS',
   'WEB_API_JOB_MAX_RECEIVES',
+  'WEB_API_JOB_DEAD_LETTER_QUEUE_URL',
   'WEB_API_JOB_LEASE_SECONDS',
   'WEB_API_JOB_STALE_SECONDS',
   'WEB_API_SYNC_TIME_LIMIT',
@@ -43,15 +52,23 @@ export function getWebApiJobSettings(): WebApiJobSettings {
     ? intFromEnv('COMMAND_TIMEOUT_ASYNC', 20, 1, 28)
     : undefined;
   const jobLeaseSeconds = intFromEnv('WEB_API_JOB_LEASE_SECONDS', 90, 1, 900);
-  const jobMaxReceives = intFromEnv('WEB_API_JOB_MAX_RECEIVES', 3, 1, 1000);
-  const jobStaleSeconds = intFromEnv('WEB_API_JOB_STALE_SECONDS', 1800, 1, 14 * 24 * 3600);
+  const jobMaxAttempts = intFromEnv('WEB_API_JOB_MAX_ATTEMPTS', 3, 1, 100);
+  const jobMaxReceives = intFromEnv('WEB_API_JOB_MAX_RECEIVES', 10, 1, 1000);
+  if (jobMaxReceives < jobMaxAttempts) {
+    throw new ConfigurationError(
+      `WEB_API_JOB_MAX_RECEIVES must be at least WEB_API_JOB_MAX_ATTEMPTS (${jobMaxAttempts}), got ${jobMaxReceives}`,
+    );
+  }
+  const jobStaleSeconds = intFromEnv('WEB_API_JOB_STALE_SECONDS', 7200, 1, 14 * 24 * 3600);
   if (jobStaleSeconds <= jobLeaseSeconds) {
     throw new ConfigurationError('WEB_API_JOB_STALE_SECONDS must be longer than WEB_API_JOB_LEASE_SECONDS');
   }
   const settings: WebApiJobSettings = Object.freeze({
     commandTimeoutAsyncOverride: override,
     jobQueueUrl: process.env.WEB_API_JOB_QUEUE_URL?.trim() || undefined,
+    jobMaxAttempts,
     jobMaxReceives,
+    jobDeadLetterQueueUrl: process.env.WEB_API_JOB_DEAD_LETTER_QUEUE_URL?.trim() || undefined,
     jobLeaseSeconds,
     jobStaleSeconds,
     // Below the HTTP API's 30 s, with room to cancel, journal and answer.

@@ -1,14 +1,28 @@
 import { parseRetrySchedule } from '../core/webhook/retry-policy.js';
-import { boolFromEnv, ConfigurationError } from './settings.js';
+import { boolFromEnv, ConfigurationError, intFromEnv } from './settings.js';
 
 /** Production schedule (CONTRACT.md section 3): seconds to wait before attempts 2, 3, … */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5,30,120,600,1800,7200,18000,36000';
 
+/**
+ * The document-received queue's `maxReceiveCount` unless `WEBHOOK_MAX_RECEIVES` says otherwise:
+ * the production schedule's 9 attempts and room for 21 receives that never reach the function.
+ */
+export const DEFAULT_WEBHOOK_MAX_RECEIVES = 30;
+
 export interface WebhookSettings {
   /** Seconds between attempts; attempt n + 1 follows attempt n after `retrySchedule[n - 1]`. */
   readonly retrySchedule: readonly number[];
-  /** The first attempt plus one per delay: the queue's `maxReceiveCount` must equal this. */
+  /** The first attempt plus one per delay. */
   readonly maxAttempts: number;
+  /**
+   * `WEBHOOK_MAX_RECEIVES`: the queue's `maxReceiveCount`, at least `maxAttempts`. Attempts are
+   * counted in WEBHOOK_DELIVERY, so receives that never reached the function (a throttled
+   * consumer) use up only this margin; a message at this receive count has its last chance.
+   */
+  readonly maxReceives: number;
+  /** `DOCUMENT_RECEIVED_DEAD_LETTER_QUEUE_URL`: where the function moves an event whose attempts are used up. */
+  readonly deadLetterQueueUrl: string | undefined;
   /** Lets webhooks reach loopback and private addresses (local stack only). */
   readonly allowPrivateTargets: boolean;
   /** Time an attempt may take before it counts as failed (CONTRACT.md section 6: 10 s). */
@@ -23,7 +37,12 @@ let cached: { key: string; settings: WebhookSettings } | undefined;
  */
 export function getWebhookSettings(): WebhookSettings {
   const schedule = process.env.WEBHOOK_RETRY_SCHEDULE?.trim() || DEFAULT_WEBHOOK_RETRY_SCHEDULE;
-  const key = `${schedule}\n${process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? ''}`;
+  const key = [
+    schedule,
+    process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+    process.env.WEBHOOK_MAX_RECEIVES,
+    process.env.DOCUMENT_RECEIVED_DEAD_LETTER_QUEUE_URL,
+  ].join('\n');
   if (cached?.key === key) return cached.settings;
   let retrySchedule: number[];
   try {
@@ -31,9 +50,24 @@ export function getWebhookSettings(): WebhookSettings {
   } catch (error) {
     throw new ConfigurationError(`WEBHOOK_RETRY_SCHEDULE ${(error as Error).message}`);
   }
+  const maxAttempts = retrySchedule.length + 1;
+  // SQS allows maxReceiveCount up to 1000; a schedule longer than the default's room gets as much again.
+  const maxReceives = intFromEnv(
+    'WEBHOOK_MAX_RECEIVES',
+    Math.min(1000, Math.max(DEFAULT_WEBHOOK_MAX_RECEIVES, 2 * maxAttempts)),
+    1,
+    1000,
+  );
+  if (maxReceives < maxAttempts) {
+    throw new ConfigurationError(
+      `WEBHOOK_MAX_RECEIVES must be at least the attempts of WEBHOOK_RETRY_SCHEDULE (${maxAttempts}), got ${maxReceives}`,
+    );
+  }
   const settings: WebhookSettings = Object.freeze({
     retrySchedule: Object.freeze(retrySchedule),
-    maxAttempts: retrySchedule.length + 1,
+    maxAttempts,
+    maxReceives,
+    deadLetterQueueUrl: process.env.DOCUMENT_RECEIVED_DEAD_LETTER_QUEUE_URL?.trim() || undefined,
     allowPrivateTargets: boolFromEnv('WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
     timeoutMs: 10_000,
   });

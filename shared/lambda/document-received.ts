@@ -1,6 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createEmbeddedWebhookDeliveryLog } from '../adapters/embedded-sql/webhook-delivery-log.js';
 import { createMssqlWebhookDeliveryLog } from '../adapters/mssql/webhook-delivery-log.js';
+import { createSqsDeadLetterQueue, type DeadLetterQueue } from '../adapters/sqs/dead-letter-queue.js';
 import { createSqsMessageVisibility, type MessageVisibility } from '../adapters/sqs/message-visibility.js';
 import { byDialect, openDatabase } from '../config/databases.js';
 import { ConfigurationError } from '../config/settings.js';
@@ -26,6 +27,7 @@ export interface DocumentReceivedDependencies {
   readonly settings: () => WebhookSettings;
   readonly sender: (settings: WebhookSettings) => Promise<WebhookSender>;
   readonly visibility: () => MessageVisibility;
+  readonly deadLetterQueue: (settings: WebhookSettings) => DeadLetterQueue;
   readonly now?: () => number;
   readonly random?: () => number;
 }
@@ -65,12 +67,20 @@ function defaultVisibility(): MessageVisibility {
   return createSqsMessageVisibility(queueUrl);
 }
 
+function defaultDeadLetterQueue(settings: WebhookSettings): DeadLetterQueue {
+  if (!settings.deadLetterQueueUrl) {
+    throw new ConfigurationError('DOCUMENT_RECEIVED_DEAD_LETTER_QUEUE_URL must be set');
+  }
+  return createSqsDeadLetterQueue(settings.deadLetterQueueUrl);
+}
+
 const defaults: DocumentReceivedDependencies = {
   registry: loadTenantRegistry,
   database: openDatabase,
   settings: getWebhookSettings,
   sender: defaultSender,
   visibility: defaultVisibility,
+  deadLetterQueue: defaultDeadLetterQueue,
 };
 
 /** The delivery log of a tenant database opened on first use, so that opening failures count as database failures. */
@@ -83,7 +93,7 @@ function lazyDeliveryLog(open: () => Promise<Database>): WebhookDeliveryLog {
     return log;
   };
   return {
-    findTarget: async (eventId, subjectId) => (await get()).findTarget(eventId, subjectId),
+    findTarget: async (key) => (await get()).findTarget(key),
     record: async (entry) => (await get()).record(entry),
   };
 }
@@ -103,8 +113,10 @@ const LEVELS: Record<string, LogLevel> = {
 /**
  * The SQS consumer of document-received events. Each record is delivered (or not) by the core;
  * a record to retry stays on the queue with its visibility set to the next delay, so SQS itself
- * brings it back and counts the attempts; after the last attempt its visibility drops to 0 and the
- * queue's redrive policy moves it to the dead-letter queue. Copies of one event in a batch are
+ * brings it back; its attempts are counted in WEBHOOK_DELIVERY, not by its receive count, which
+ * receives that never reached the function (throttling) inflate. After the last attempt the
+ * function moves it to the dead-letter queue itself (the queue's `maxReceiveCount` leaves room
+ * for such receives, so its redrive would come too late). Copies of one event in a batch are
  * handled one after the other, so the second sees the first's delivery.
  */
 export function documentReceivedHandler(overrides: Partial<DocumentReceivedDependencies> = {}) {
@@ -113,13 +125,19 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
   deps.settings();
   logFormatFromEnv();
 
+  /** True when the record is finished and may be deleted. */
   async function apply(
     record: SQSRecord,
     decision: WebhookDecision,
     recordFields: Record<string, unknown>,
     started: number,
-  ) {
-    const fields = { ...recordFields, durationMs: Math.round(performance.now() - started) };
+    tenant: string | undefined,
+  ): Promise<boolean> {
+    const fields = {
+      ...recordFields,
+      ...(decision.attempt === undefined ? {} : { attempt: decision.attempt }),
+      durationMs: Math.round(performance.now() - started),
+    };
     serviceMetrics().count(
       {
         [MetricName.webhookAttempts]: 1,
@@ -127,9 +145,6 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
       },
       [{}, { outcome: decision.outcome }],
     );
-    if (decision.action === 'dead-letter') {
-      serviceMetrics().count({ [MetricName.deadLettered]: 1 }, [{ queue: 'document-received' }]);
-    }
     if (decision.action === 'done') {
       log(LEVELS[decision.outcome] ?? 'info', 'webhook', {
         ...fields,
@@ -138,13 +153,38 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
       });
       return true;
     }
+    if (decision.action === 'dead-letter') {
+      let deadLetterMessageId: string | undefined;
+      let moved = false;
+      try {
+        deadLetterMessageId = await deps.deadLetterQueue(deps.settings()).send(record, tenant);
+        moved = true;
+        serviceMetrics().count({ [MetricName.deadLettered]: 1 }, [{ queue: 'document-received' }]);
+      } catch (error) {
+        // Kept and made visible again: its next receive finds the attempts used up and tries
+        // again, and at maxReceiveCount the queue's own redrive moves it.
+        log('error', 'could not move the message to the dead-letter queue', {
+          ...fields,
+          ...describeError(error),
+        });
+      }
+      log('error', 'webhook', {
+        ...fields,
+        outcome: decision.outcome,
+        detail: decision.detail,
+        deadLetter: moved,
+        ...(moved ? { deadLetterMessageId } : {}),
+      });
+      if (moved) return true;
+    } else {
+      log(LEVELS[decision.outcome] ?? 'warn', 'webhook', {
+        ...fields,
+        outcome: decision.outcome,
+        detail: decision.detail,
+        retryInSeconds: decision.delaySeconds,
+      });
+    }
     const delaySeconds = decision.action === 'retry' ? decision.delaySeconds : 0;
-    log(decision.action === 'retry' ? (LEVELS[decision.outcome] ?? 'warn') : 'error', 'webhook', {
-      ...fields,
-      outcome: decision.outcome,
-      detail: decision.detail,
-      ...(decision.action === 'retry' ? { retryInSeconds: delaySeconds } : { deadLetter: true }),
-    });
     try {
       await deps.visibility().postpone(record.receiptHandle, delaySeconds);
     } catch (error) {
@@ -160,15 +200,23 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
     event: DocumentReceivedEvent | Error,
     invocation: Record<string, unknown>,
   ): Promise<boolean> {
-    const attempt = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
+    const receiveCount = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
     const started = performance.now();
-    const fields: Record<string, unknown> = { ...invocation, messageId: record.messageId, attempt };
+    // `attempt` is the receive count until the delivery log tells the attempt it recorded.
+    const fields: Record<string, unknown> = {
+      ...invocation,
+      messageId: record.messageId,
+      attempt: receiveCount,
+      receiveCount,
+    };
     if (event instanceof Error) {
       return apply(
         record,
         { action: 'dead-letter', outcome: 'not_recorded', detail: event.message },
         fields,
         started,
+        // Not readable, so no tenant: the group it came with, if any.
+        record.attributes.MessageGroupId,
       );
     }
     Object.assign(fields, {
@@ -185,10 +233,16 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
         { action: 'dead-letter', outcome: 'not_recorded', detail: 'unknown tenant' },
         fields,
         started,
+        event.tenant,
       );
     }
     const settings = deps.settings();
-    const decision = await deliverWebhook(event, attempt, {
+    const copy = {
+      messageId: record.messageId,
+      receiveCount,
+      finalReceive: receiveCount >= settings.maxReceives,
+    };
+    const decision = await deliverWebhook(event, copy, {
       log: lazyDeliveryLog(() => deps.database(tenant.database)),
       sender: await deps.sender(settings),
       retrySchedule: settings.retrySchedule,
@@ -202,7 +256,7 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
           ...describeError(error),
         }),
     });
-    return apply(record, decision, fields, started);
+    return apply(record, decision, fields, started, event.tenant);
   }
 
   let coldStart = true;

@@ -382,8 +382,10 @@ describe('Receipt webhook over HTTP (local stack)', () => {
       useObservability({ log: previous });
     }
     await receiver.waitFor('/db-outage', 1);
+    // The receive that could not reach the database sent nothing and recorded nothing: the
+    // delivery is its first attempt (attempts are counted where they are recorded).
     expect(await until('the record', () => deliveries(11001), finished(1))).toEqual([
-      expect.objectContaining({ ATTEMPT: 2, OUTCOME: 'delivered' }),
+      expect.objectContaining({ ATTEMPT: 1, OUTCOME: 'delivered' }),
     ]);
   });
 
@@ -439,14 +441,15 @@ describe('Local routes of the receipt webhook', () => {
     expect(list.at(-1)).toMatchObject({ body: '42', headers: { 'x-test': 'yes' } });
   });
 
-  it('the queue lets an event come back as often as the schedule has attempts', async () => {
+  it('the queue lets an event come back more often than the schedule has attempts (room for throttled receives)', async () => {
     const attributes = await sqs.send(
       new GetQueueAttributesCommand({
         QueueUrl: stack.queueUrls.get(DOCUMENT_RECEIVED_QUEUE),
         AttributeNames: ['RedrivePolicy'],
       }),
     );
-    expect(JSON.parse(attributes.Attributes!.RedrivePolicy!).maxReceiveCount).toBe(3);
+    // WEBHOOK_MAX_RECEIVES' default; the schedule has 3 attempts.
+    expect(JSON.parse(attributes.Attributes!.RedrivePolicy!).maxReceiveCount).toBe(30);
   });
 });
 
@@ -458,6 +461,7 @@ describe("Class: WebhookDeliveryLog (the stack's database)", () => {
     });
     const entry = {
       eventId: 'msg_unique-key-test',
+      messageId: 'message-a',
       subjectId: 1,
       documentId: 1,
       attempt: 1,
@@ -465,21 +469,46 @@ describe("Class: WebhookDeliveryLog (the stack's database)", () => {
       outcome: 'delivered' as const,
       httpStatus: 200,
     };
-    expect(await log.findTarget(entry.eventId, 1)).toEqual({
+    const key = { eventId: entry.eventId, subjectId: 1, documentId: 1, messageId: 'message-a' };
+    expect(await log.findTarget(key)).toEqual({
       alreadyDelivered: false,
+      attemptsMade: 0,
       subject: { webhookUrl: `${stack.url}/_local/webhook-sink`, secret: 'demo-webhook-secret' },
     });
     await log.record(entry);
-    expect((await log.findTarget(entry.eventId, 1)).alreadyDelivered).toBe(true);
+    expect((await log.findTarget(key)).alreadyDelivered).toBe(true);
     await expect(log.record({ ...entry, attempt: 2 })).rejects.toThrow(/unique|duplicate/i);
     await log.record({ ...entry, attempt: 2, outcome: 'duplicate' });
-    expect(await log.findTarget(entry.eventId, 999999)).toEqual({
+    expect(await log.findTarget({ ...key, subjectId: 999999 })).toEqual({
       alreadyDelivered: true,
+      attemptsMade: 0,
       subject: undefined,
     });
-    expect(await log.findTarget('msg_other', 999999)).toEqual({
+    expect(await log.findTarget({ ...key, eventId: 'msg_other', subjectId: 999999 })).toEqual({
       alreadyDelivered: false,
+      attemptsMade: 0,
       subject: undefined,
     });
+  });
+
+  it('counts the attempts of one message: its retrying and failed rows only', async () => {
+    const log = byDialect(stack.database, {
+      mssql: createMssqlWebhookDeliveryLog,
+      postgres: createEmbeddedWebhookDeliveryLog,
+    });
+    const row = {
+      eventId: 'msg_attempt-count-test',
+      subjectId: 1,
+      documentId: 77001,
+      attemptedAt: Date.now(),
+    };
+    const key = { eventId: row.eventId, subjectId: 1, documentId: 77001 };
+    await log.record({ ...row, messageId: 'first', attempt: 1, outcome: 'retrying', httpStatus: 500 });
+    await log.record({ ...row, messageId: 'first', attempt: 2, outcome: 'failed', httpStatus: 500 });
+    await log.record({ ...row, messageId: 'second', attempt: 1, outcome: 'retrying', httpStatus: 500 });
+    await log.record({ ...row, messageId: 'second', attempt: 2, outcome: 'refused', error: 'x' });
+    expect((await log.findTarget({ ...key, messageId: 'first' })).attemptsMade).toBe(2);
+    expect((await log.findTarget({ ...key, messageId: 'second' })).attemptsMade).toBe(1);
+    expect((await log.findTarget({ ...key, messageId: 'redriven' })).attemptsMade).toBe(0);
   });
 });

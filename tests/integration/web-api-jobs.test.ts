@@ -70,6 +70,7 @@ beforeAll(async () => {
     )
   ).QueueUrl!;
   process.env.WEB_API_JOB_QUEUE_URL = queueUrl;
+  process.env.WEB_API_JOB_DEAD_LETTER_QUEUE_URL = dlqUrl;
   const queueArn = (
     await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }))
   ).Attributes!.QueueArn!;
@@ -176,7 +177,7 @@ describe('Web API jobs through the SQS emulator', () => {
       // The first worker takes the job and dies before it ends it (no answer, no ack).
       deaths += 1;
       consumer = jobWorker as SqsLambda;
-      await createEmbeddedWebApiStore(db).startAttempt(id, 1);
+      await createEmbeddedWebApiStore(db).startAttempt(id, 1, 3);
       throw Object.assign(new Error('Runtime exited with error: signal: killed'), { event, context });
     };
     await send({ tenant: 'demo', journalId: id, requestId: 'test' });
@@ -195,7 +196,8 @@ describe('Web API jobs through the SQS emulator', () => {
       applicationId: 1,
       vltyp: 9001,
       mode: 'async',
-      request: envelope(9001, [{ seconds: 2 }]),
+      // Long enough that a cancelled run ends well before it, even on a loaded machine.
+      request: envelope(9001, [{ seconds: 5 }]),
       requestId: 'test',
     });
     const delivery = (receiveCount: number): SQSEvent => ({
@@ -229,7 +231,7 @@ describe('Web API jobs through the SQS emulator', () => {
     killed.abort();
     await invocation;
     // Cancelled, not run to its end; the journal untouched since its attempt began, the lease held.
-    expect(Date.now() - started).toBeLessThan(1900);
+    expect(Date.now() - started).toBeLessThan(4500);
     expect(await journal(id)).toMatchObject({ STATE: 'running', ATTEMPTS: 1, ANSWER: null });
     const lease = await pg.query<{ held: boolean }>(
       `SELECT "LEASE_UNTIL" > (now() AT TIME ZONE 'utc') AS held FROM dbo."WS_JOURNAL" WHERE "ID" = $1`,
@@ -240,7 +242,7 @@ describe('Web API jobs through the SQS emulator', () => {
     await new Promise((resolve) => setTimeout(resolve, 1100));
     await jobWorker(delivery(2), context);
     expect(await journal(id)).toMatchObject({ STATE: 'finished', ATTEMPTS: 2 });
-    expect(JSON.parse((await journal(id)).ANSWER!)).toEqual({ id, vlResult: 1, data: [{ slept: 2 }] });
+    expect(JSON.parse((await journal(id)).ANSWER!)).toEqual({ id, vlResult: 1, data: [{ slept: 5 }] });
   });
 
   it('does not run a finished job again when its message arrives twice', async () => {
@@ -277,7 +279,7 @@ describe('Web API jobs through the SQS emulator', () => {
     expect((dead.Messages ?? []).map((m) => JSON.parse(m.Body!).journalId)).not.toContain(id);
   });
 
-  it.concurrent('gives a job the worker cannot even journal to the dead-letter queue after maxReceiveCount', async () => {
+  it.concurrent('gives a job the worker cannot even journal to the dead-letter queue after its attempts, by the receive count', async () => {
     await send({ tenant: 'offline', journalId: 424242, requestId: 'test' });
     await vi.waitFor(
       async () => {

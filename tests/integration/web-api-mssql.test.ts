@@ -204,11 +204,22 @@ describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
       request: '{}',
       requestId: 'it',
     });
-    expect(await store.readJournal(id)).toMatchObject({ id, state: 'running', attempts: 0 });
-    expect(await store.startAttempt(id, 60)).toMatchObject({ id, attempts: 1 });
-    expect(await store.startAttempt(id, 60)).toBeUndefined();
+    expect(await store.readJournal(id)).toMatchObject({
+      id,
+      state: 'running',
+      attempts: 0,
+      leaseHeld: false,
+    });
+    expect(await store.startAttempt(id, 60, 2)).toMatchObject({ id, attempts: 1, leaseHeld: true });
+    // Held: no second attempt while the lease runs.
+    expect(await store.startAttempt(id, 60, 2)).toBeUndefined();
+    expect(await store.readJournal(id)).toMatchObject({ attempts: 1, leaseHeld: true });
     await store.releaseJob(id);
-    expect(await store.startAttempt(id, 60)).toMatchObject({ attempts: 2 });
+    expect(await store.startAttempt(id, 60, 2)).toMatchObject({ attempts: 2 });
+    await store.releaseJob(id);
+    // Its attempts used up: not taken again, though no lease is held.
+    expect(await store.startAttempt(id, 60, 2)).toBeUndefined();
+    expect(await store.readJournal(id)).toMatchObject({ state: 'running', attempts: 2, leaseHeld: false });
     const outcome = { state: 'finished', answer: '{"id":1}', vlResult: 1, rowName: 'Ucet' } as const;
     expect(await store.finishJournal(id, outcome)).toBe(true);
     expect(await store.finishJournal(id, outcome)).toBe(false);

@@ -1,43 +1,78 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import * as acorn from 'acorn';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readServerlessConfig } from '../../infra/local/serverless-config.js';
+import { DEMO_AUTH, sqlOn } from '../support/demo.js';
+import {
+  type FirstRequestEnvironment,
+  firstRequestsAvailable,
+  invokeInFreshProcess,
+  loadedModuleName,
+  outsideTheRepository,
+  sqsEvent,
+  startFirstRequestEnvironment,
+} from '../support/first-request.js';
+import { httpApiEvent } from '../support/http-api-event.js';
 import {
   codeFiles,
+  extractFunction,
   type PackagedFunction,
   packagedFunctions,
   packageService,
   withPackagingLock,
 } from '../support/packaged-service.js';
+import { signedWebApiEvent } from '../support/web-api-event.js';
 
 const KB = 1024;
 
 /**
  * Size budgets of each function's packaged code, in bytes. `entry`: the handler's module, which
  * Lambda parses at every cold start (its size is most of the init time above Node's own start);
- * `total`: every JavaScript file of the zip, chunks loaded on demand included (the SQL Server
- * driver is ~700 KB of it). Each leaves ~60-80 KB of room. `npm run bench cold-start` measures what they cost in time.
+ * `total`: every JavaScript file of the zip, chunks loaded on demand included: the SQL Server
+ * driver (~700 KB) and the AWS SDK clients the function uses (~450-650 KB: Secrets Manager and
+ * SSM for the registry, S3 for large answers, SQS, each with the SDK core they share). Each leaves
+ * ~60-80 KB of room. `npm run bench cold-start` measures what they cost in time.
  */
 const BUDGETS: Record<string, { entry: number; total: number }> = {
-  dataGetData: { entry: 130 * KB, total: 900 * KB },
-  dataGetDataWithCondition: { entry: 160 * KB, total: 950 * KB },
-  dataGetRowsCount: { entry: 130 * KB, total: 900 * KB },
-  dataGetDataPaginate: { entry: 130 * KB, total: 900 * KB },
-  fileGetFile: { entry: 130 * KB, total: 900 * KB },
-  fileSetFile: { entry: 130 * KB, total: 900 * KB },
-  deliverWebhook: { entry: 130 * KB, total: 900 * KB },
-  webTest: { entry: 130 * KB, total: 950 * KB },
-  webGetData: { entry: 140 * KB, total: 950 * KB },
-  webGetDataAsync: { entry: 140 * KB, total: 950 * KB },
-  webJobWorker: { entry: 130 * KB, total: 900 * KB },
+  dataGetData: { entry: 130 * KB, total: 1440 * KB },
+  dataGetDataWithCondition: { entry: 160 * KB, total: 1480 * KB },
+  dataGetRowsCount: { entry: 130 * KB, total: 1440 * KB },
+  dataGetDataPaginate: { entry: 130 * KB, total: 1440 * KB },
+  fileGetFile: { entry: 130 * KB, total: 1440 * KB },
+  fileSetFile: { entry: 130 * KB, total: 1450 * KB },
+  deliverWebhook: { entry: 130 * KB, total: 1300 * KB },
+  webTest: { entry: 130 * KB, total: 1340 * KB },
+  webGetData: { entry: 140 * KB, total: 1340 * KB },
+  webGetDataAsync: { entry: 140 * KB, total: 1380 * KB },
+  webJobWorker: { entry: 130 * KB, total: 1260 * KB },
 };
 
 let functions: PackagedFunction[];
+
+/** Each function's zip extracted outside the repository (see "each zip runs on its own"). */
+let place: ReturnType<typeof outsideTheRepository>;
+const roots = new Map<string, string>();
 
 beforeAll(async () => {
   functions = await withPackagingLock(() => {
     packageService();
     return packagedFunctions();
   });
+  // Outside the repository: no node_modules above the extracted files, so that a module the zip
+  // lacks (an SDK left to the runtime, a dropped chunk) fails to load instead of being found here.
+  place = outsideTheRepository('packaged-functions-');
+  for (const fn of functions) {
+    roots.set(fn.name, join(place.dir, fn.name));
+    extractFunction(fn, join(place.dir, fn.name));
+  }
+  writeFileSync(join(place.dir, 'import-all.mjs'), IMPORT_ALL);
 }, 600_000);
+afterAll(() => place?.remove());
 
 const code = (fn: PackagedFunction) => codeFiles(fn).map(([, data]) => data.toString('utf8'));
 
@@ -62,11 +97,16 @@ describe('npm run package', () => {
   it('imports the AWS SDK, the SQL Server driver and the XML parser only on demand', () => {
     for (const fn of functions) {
       const entry = fn.files.get(fn.entry)!.toString('utf8');
-      // A static import of the SDK would load it during init; `import("@aws-sdk/…")` is lazy.
-      expect(entry, fn.name).not.toMatch(/from\s*"@aws-sdk\//);
-      // Markers of tedious and fast-xml-parser, which must live in lazily loaded chunks.
+      // Markers of the SDK (its request signing, the Secrets Manager operation), tedious and
+      // fast-xml-parser, which must live in lazily loaded chunks.
+      expect(entry, fn.name).not.toContain('AWS4-HMAC-SHA256');
+      expect(entry, fn.name).not.toContain('"secretsmanager"');
       expect(entry, fn.name).not.toContain('Login failed');
       expect(entry, fn.name).not.toContain('"InvalidTag"');
+      // ...and are in the zip: the SDK is bundled, not left to the runtime.
+      const all = code(fn).join('\n');
+      expect(all, fn.name).toContain('AWS4-HMAC-SHA256');
+      expect(all, fn.name).toContain('"secretsmanager"');
     }
   });
 
@@ -78,6 +118,18 @@ describe('npm run package', () => {
       // A class name of @azure/msal-node, and the start of a row of iconv-lite's cp936 table.
       expect(all, fn.name).not.toContain('ClientApplication');
       expect(all, fn.name).not.toContain('["8140","\\u4E02');
+    }
+  });
+
+  it('leaves out the SDK credential providers Lambda never gets to, and bowser', () => {
+    for (const fn of functions) {
+      const all = code(fn).join('\n');
+      expect(all, fn.name).toContain('credentials are in the environment');
+      // Strings of the ini (profiles), credential_process, SSO and web identity providers.
+      for (const marker of ['role_arn', 'credential_process', 'sso_account_id', 'web_identity_token_file']) {
+        expect(all, `${fn.name}: ${marker}`).not.toContain(marker);
+      }
+      expect(all, fn.name).toContain('bowser (browser user agents of the AWS SDK) is not bundled');
     }
   });
 
@@ -98,3 +150,259 @@ describe('npm run package', () => {
     );
   });
 });
+
+/**
+ * The module specifiers of a bundle file that name neither a file of the zip (`./`, `../`) nor a
+ * Node builtin: static imports and re-exports, `import("...")`, and any call of one string that
+ * names an `@aws-sdk/*` or `@smithy/*` package (a `require` under esbuild's minified name for it).
+ */
+function foreignSpecifiers(text: string): string[] {
+  const found: string[] = [];
+  const visit = (node: unknown): void => {
+    if (!node || typeof node !== 'object') return;
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item);
+      return;
+    }
+    const n = node as {
+      type?: string;
+      source?: { value?: unknown };
+      arguments?: { type: string; value?: unknown }[];
+    };
+    if (
+      (n.type === 'ImportDeclaration' ||
+        n.type === 'ExportNamedDeclaration' ||
+        n.type === 'ExportAllDeclaration') &&
+      typeof n.source?.value === 'string'
+    ) {
+      found.push(n.source.value);
+    } else if (n.type === 'ImportExpression' && typeof n.source?.value === 'string') {
+      found.push(n.source.value);
+    } else if (
+      n.type === 'CallExpression' &&
+      (n as { callee?: { type?: string } }).callee?.type === 'Identifier' &&
+      n.arguments?.length === 1 &&
+      typeof n.arguments[0]!.value === 'string' &&
+      /^(@aws-sdk|@smithy)\/[\w.-]+(\/[\w./-]+)?$/.test(n.arguments[0]!.value) &&
+      // A package of that name (not a symbol's or a log line's text that looks like one).
+      existsSync(join('node_modules', ...n.arguments[0]!.value.split('/').slice(0, 2)))
+    ) {
+      found.push(n.arguments[0]!.value);
+    }
+    for (const value of Object.values(node)) if (value && typeof value === 'object') visit(value);
+  };
+  visit(acorn.parse(text, { ecmaVersion: 'latest', sourceType: 'module' }));
+  return found.filter(
+    (specifier) => !specifier.startsWith('./') && !specifier.startsWith('../') && !isBuiltin(specifier),
+  );
+}
+
+/** Imports every file given, in order; prints the modules loaded from outside `root` (argv[2]). */
+const IMPORT_ALL = `
+import { registerHooks } from 'node:module';
+import { fileURLToPath } from 'node:url';
+const [root, ...files] = process.argv.slice(2);
+const outside = [];
+registerHooks({
+  load(url, context, nextLoad) {
+    if (!url.startsWith('node:') && !fileURLToPath(url).startsWith(root + '/')) outside.push(url);
+    return nextLoad(url, context);
+  },
+});
+for (const file of files) await import(file);
+console.log(JSON.stringify(outside));
+`;
+
+/** What ships is what is tested: each zip holds every module its function loads, the AWS SDK included. */
+describe('npm run package: each zip runs on its own', () => {
+  it('names no module outside the zip: no @aws-sdk/* or @smithy/* left to the runtime', () => {
+    for (const fn of functions) {
+      const foreign = codeFiles(fn).flatMap(([path, data]) =>
+        foreignSpecifiers(data.toString('utf8')).map((specifier) => `${path}: ${specifier}`),
+      );
+      expect(foreign, fn.name).toEqual([]);
+    }
+  });
+
+  it('loads every file of every zip in a fresh Node 22 process, from the zip alone', () => {
+    for (const fn of functions) {
+      const root = roots.get(fn.name)!;
+      const files = codeFiles(fn).map(([path]) => pathToFileURL(join(root, path)).href);
+      const result = spawnSync(process.execPath, [join(place.dir, 'import-all.mjs'), root, ...files], {
+        cwd: root,
+        env: { HOME: root, TZ: ':UTC' },
+        encoding: 'utf8',
+      });
+      expect(process.versions.node.split('.')[0]).toBe('22');
+      expect(result.stderr, fn.name).toBe('');
+      expect(result.status, fn.name).toBe(0);
+      expect(JSON.parse(result.stdout.trim().split('\n').pop()!), fn.name).toEqual([]);
+    }
+  });
+});
+
+describe.skipIf(!firstRequestsAvailable())(
+  'first requests, on a T-SQL database (MSSQL_URL or the engine)',
+  () => {
+    let environment: FirstRequestEnvironment;
+    beforeAll(async () => {
+      environment = await startFirstRequestEnvironment();
+    }, 600_000);
+    afterAll(() => environment?.stop());
+
+    /** Runs `fn`'s handler from its extracted zip in a fresh process; the outcome and what it loaded. */
+    async function invoke(name: string, event: unknown, env: Record<string, string> = {}) {
+      const fn = functions.find((f) => f.name === name)!;
+      const root = roots.get(name)!;
+      const outcome = await invokeInFreshProcess({
+        root,
+        entry: fn.entry,
+        functionName: name,
+        event,
+        env: { ...environment.env(name), ...env },
+      });
+      expect(outcome.error, `${name}: ${outcome.output}`).toBeUndefined();
+      // Nothing but the zip's files and Node's builtins.
+      expect(
+        outcome.loaded.filter(({ url }) => loadedModuleName(url, root) === undefined),
+        name,
+      ).toEqual([]);
+      return outcome;
+    }
+
+    it.for(Object.keys(readServerlessConfig().functions))(
+      '%s answers its typical first request',
+      { timeout: 120_000 },
+      async (name) => {
+        const calls = environment.secrets.calls.length;
+        const request = await environment.typicalRequest(name);
+        const outcome = await invoke(name, request.event);
+        expect(
+          request.check(outcome.result),
+          `${name}: ${request.description}\n${outcome.output}`,
+        ).toBeUndefined();
+        // The tenant registry came from Secrets Manager, through the bundled SDK, signed with the
+        // credentials Lambda puts in the environment.
+        const registry = environment.secrets.calls.slice(calls);
+        expect(
+          registry.map((call) => call.target),
+          name,
+        ).toEqual(['secretsmanager.GetSecretValue']);
+        expect(String(registry[0]!.headers.authorization), name).toContain('Credential=ASIAFIRSTREQUEST/');
+      },
+    );
+
+    it('S3: an answer over the inline limit goes to the bucket, answered with a presigned URL', async () => {
+      const outcome = await invoke(
+        'dataGetData',
+        httpApiEvent({
+          method: 'GET',
+          route: '/{tenant}/JsonAPI/Data/getData/{dataSource}',
+          pathParameters: { tenant: 'demo', dataSource: 'SUBJECT' },
+          headers: { authorization: DEMO_AUTH },
+        }),
+        { INLINE_LIMIT_BYTES: '1024' },
+      );
+      const result = outcome.result as { statusCode: number; headers: Record<string, string> };
+      expect(result.statusCode, outcome.output).toBe(303);
+      const download = await fetch(result.headers.location!);
+      expect(download.status).toBe(200);
+      expect(((await download.json()) as { SUBJECT: unknown[] }).SUBJECT).toHaveLength(60);
+    }, 120_000);
+
+    it('SSM: the tenant registry from a SecureString parameter', async () => {
+      const calls = environment.secrets.calls.length;
+      const outcome = await invoke(
+        'webTest',
+        httpApiEvent({
+          method: 'GET',
+          route: '/{tenant}/WebAPI/test',
+          pathParameters: { tenant: 'demo' },
+          headers: { 'x-api-key': 'demo-api-key' },
+        }),
+        { TENANT_REGISTRY_SECRET_ID: '', TENANT_REGISTRY_PARAMETER: environment.registryParameter },
+      );
+      expect((outcome.result as { statusCode: number }).statusCode).toBe(200);
+      expect(environment.secrets.calls.slice(calls).map((call) => call.target)).toEqual([
+        'AmazonSSM.GetParameter',
+      ]);
+    }, 120_000);
+
+    it('SQS: getDataAsync queues its job; a failed webhook postpones its message', async () => {
+      const queued = environment.emulator.inspectQueue('web-api-jobs')!.messages.ready.length;
+      await invoke('webGetDataAsync', (await environment.typicalRequest('webGetDataAsync')).event);
+      expect(environment.emulator.inspectQueue('web-api-jobs')!.messages.ready.length).toBe(queued + 1);
+
+      // Subject 7's webhook answers 500: the delivery is retried, its message hidden for the
+      // schedule's first delay (5 s) instead of the queue's 60.
+      await sqlOn(
+        environment.database.database,
+      )`UPDATE dbo."SUBJECT" SET "WEBHOOK_URL" = ${`${environment.receiver.url}/refuses`}
+      WHERE "ID" = 7`;
+      environment.receiver.on('/refuses', { status: 500 });
+      const body = JSON.stringify({
+        tenant: 'demo',
+        subjectId: 7,
+        documentId: 8_000_000 + (Date.now() % 100_000),
+      });
+      environment.emulator.sendMessage('document-received', body);
+      const sqs = new SQSClient({
+        endpoint: `http://127.0.0.1:${environment.emulator.port}`,
+        region: 'eu-central-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      });
+      try {
+        const received = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: environment.queueUrls.DocumentReceivedQueue,
+            MaxNumberOfMessages: 1,
+          }),
+        );
+        const message = received.Messages![0]!;
+        const outcome = await invoke(
+          'deliverWebhook',
+          sqsEvent(environment.queueArns.DocumentReceivedQueue, message.Body!, message.ReceiptHandle!),
+        );
+        expect((outcome.result as { batchItemFailures: unknown[] }).batchItemFailures).toHaveLength(1);
+        expect(outcome.output).not.toContain('could not set the message visibility');
+        const inflight = environment.emulator.inspectQueue('document-received')!.messages.inflight;
+        expect(inflight).toHaveLength(1);
+        expect(inflight[0]!.visibilityDeadline - Date.now()).toBeLessThan(10_000);
+      } finally {
+        sqs.destroy();
+      }
+    }, 120_000);
+
+    it('XML: a signed Web API call in XML', async () => {
+      const outcome = await invoke(
+        'webGetData',
+        signedWebApiEvent('getData', '<data><vlTyp>1001</vlTyp><params><ico>25596641</ico></params></data>'),
+      );
+      const result = outcome.result as { statusCode: number; body: string };
+      expect(result.statusCode).toBe(200);
+      expect(result.body).toContain('Alfa Trade');
+      expect(outcome.loaded.some(({ url }) => /xml-request-[^/]+\.mjs$/.test(url))).toBe(true);
+    }, 120_000);
+
+    it('without credentials in the environment, the left-out providers pass on to the next', async () => {
+      const outcome = await invoke(
+        'webTest',
+        httpApiEvent({
+          method: 'GET',
+          route: '/{tenant}/WebAPI/test',
+          pathParameters: { tenant: 'demo' },
+          headers: { 'x-api-key': 'demo-api-key' },
+        }),
+        {
+          AWS_ACCESS_KEY_ID: '',
+          AWS_SECRET_ACCESS_KEY: '',
+          AWS_SESSION_TOKEN: '',
+          AWS_EC2_METADATA_DISABLED: 'true',
+        },
+      );
+      expect((outcome.result as { statusCode: number }).statusCode).toBeGreaterThanOrEqual(500);
+      // The end of the SDK's default chain, reached through every left-out link.
+      expect(outcome.output).toContain('Could not load credentials from any providers');
+    }, 120_000);
+  },
+);

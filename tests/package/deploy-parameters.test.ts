@@ -30,10 +30,12 @@ const OVERRIDES: Record<string, string> = {
   webApiPrefix: 'WebV2',
   webhookRetrySchedule: '7,70,700',
   webhookMaxAttempts: '4',
+  webhookMaxReceives: '12',
   webApiJobWorkerTimeout: '120',
   webApiJobVisibility: '720',
+  webApiJobMaxAttempts: '2',
   webApiJobMaxReceives: '5',
-  webApiJobStaleSeconds: '3600',
+  webApiJobStaleSeconds: '4000',
   serverErrorRatePercent: '7',
   httpApiServerErrorMinRequests: '25',
   webhookFailureRatePercent: '33',
@@ -375,22 +377,45 @@ describe('deploy parameters', () => {
   it('sizes the queues and the job worker from the overridden values', () => {
     const resource = (id: string) => overridden.Resources[id]!.Properties;
     const env = (id: string) => (resource(id).Environment as { Variables: Record<string, Json> }).Variables;
-    expect(env('DeliverWebhookLambdaFunction').WEBHOOK_RETRY_SCHEDULE).toBe('7,70,700');
-    // A --param value is a string; CloudFormation takes "4" for an integer property.
+    expect(env('DeliverWebhookLambdaFunction')).toMatchObject({
+      WEBHOOK_RETRY_SCHEDULE: '7,70,700',
+      WEBHOOK_MAX_RECEIVES: '12',
+      DOCUMENT_RECEIVED_DEAD_LETTER_QUEUE_URL: { Ref: 'DocumentReceivedDeadLetterQueue' },
+    });
+    // A --param value is a string; CloudFormation takes "12" for an integer property.
     expect(
       Number((resource('DocumentReceivedQueue').RedrivePolicy as { maxReceiveCount: Json }).maxReceiveCount),
-    ).toBe(4);
+    ).toBe(12);
     expect(Number(resource('WebJobWorkerLambdaFunction').Timeout)).toBe(120);
     expect(env('WebJobWorkerLambdaFunction')).toMatchObject({
+      WEB_API_JOB_MAX_ATTEMPTS: '2',
       WEB_API_JOB_MAX_RECEIVES: '5',
       WEB_API_JOB_LEASE_SECONDS: '120',
-      WEB_API_JOB_STALE_SECONDS: '3600',
+      WEB_API_JOB_STALE_SECONDS: '4000',
+      WEB_API_JOB_DEAD_LETTER_QUEUE_URL: { Ref: 'WebApiJobDeadLetterQueue' },
     });
-    expect(env('WebGetDataLambdaFunction').WEB_API_JOB_STALE_SECONDS).toBe('3600');
-    expect(env('WebGetDataAsyncLambdaFunction').WEB_API_JOB_STALE_SECONDS).toBe('3600');
+    expect(env('WebGetDataLambdaFunction').WEB_API_JOB_STALE_SECONDS).toBe('4000');
+    expect(env('WebGetDataAsyncLambdaFunction').WEB_API_JOB_STALE_SECONDS).toBe('4000');
     expect(Number(resource('WebApiJobQueue').VisibilityTimeout)).toBe(720);
     expect(
       Number((resource('WebApiJobQueue').RedrivePolicy as { maxReceiveCount: Json }).maxReceiveCount),
     ).toBe(5);
+  });
+
+  it('lets the consumers send only to their own dead-letter queue, and getDataAsync only to the job queue', () => {
+    const deployed = asDeployed(overridden);
+    const sends = Object.fromEntries(
+      functionRoles(deployed).map(({ id, role }) => [
+        id.replace(/LambdaFunction$/, ''),
+        grantsOf(deployed.Resources[role]!, 'sqs:SendMessage').map((grant) => grant.Resource),
+      ]),
+    );
+    expect(sends).toMatchObject({
+      DeliverWebhook: [{ 'Fn::GetAtt': ['DocumentReceivedDeadLetterQueue', 'Arn'] }],
+      WebJobWorker: [{ 'Fn::GetAtt': ['WebApiJobDeadLetterQueue', 'Arn'] }],
+      WebGetDataAsync: [{ 'Fn::GetAtt': ['WebApiJobQueue', 'Arn'] }],
+      WebGetData: [],
+      WebTest: [],
+    });
   });
 });

@@ -9,7 +9,7 @@ import {
   type WebApiStore,
 } from '../../shared/core/web-api/store.js';
 
-interface StoredEntry extends Omit<JournalEntry, 'ageSeconds' | 'attempts'> {
+interface StoredEntry extends Omit<JournalEntry, 'ageSeconds' | 'attempts' | 'leaseHeld'> {
   attempts: number;
   createdAt: number;
   mode: string;
@@ -38,8 +38,8 @@ export function memoryWebApiStore(
   const calls: { vltyp: number; params: readonly ParamObject[] }[] = [];
 
   const view = (entry: StoredEntry): JournalEntry => {
-    const { createdAt, mode: _mode, leaseUntil: _lease, ...rest } = entry;
-    return { ...rest, ageSeconds: (now() - createdAt) / 1000 };
+    const { createdAt, mode: _mode, leaseUntil, ...rest } = entry;
+    return { ...rest, ageSeconds: (now() - createdAt) / 1000, leaseHeld: leaseUntil > now() };
   };
 
   const store: WebApiStore = {
@@ -99,9 +99,11 @@ export function memoryWebApiStore(
       const entry = journal.get(id);
       return entry ? view(entry) : undefined;
     },
-    async startAttempt(id, leaseSeconds) {
+    async startAttempt(id, leaseSeconds, maxAttempts) {
       const entry = journal.get(id);
-      if (entry?.state !== 'running' || entry.leaseUntil > now()) return undefined;
+      if (entry?.state !== 'running' || entry.leaseUntil > now() || entry.attempts >= maxAttempts) {
+        return undefined;
+      }
       entry.attempts += 1;
       entry.leaseUntil = now() + leaseSeconds * 1000;
       return view(entry);

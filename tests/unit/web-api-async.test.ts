@@ -94,7 +94,13 @@ function setUp(options: { timeoutSeconds?: number; staleSeconds?: number; now?: 
       },
     },
   };
-  const delivery = (attempt = 1): JobDelivery => ({ attempt, maxAttempts: 3, timeLimitMs: 60_000 });
+  /** A delivery by the queue: its receive count, and whether the queue will not hand it out again. */
+  const delivery = (receiveCount = 1, finalReceive = false): JobDelivery => ({
+    receiveCount,
+    maxAttempts: 3,
+    finalReceive,
+    timeLimitMs: 60_000,
+  });
   /** A queue whose worker runs every job at once, on the same store. */
   const workingQueue: JobQueue = {
     async enqueue(job) {
@@ -296,7 +302,7 @@ describe('Function: runJob', () => {
     const first = runJob(jobCtx, jobs[0]!, delivery(1));
     await vi.waitFor(() => expect(calls).toHaveLength(1));
     expect(await runJob(jobCtx, jobs[0]!, delivery(2))).toBe('retry');
-    expect(await runJob(jobCtx, jobs[0]!, delivery(3))).toBe('held');
+    expect(await runJob(jobCtx, jobs[0]!, delivery(3, true))).toBe('held');
     gate.release();
     expect(await first).toBe('finished');
     expect(calls).toHaveLength(1);
@@ -319,6 +325,45 @@ describe('Function: runJob', () => {
     expect(jobOutcomes).toEqual(['retry', 'retry', 'abandoned']);
   });
 
+  it('counts attempts in the journal, not receives: a job received often before it ran gets every attempt', async () => {
+    const { ctx, jobs, jobCtx, delivery, journal, gate, idleQueue } = setUp({ timeoutSeconds: 0.05 });
+    await getDataAsync(ctx, signed({ vltyp: 9003 }), idleQueue);
+    const attempts: number[] = [];
+    const counted = (receiveCount: number) => ({
+      ...delivery(receiveCount),
+      onAttempt: (n: number) => attempts.push(n),
+    });
+    // Receive counts inflated by receives that never reached a worker (a throttled consumer).
+    expect(await runJob(jobCtx, jobs[0]!, counted(4))).toBe('retry');
+    expect(await runJob(jobCtx, jobs[0]!, counted(6))).toBe('retry');
+    expect(journal.get(1)).toMatchObject({ state: 'running', attempts: 2 });
+    expect(await runJob(jobCtx, jobs[0]!, counted(9))).toBe('abandoned');
+    expect(attempts).toEqual([1, 2, 3]);
+    expect(gate.failures).toBe(3);
+    expect(journal.get(1)).toMatchObject({ state: 'failed', attempts: 3 });
+  });
+
+  it("makes the queue's final receive the last attempt, whatever the journal counts", async () => {
+    const { ctx, jobs, jobCtx, delivery, journal, idleQueue } = setUp({ timeoutSeconds: 0.05 });
+    await getDataAsync(ctx, signed({ vltyp: 9003 }), idleQueue);
+    expect(await runJob(jobCtx, jobs[0]!, delivery(10, true))).toBe('abandoned');
+    expect(journal.get(1)).toMatchObject({ state: 'failed', attempts: 1 });
+  });
+
+  it('ends unrun a job found with every attempt made and still running (its workers stopped)', async () => {
+    const { ctx, jobs, jobCtx, delivery, journal, calls, idleQueue } = setUp({ timeoutSeconds: 0.05 });
+    await getDataAsync(ctx, signed({ vltyp: 7 }), idleQueue);
+    // Three workers took it and died: the attempts are counted, the leases lapsed.
+    Object.assign(journal.get(1)!, { attempts: 3, leaseUntil: 0 });
+    expect(await runJob(jobCtx, jobs[0]!, delivery(4))).toBe('abandoned');
+    expect(calls).toHaveLength(0);
+    expect(journal.get(1)).toMatchObject({ state: 'failed', attempts: 3 });
+    expect(JSON.parse(journal.get(1)!.answer!).data[0].error[0]).toEqual({
+      errorCode: '170',
+      errorMessage: 'The job could not be completed after 3 attempts',
+    });
+  });
+
   it('does not retry an operation that failed inside the database (120)', async () => {
     const { ctx, jobs, jobCtx, delivery, journal, idleQueue } = setUp({ timeoutSeconds: 0.05 });
     await getDataAsync(ctx, signed({ vltyp: 9002 }), idleQueue);
@@ -331,7 +376,12 @@ describe('Function: runJob', () => {
     const { ctx, jobs, jobCtx, journal, idleQueue } = setUpGate;
     await getDataAsync(ctx, signed({ vltyp: 9001 }), idleQueue);
     const { gate } = setUpGate;
-    const outcome = await runJob(jobCtx, jobs[0]!, { attempt: 1, maxAttempts: 3, timeLimitMs: 50 });
+    const outcome = await runJob(jobCtx, jobs[0]!, {
+      receiveCount: 1,
+      maxAttempts: 3,
+      finalReceive: false,
+      timeLimitMs: 50,
+    });
     expect(outcome).toBe('time_limit');
     // The operation was cancelled in the database, not left running behind the failed answer.
     expect(gate.cancelled).toBe(1);

@@ -39,8 +39,15 @@ describe('Web API deployment (serverless.yml, infra/resources/web-api.yml)', () 
     expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * worker.timeout);
   });
 
-  it('tells the worker the deliveries and its lease, and 997 a stale time beyond every delivery', () => {
+  it('tells the worker the attempts, the receives and its lease, and 997 a stale time beyond every receive', () => {
     expect(Number(worker.environment.WEB_API_JOB_MAX_RECEIVES)).toBe(queue.RedrivePolicy.maxReceiveCount);
+    // Room for receives that never reach the worker (a throttled consumer).
+    expect(queue.RedrivePolicy.maxReceiveCount).toBeGreaterThan(
+      Number(worker.environment.WEB_API_JOB_MAX_ATTEMPTS),
+    );
+    expect(worker.environment.WEB_API_JOB_DEAD_LETTER_QUEUE_URL).toEqual({
+      'Fn::Ref': 'WebApiJobDeadLetterQueue',
+    });
     expect(Number(worker.environment.WEB_API_JOB_LEASE_SECONDS)).toBe(worker.timeout);
     for (const name of ['webGetData', 'webGetDataAsync', 'webJobWorker']) {
       const stale = Number(functions[name].environment.WEB_API_JOB_STALE_SECONDS);
@@ -64,6 +71,12 @@ describe('Web API deployment (serverless.yml, infra/resources/web-api.yml)', () 
         Action: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
         Resource: { 'Fn::GetAtt': 'WebApiJobQueue.Arn' },
       },
+      // The jobs it gives up, moved by itself; nothing else.
+      {
+        Effect: 'Allow',
+        Action: 'sqs:SendMessage',
+        Resource: { 'Fn::GetAtt': 'WebApiJobDeadLetterQueue.Arn' },
+      },
     ]);
     expect(sqs('WebApiRole')).toEqual([]);
     expect(functions.webGetDataAsync.role).toBe('WebApiAsyncRole');
@@ -76,5 +89,6 @@ describe('Web API deployment (serverless.yml, infra/resources/web-api.yml)', () 
     expect(local.consumer.handler).toBe(worker.handler);
     expect(local.maxReceiveCount).toBe(queue.RedrivePolicy.maxReceiveCount);
     expect(local.visibilityTimeoutSeconds).toBe(queue.VisibilityTimeout);
+    expect(local.dlqUrlEnv).toBe('WEB_API_JOB_DEAD_LETTER_QUEUE_URL');
   });
 });

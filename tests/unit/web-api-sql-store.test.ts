@@ -114,13 +114,38 @@ describe('Function: createMssqlWebApiStore', () => {
     expect(statements[1]!.params).toEqual([41, 'finished', '{}', 1, null]);
   });
 
-  it('leases a job only when it runs and no live lease is held', async () => {
+  it('leases a job only when it runs, no live lease is held and it has attempts left', async () => {
     const { db, statements } = recordingMssql([[]]);
-    expect(await createMssqlWebApiStore(db).startAttempt(5, 90)).toBeUndefined();
+    expect(await createMssqlWebApiStore(db).startAttempt(5, 90, 3)).toBeUndefined();
     expect(statements[0]!.sql).toContain(
       "WHERE ID = @p1 AND STATE = N'running' AND (LEASE_UNTIL IS NULL OR LEASE_UNTIL <= SYSUTCDATETIME())",
     );
-    expect(statements[0]!.params).toEqual([5, 90]);
+    expect(statements[0]!.sql).toContain('SET ATTEMPTS = ATTEMPTS + 1');
+    expect(statements[0]!.sql).toContain('AND ATTEMPTS < @p3');
+    expect(statements[0]!.params).toEqual([5, 90, 3]);
+  });
+
+  it('reads whether a lease is held by the database clock', async () => {
+    const { db, statements } = recordingMssql([
+      [
+        {
+          id: 5,
+          applicationId: 1,
+          vltyp: 7,
+          state: 'running',
+          request: '{}',
+          answer: null,
+          rowName: null,
+          attempts: 3,
+          ageSeconds: 12.5,
+          leaseHeld: 0,
+        },
+      ],
+    ]);
+    expect(await createMssqlWebApiStore(db).readJournal(5)).toMatchObject({ attempts: 3, leaseHeld: false });
+    expect(statements[0]!.sql).toContain(
+      'CASE WHEN LEASE_UNTIL > SYSUTCDATETIME() THEN 1 ELSE 0 END AS leaseHeld',
+    );
   });
 });
 

@@ -1,18 +1,22 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { createMssqlWebhookDeliveryLog } from '../../shared/adapters/mssql/webhook-delivery-log.js';
+import type { DeadLetterQueue } from '../../shared/adapters/sqs/dead-letter-queue.js';
 import type { MessageVisibility } from '../../shared/adapters/sqs/message-visibility.js';
 import { parseTenantRegistry } from '../../shared/config/tenants.js';
+import type { WebhookSettings } from '../../shared/config/webhook.js';
 import type { Database } from '../../shared/core/database.js';
 import { DatabaseUnavailableError } from '../../shared/core/database.js';
 import {
   type DeliveryContext,
   deliverWebhook,
+  type EventCopy,
   type WebhookRequest,
   type WebhookSender,
   type WebhookSendResult,
 } from '../../shared/core/webhook/deliver.js';
 import type {
+  DeliveryKey,
   DeliveryRecord,
   WebhookDeliveryLog,
   WebhookSubject,
@@ -23,18 +27,47 @@ import { documentReceivedHandler } from '../../shared/lambda/document-received.j
 
 const EVENT = { tenant: 'demo', subjectId: 1, documentId: 123456 };
 const NOW = Date.parse('2025-03-01T10:00:00.000Z');
+const MESSAGE_ID = 'message-1';
+
+/** A copy of the event as the queue hands it over: by default its first receive. */
+const copy = (receiveCount = 1, finalReceive = false, messageId = MESSAGE_ID): EventCopy => ({
+  messageId,
+  receiveCount,
+  finalReceive,
+});
 
 /** An in-memory WEBHOOK_DELIVERY and SUBJECT. */
 class MemoryDeliveryLog implements WebhookDeliveryLog {
   readonly records: DeliveryRecord[] = [];
   failing: Error | undefined;
   constructor(readonly subjects = new Map<number, WebhookSubject>()) {}
-  async findTarget(eventId: string, subjectId: number) {
+  async findTarget(key: DeliveryKey) {
     if (this.failing) throw this.failing;
     return {
-      alreadyDelivered: this.records.some((r) => r.eventId === eventId && r.outcome === 'delivered'),
-      subject: this.subjects.get(subjectId),
+      alreadyDelivered: this.records.some((r) => r.eventId === key.eventId && r.outcome === 'delivered'),
+      attemptsMade: this.records.filter(
+        (r) =>
+          r.eventId === key.eventId &&
+          r.messageId === key.messageId &&
+          (r.outcome === 'retrying' || r.outcome === 'failed'),
+      ).length,
+      subject: this.subjects.get(key.subjectId),
     };
+  }
+  /** Records `count` failed attempts of message `messageId`, as earlier receives would have. */
+  attemptsBefore(count: number, messageId = MESSAGE_ID) {
+    for (let attempt = 1; attempt <= count; attempt++) {
+      this.records.push({
+        eventId: webhookEventId(EVENT),
+        messageId,
+        subjectId: EVENT.subjectId,
+        documentId: EVENT.documentId,
+        attempt,
+        attemptedAt: NOW - 1000,
+        outcome: 'retrying',
+        httpStatus: 500,
+      });
+    }
   }
   async record(entry: DeliveryRecord) {
     if (this.failing) throw this.failing;
@@ -84,8 +117,8 @@ function context(overrides: Partial<DeliveryContext> & { subject?: WebhookSubjec
 describe('Function: deliverWebhook', () => {
   it('POSTs the bare document id with the secret and Standard Webhooks headers, and records it', async () => {
     const { ctx, log, sender } = context();
-    const decision = await deliverWebhook(EVENT, 1, ctx);
-    expect(decision).toEqual({ action: 'done', outcome: 'delivered' });
+    const decision = await deliverWebhook(EVENT, copy(), ctx);
+    expect(decision).toEqual({ action: 'done', outcome: 'delivered', attempt: 1 });
     const [request] = sender.requests;
     expect(request!.url.href).toBe('https://erp.example.cz/hook');
     expect(request!.body).toBe('123456');
@@ -100,6 +133,7 @@ describe('Function: deliverWebhook', () => {
     expect(log.records).toEqual([
       {
         eventId: id,
+        messageId: MESSAGE_ID,
         subjectId: 1,
         documentId: 123456,
         attempt: 1,
@@ -115,7 +149,7 @@ describe('Function: deliverWebhook', () => {
     for (const code of [200, 201, 202, 204, 299]) {
       const { ctx, sender } = context();
       (sender as unknown as { script: WebhookSendResult[] }).script.push(status(code));
-      expect((await deliverWebhook(EVENT, 1, ctx)).outcome).toBe('delivered');
+      expect((await deliverWebhook(EVENT, copy(), ctx)).outcome).toBe('delivered');
     }
   });
 
@@ -133,16 +167,17 @@ describe('Function: deliverWebhook', () => {
     [{ kind: 'error', error: 'ECONNREFUSED', durationMs: 1 } as const, 'ECONNREFUSED', undefined],
   ])('retries after %j on the schedule', async (result, detail, httpStatus) => {
     const { ctx, log } = context({ sender: new ScriptedSender([result as WebhookSendResult]) });
-    const decision = await deliverWebhook(EVENT, 2, ctx);
-    expect(decision).toMatchObject({ action: 'retry', outcome: 'retrying', delaySeconds: 30 });
+    log.attemptsBefore(1);
+    const decision = await deliverWebhook(EVENT, copy(2), ctx);
+    expect(decision).toMatchObject({ action: 'retry', outcome: 'retrying', delaySeconds: 30, attempt: 2 });
     expect(decision.detail).toContain(detail);
-    expect(log.records[0]).toMatchObject({ attempt: 2, outcome: 'retrying', retryInSeconds: 30 });
-    expect(log.records[0]!.httpStatus).toBe(httpStatus);
+    expect(log.records[1]).toMatchObject({ attempt: 2, outcome: 'retrying', retryInSeconds: 30 });
+    expect(log.records[1]!.httpStatus).toBe(httpStatus);
   });
 
   it('records that a redirect was not followed', async () => {
     const { ctx, log } = context({ sender: new ScriptedSender([status(301)]) });
-    await deliverWebhook(EVENT, 1, ctx);
+    await deliverWebhook(EVENT, copy(), ctx);
     expect(log.records[0]).toMatchObject({
       outcome: 'retrying',
       httpStatus: 301,
@@ -152,52 +187,106 @@ describe('Function: deliverWebhook', () => {
 
   it('waits as long as Retry-After asks when that is longer than the schedule', async () => {
     const { ctx } = context({ sender: new ScriptedSender([status(429, '600')]) });
-    expect(await deliverWebhook(EVENT, 1, ctx)).toMatchObject({ action: 'retry', delaySeconds: 600 });
+    expect(await deliverWebhook(EVENT, copy(), ctx)).toMatchObject({ action: 'retry', delaySeconds: 600 });
     const dated = context({ sender: new ScriptedSender([status(503, 'Sat, 01 Mar 2025 11:00:00 GMT')]) });
-    expect(await deliverWebhook(EVENT, 1, dated.ctx)).toMatchObject({ action: 'retry', delaySeconds: 3600 });
+    expect(await deliverWebhook(EVENT, copy(), dated.ctx)).toMatchObject({
+      action: 'retry',
+      delaySeconds: 3600,
+    });
   });
 
   it('stops at once on 410 Gone', async () => {
     const { ctx, log } = context({ sender: new ScriptedSender([status(410)]) });
-    expect(await deliverWebhook(EVENT, 1, ctx)).toMatchObject({ action: 'done', outcome: 'gone' });
+    expect(await deliverWebhook(EVENT, copy(), ctx)).toMatchObject({ action: 'done', outcome: 'gone' });
     expect(log.records[0]).toMatchObject({ outcome: 'gone', httpStatus: 410 });
   });
 
   it('sends the event to the dead-letter queue when the last attempt fails', async () => {
     const { ctx, log } = context({ sender: new ScriptedSender([status(500)]) });
-    expect(await deliverWebhook(EVENT, 4, ctx)).toMatchObject({ action: 'dead-letter', outcome: 'failed' });
-    expect(log.records[0]).toMatchObject({ attempt: 4, outcome: 'failed', httpStatus: 500 });
-    expect(log.records[0]!.retryInSeconds).toBeUndefined();
+    log.attemptsBefore(3);
+    expect(await deliverWebhook(EVENT, copy(4), ctx)).toMatchObject({
+      action: 'dead-letter',
+      outcome: 'failed',
+    });
+    expect(log.records[3]).toMatchObject({ attempt: 4, outcome: 'failed', httpStatus: 500 });
+    expect(log.records[3]!.retryInSeconds).toBeUndefined();
   });
 
-  it('does not send beyond the schedule when the queue brings a message back too often', async () => {
+  it('counts the attempts it recorded, not the receives: a throttled receive uses none', async () => {
+    const { ctx, log, sender } = context({ sender: new ScriptedSender([status(500)]) });
+    log.attemptsBefore(1);
+    // Received 9 times (8 of them never reached the function): still its second attempt, the
+    // schedule's second delay follows.
+    expect(await deliverWebhook(EVENT, copy(9), ctx)).toMatchObject({
+      action: 'retry',
+      outcome: 'retrying',
+      delaySeconds: 30,
+      attempt: 2,
+    });
+    expect(sender.requests).toHaveLength(1);
+    expect(log.records[1]).toMatchObject({ attempt: 2, messageId: MESSAGE_ID });
+  });
+
+  it('counts each message apart: a copy redriven or sent again gets the whole schedule', async () => {
+    const { ctx, log } = context({ sender: new ScriptedSender([status(500)]) });
+    log.attemptsBefore(4, 'the-dead-lettered-message');
+    expect(await deliverWebhook(EVENT, copy(1, false, 'redriven'), ctx)).toMatchObject({
+      action: 'retry',
+      delaySeconds: 5,
+      attempt: 1,
+    });
+  });
+
+  it('makes its last attempt on the queue final receive, whatever the attempts so far', async () => {
+    const { ctx, log } = context({ sender: new ScriptedSender([status(500)]) });
+    expect(await deliverWebhook(EVENT, copy(30, true), ctx)).toMatchObject({
+      action: 'dead-letter',
+      outcome: 'failed',
+      attempt: 1,
+    });
+    expect(log.records[0]).toMatchObject({ attempt: 1, outcome: 'failed' });
+  });
+
+  it('dead-letters unsent a message that comes back after its last attempt was recorded', async () => {
     const { ctx, log, sender } = context();
-    expect(await deliverWebhook(EVENT, 5, ctx)).toMatchObject({ action: 'dead-letter' });
+    log.attemptsBefore(4);
+    expect(await deliverWebhook(EVENT, copy(5), ctx)).toMatchObject({
+      action: 'dead-letter',
+      outcome: 'not_recorded',
+      detail: 'every attempt was made (4 of 4)',
+    });
     expect(sender.requests).toHaveLength(0);
-    expect(log.records).toHaveLength(0);
+    expect(log.records).toHaveLength(4);
   });
 
   it('does not send an event again once it was delivered, and records the duplicate', async () => {
     const { ctx, log, sender } = context();
-    await deliverWebhook(EVENT, 1, ctx);
-    expect(await deliverWebhook(EVENT, 1, ctx)).toEqual({ action: 'done', outcome: 'duplicate' });
+    await deliverWebhook(EVENT, copy(), ctx);
+    expect(await deliverWebhook(EVENT, copy(), ctx)).toEqual({
+      action: 'done',
+      outcome: 'duplicate',
+      attempt: 1,
+    });
     expect(sender.requests).toHaveLength(1);
     expect(log.records.map((r) => r.outcome)).toEqual(['delivered', 'duplicate']);
     // Another document of the same subject is a different event.
-    await deliverWebhook({ ...EVENT, documentId: 7 }, 1, ctx);
+    await deliverWebhook({ ...EVENT, documentId: 7 }, copy(), ctx);
     expect(sender.requests).toHaveLength(2);
   });
 
   it('skips a subject without WEBHOOK_URL and records why', async () => {
     const { ctx, log, sender } = context({ subject: { webhookUrl: null, secret: 's' } });
-    expect(await deliverWebhook(EVENT, 1, ctx)).toMatchObject({ action: 'done', outcome: 'skipped' });
+    expect(await deliverWebhook(EVENT, copy(), ctx)).toMatchObject({ action: 'done', outcome: 'skipped' });
     expect(sender.requests).toHaveLength(0);
     expect(log.records[0]).toMatchObject({ outcome: 'skipped', error: 'the subject has no WEBHOOK_URL' });
   });
 
   it('records an unknown subject once and does not retry it', async () => {
     const { ctx, log, sender } = context({ subject: null });
-    expect(await deliverWebhook(EVENT, 1, ctx)).toMatchObject({ action: 'done', outcome: 'unknown_subject' });
+    expect(await deliverWebhook(EVENT, copy(), ctx)).toMatchObject({
+      action: 'done',
+      outcome: 'unknown_subject',
+    });
     expect(sender.requests).toHaveLength(0);
     expect(log.records[0]).toMatchObject({ outcome: 'unknown_subject' });
   });
@@ -205,7 +294,7 @@ describe('Function: deliverWebhook', () => {
   it('refuses a private IP literal or a non-http URL without sending, and does not retry', async () => {
     for (const webhookUrl of ['http://169.254.169.254/latest/meta-data/', 'ftp://erp.example.cz/x']) {
       const { ctx, log, sender } = context({ subject: { webhookUrl, secret: 's' } });
-      expect(await deliverWebhook(EVENT, 1, ctx)).toMatchObject({ action: 'done', outcome: 'refused' });
+      expect(await deliverWebhook(EVENT, copy(), ctx)).toMatchObject({ action: 'done', outcome: 'refused' });
       expect(sender.requests).toHaveLength(0);
       expect(log.records[0]!.outcome).toBe('refused');
     }
@@ -218,13 +307,13 @@ describe('Function: deliverWebhook', () => {
       durationMs: 2,
     };
     const { ctx, log } = context({ sender: new ScriptedSender([refusal as WebhookSendResult]) });
-    expect(await deliverWebhook(EVENT, 1, ctx)).toMatchObject({ action: 'done', outcome: 'refused' });
+    expect(await deliverWebhook(EVENT, copy(), ctx)).toMatchObject({ action: 'done', outcome: 'refused' });
     expect(log.records[0]).toMatchObject({ outcome: 'refused', error: refusal.reason });
   });
 
   it('sends without the secret headers when the subject has no secret', async () => {
     const { ctx, sender } = context({ subject: { webhookUrl: 'https://erp.example.cz/hook', secret: null } });
-    await deliverWebhook(EVENT, 1, ctx);
+    await deliverWebhook(EVENT, copy(), ctx);
     expect(sender.requests[0]!.headers['x-peppol-webhook-secret']).toBeUndefined();
     expect(sender.requests[0]!.headers['webhook-signature']).toBeUndefined();
     expect(sender.requests[0]!.headers['webhook-id']).toBe(webhookEventId(EVENT));
@@ -233,12 +322,18 @@ describe('Function: deliverWebhook', () => {
   it('retries on schedule, without sending, when the database fails before the attempt', async () => {
     const { ctx, log, sender } = context();
     log.failing = new DatabaseUnavailableError('connection refused');
-    expect(await deliverWebhook(EVENT, 1, ctx)).toMatchObject({
+    expect(await deliverWebhook(EVENT, copy(), ctx)).toMatchObject({
       action: 'retry',
       outcome: 'not_recorded',
       delaySeconds: 5,
     });
-    expect(await deliverWebhook(EVENT, 4, ctx)).toMatchObject({
+    // Nothing can be counted: the receive count stands in for the attempts.
+    expect(await deliverWebhook(EVENT, copy(2), ctx)).toMatchObject({
+      action: 'retry',
+      outcome: 'not_recorded',
+      delaySeconds: 30,
+    });
+    expect(await deliverWebhook(EVENT, copy(4), ctx)).toMatchObject({
       action: 'dead-letter',
       outcome: 'not_recorded',
     });
@@ -251,7 +346,11 @@ describe('Function: deliverWebhook', () => {
     log.record = async () => {
       throw new Error('disk full');
     };
-    expect(await deliverWebhook(EVENT, 1, ctx)).toEqual({ action: 'done', outcome: 'delivered' });
+    expect(await deliverWebhook(EVENT, copy(), ctx)).toEqual({
+      action: 'done',
+      outcome: 'delivered',
+      attempt: 1,
+    });
     expect(failures.map((f) => f.outcome)).toEqual(['delivered']);
   });
 });
@@ -288,7 +387,7 @@ const registry = parseTenantRegistry({
   },
 });
 
-/** Answers the two delivery-log reads and accepts inserts, like WEBHOOK_DELIVERY would. */
+/** Answers the delivery-log read and accepts inserts, like WEBHOOK_DELIVERY would. */
 function fakeDatabase(subjectUrl: string | null): Database & { inserts: unknown[][] } {
   const inserts: unknown[][] = [];
   const delivered = new Set<unknown>();
@@ -299,7 +398,11 @@ function fakeDatabase(subjectUrl: string | null): Database & { inserts: unknown[
       if (sql.startsWith('SELECT')) {
         const subject =
           params[1] === 1 ? { subjectId: 1, webhookUrl: subjectUrl, secret: 'k' } : { subjectId: null };
-        return [{ delivered: delivered.has(params[0]) ? 1 : 0, ...subject }];
+        const attemptsMade = inserts.filter(
+          (row) =>
+            row[0] === params[0] && row[10] === params[3] && ['retrying', 'failed'].includes(String(row[5])),
+        ).length;
+        return [{ delivered: delivered.has(params[0]) ? 1 : 0, attemptsMade, ...subject }];
       }
       inserts.push([...params]);
       if (params[5] === 'delivered') delivered.add(params[0]);
@@ -316,30 +419,47 @@ function fakeDatabase(subjectUrl: string | null): Database & { inserts: unknown[
   };
 }
 
-function consumer(script: WebhookSendResult[], subjectUrl: string | null = 'https://erp.example.cz/hook') {
+const SETTINGS: WebhookSettings = {
+  retrySchedule: [1, 2, 4],
+  maxAttempts: 4,
+  maxReceives: 10,
+  deadLetterQueueUrl: 'http://queue.example/dlq',
+  allowPrivateTargets: false,
+  timeoutMs: 10_000,
+};
+
+function consumer(
+  script: WebhookSendResult[],
+  subjectUrl: string | null = 'https://erp.example.cz/hook',
+  deadLetterFails = false,
+) {
   const sender = new ScriptedSender(script);
   const postponed: [string, number][] = [];
+  const deadLettered: [string, string | undefined][] = [];
   const visibility: MessageVisibility = {
     async postpone(receiptHandle, seconds) {
       postponed.push([receiptHandle, seconds]);
+    },
+  };
+  const deadLetterQueue: DeadLetterQueue = {
+    async send(sqsRecord, tenant) {
+      if (deadLetterFails) throw new Error('AccessDenied');
+      deadLettered.push([sqsRecord.messageId, tenant]);
+      return `dlq-${sqsRecord.messageId}`;
     },
   };
   const db = fakeDatabase(subjectUrl);
   const handler = documentReceivedHandler({
     registry: async () => registry,
     database: async () => db,
-    settings: () => ({
-      retrySchedule: [1, 2, 4],
-      maxAttempts: 4,
-      allowPrivateTargets: false,
-      timeoutMs: 10_000,
-    }),
+    settings: () => SETTINGS,
     sender: async () => sender,
     visibility: () => visibility,
+    deadLetterQueue: () => deadLetterQueue,
     random: () => 0.5,
   });
   const run = (...records: SQSRecord[]) => handler({ Records: records } as SQSEvent);
-  return { run, sender, postponed, db };
+  return { run, sender, postponed, deadLettered, db };
 }
 
 const body = (documentId: number, subjectId = 1, tenant = 'demo') =>
@@ -347,20 +467,66 @@ const body = (documentId: number, subjectId = 1, tenant = 'demo') =>
 
 describe('Function: documentReceivedHandler', () => {
   it('deletes delivered records and keeps failed ones with their visibility set to the next delay', async () => {
-    const { run, postponed } = consumer([status(200), status(500)]);
+    const { run, postponed, db } = consumer([status(200), status(500)]);
     const ok = record(body(1), 1, 'ok');
+    // Received twice, but the first receive never reached the function: its first attempt.
     const failing = record(body(2), 2, 'failing');
     const result = await run(ok, failing);
     expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'failing' }]);
-    // Attempt 2 failed: the schedule's second delay (2 s) before attempt 3.
-    expect(postponed).toEqual([['rh-failing', 2]]);
+    // Attempt 1 failed: the schedule's first delay (1 s) before attempt 2.
+    expect(postponed).toEqual([['rh-failing', 1]]);
+    expect(db.inserts.map((row) => [row[3], row[5], row[10]])).toEqual([
+      [1, 'delivered', 'ok'],
+      [1, 'retrying', 'failing'],
+    ]);
   });
 
-  it('drops the visibility to 0 after the last attempt so that the redrive policy moves it to the DLQ', async () => {
-    const { run, postponed } = consumer([status(503)]);
-    const result = await run(record(body(1), 4, 'last'));
-    expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'last' }]);
-    expect(postponed).toEqual([['rh-last', 0]]);
+  it('gives every attempt of the schedule however often the queue handed the message out, then dead-letters it itself', async () => {
+    const { run, postponed, deadLettered, db } = consumer([
+      status(503),
+      status(503),
+      status(503),
+      status(503),
+    ]);
+    // Receive counts inflated by receives that never ran (a throttled consumer).
+    const results = [];
+    for (const receiveCount of [3, 4, 7, 9])
+      results.push(await run(record(body(1), receiveCount, 'throttled')));
+    expect(results.map((r) => r.batchItemFailures)).toEqual([
+      [{ itemIdentifier: 'throttled' }],
+      [{ itemIdentifier: 'throttled' }],
+      [{ itemIdentifier: 'throttled' }],
+      // Sent to the dead-letter queue: the original may be deleted.
+      [],
+    ]);
+    expect(postponed).toEqual([
+      ['rh-throttled', 1],
+      ['rh-throttled', 2],
+      ['rh-throttled', 4],
+    ]);
+    expect(deadLettered).toEqual([['throttled', 'demo']]);
+    expect(db.inserts.map((row) => [row[3], row[5]])).toEqual([
+      [1, 'retrying'],
+      [2, 'retrying'],
+      [3, 'retrying'],
+      [4, 'failed'],
+    ]);
+  });
+
+  it("makes the last attempt on the queue's final receive and dead-letters it itself", async () => {
+    const { run, postponed, deadLettered, db } = consumer([status(503)]);
+    const result = await run(record(body(1), SETTINGS.maxReceives, 'final'));
+    expect(result.batchItemFailures).toEqual([]);
+    expect(postponed).toEqual([]);
+    expect(deadLettered).toEqual([['final', 'demo']]);
+    expect(db.inserts.map((row) => [row[3], row[5]])).toEqual([[1, 'failed']]);
+  });
+
+  it('falls back to the redrive policy when the dead-letter queue cannot be reached', async () => {
+    const { run, postponed } = consumer([status(503)], 'https://erp.example.cz/hook', true);
+    const result = await run(record(body(1), SETTINGS.maxReceives, 'final'));
+    expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'final' }]);
+    expect(postponed).toEqual([['rh-final', 0]]);
   });
 
   it('deletes a record after 410 without any further attempt', async () => {
@@ -378,10 +544,14 @@ describe('Function: documentReceivedHandler', () => {
   });
 
   it('sends unreadable events and unknown tenants to the dead-letter queue without sending anything', async () => {
-    const { run, sender, postponed } = consumer([]);
+    const { run, sender, postponed, deadLettered } = consumer([]);
     const result = await run(record('not json', 1, 'bad'), record(body(1, 1, 'nobody'), 1, 'stranger'));
-    expect(result.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['bad', 'stranger']);
-    expect(postponed.map(([, seconds]) => seconds)).toEqual([0, 0]);
+    expect(result.batchItemFailures).toEqual([]);
+    expect(postponed).toEqual([]);
+    expect(deadLettered.sort()).toEqual([
+      ['bad', undefined],
+      ['stranger', 'nobody'],
+    ]);
     expect(sender.requests).toHaveLength(0);
   });
 
@@ -401,7 +571,7 @@ describe('Function: documentReceivedHandler', () => {
     const handler = documentReceivedHandler({
       registry: async () => registry,
       database: async () => fakeDatabase('https://erp.example.cz/hook'),
-      settings: () => ({ retrySchedule: [1], maxAttempts: 2, allowPrivateTargets: false, timeoutMs: 10_000 }),
+      settings: () => ({ ...SETTINGS, retrySchedule: [1], maxAttempts: 2 }),
       sender: async () => new ScriptedSender([status(500)]),
       visibility: () => ({
         postpone: async () => {
@@ -425,12 +595,16 @@ describe('Function: createMssqlWebhookDeliveryLog', () => {
           : [];
       },
     });
-    expect(await log.findTarget('msg_1', 1)).toEqual({
+    expect(
+      await log.findTarget({ eventId: 'msg_1', subjectId: 1, documentId: 123456, messageId: 'm-1' }),
+    ).toEqual({
       alreadyDelivered: false,
+      attemptsMade: 0,
       subject: { webhookUrl: 'https://x.example/h', secret: null },
     });
     await log.record({
       eventId: 'msg_1',
+      messageId: 'm-1',
       subjectId: 1,
       documentId: 123456,
       attempt: 2,
@@ -445,11 +619,16 @@ describe('Function: createMssqlWebhookDeliveryLog', () => {
     expect(select!.sql).toContain('FROM [dbo].[WEBHOOK_DELIVERY]');
     expect(select!.sql).toContain('[EVENT_ID] = @p1');
     expect(select!.sql).toContain('LEFT JOIN [dbo].[SUBJECT] AS [s] ON [s].[ID] = @p2');
-    expect(select!.params).toEqual(['msg_1', 1]);
-    expect(insert!.sql).toMatch(
-      /^INSERT INTO \[dbo\]\.\[WEBHOOK_DELIVERY\] \(\[EVENT_ID\], .*\[RETRY_IN_SECONDS\]\)/s,
+    // The attempts of this message: by subject and document (the index), event and message.
+    expect(select!.sql).toContain(
+      '[SUBJECT_ID] = @p2 AND [DOCUMENT_ID] = @p3 AND [EVENT_ID] = @p1 AND [MESSAGE_ID] = @p4',
     );
-    expect(insert!.sql).toContain('VALUES (@p1, @p2, @p3, @p4, @p5, @p6, @p7, @p8, @p9, @p10)');
+    expect(select!.sql).toContain("[OUTCOME] IN ('retrying', 'failed')) AS [attemptsMade]");
+    expect(select!.params).toEqual(['msg_1', 1, 123456, 'm-1']);
+    expect(insert!.sql).toMatch(
+      /^INSERT INTO \[dbo\]\.\[WEBHOOK_DELIVERY\] \(\[EVENT_ID\], .*\[RETRY_IN_SECONDS\], \[MESSAGE_ID\]\)/s,
+    );
+    expect(insert!.sql).toContain('VALUES (@p1, @p2, @p3, @p4, @p5, @p6, @p7, @p8, @p9, @p10, @p11)');
     expect(insert!.params).toEqual([
       'msg_1',
       1,
@@ -461,6 +640,7 @@ describe('Function: createMssqlWebhookDeliveryLog', () => {
       'x'.repeat(400),
       13,
       30,
+      'm-1',
     ]);
   });
 });

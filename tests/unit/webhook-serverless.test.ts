@@ -34,11 +34,16 @@ describe('serverless.yml: receipt webhook', () => {
     expect(fn.environment.WEBHOOK_RETRY_SCHEDULE).toBe(variable('param:webhookRetrySchedule'));
     expect(fn.environment.WEBHOOK_ALLOW_PRIVATE_TARGETS).toBe('false');
     expect(fn.environment.DOCUMENT_RECEIVED_QUEUE_URL).toEqual({ 'Fn::Ref': 'DocumentReceivedQueue' });
+    expect(fn.environment.DOCUMENT_RECEIVED_DEAD_LETTER_QUEUE_URL).toEqual({
+      'Fn::Ref': 'DocumentReceivedDeadLetterQueue',
+    });
   });
 
-  it('sends an event to the dead-letter queue after exactly the attempts of the schedule', () => {
+  it('leaves the queue room beyond the attempts of the schedule for receives that never reach the function', () => {
     expect(Number(params.webhookMaxAttempts)).toBe(schedule.length + 1);
-    expect(queue.RedrivePolicy.maxReceiveCount).toBe(variable('param:webhookMaxAttempts'));
+    expect(Number(params.webhookMaxReceives)).toBeGreaterThan(Number(params.webhookMaxAttempts));
+    expect(queue.RedrivePolicy.maxReceiveCount).toBe(variable('param:webhookMaxReceives'));
+    expect(fn.environment.WEBHOOK_MAX_RECEIVES).toBe(variable('param:webhookMaxReceives'));
     expect(queue.RedrivePolicy.deadLetterTargetArn).toEqual({
       'Fn::GetAtt': 'DocumentReceivedDeadLetterQueue.Arn',
     });
@@ -70,7 +75,7 @@ describe('serverless.yml: receipt webhook', () => {
     expect(resources.DocumentReceivedDeadLetterQueue.Properties.MessageRetentionPeriod).toBe(1209600);
   });
 
-  it('gives the function only the tenant registry and its own queue', () => {
+  it('gives the function only the tenant registry, its own queue and sending to its dead-letter queue', () => {
     expect(fn.role).toBe('WebhookDeliveryRole');
     const all = resources.WebhookDeliveryRole.Properties.Policies.flatMap(
       (policy: { PolicyDocument: { Statement: unknown[] } }) => policy.PolicyDocument.Statement,
@@ -92,9 +97,16 @@ describe('serverless.yml: receipt webhook', () => {
       'sqs:DeleteMessage',
       'sqs:GetQueueAttributes',
       'sqs:ReceiveMessage',
+      'sqs:SendMessage',
     ]);
-    const sqsStatement = statements.find((s) => JSON.stringify(s.Action).includes('sqs:'))!;
-    expect(sqsStatement.Resource).toEqual({ 'Fn::GetAtt': 'DocumentReceivedQueue.Arn' });
+    const sqsStatements = statements.filter((s) => JSON.stringify(s.Action).includes('sqs:'));
+    expect(sqsStatements.map((s) => [s.Action, s.Resource])).toEqual([
+      [
+        ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ChangeMessageVisibility'],
+        { 'Fn::GetAtt': 'DocumentReceivedQueue.Arn' },
+      ],
+      ['sqs:SendMessage', { 'Fn::GetAtt': 'DocumentReceivedDeadLetterQueue.Arn' }],
+    ]);
     for (const statement of statements) expect(statement.Resource).not.toBe('*');
   });
 });
@@ -104,14 +116,20 @@ describe('Local queue: document-received', () => {
     vi.unstubAllEnvs();
   });
 
-  it('lets a message come back once per attempt of the schedule in effect', () => {
+  it('lets a message come back WEBHOOK_MAX_RECEIVES times, by default as often as in serverless.yml', () => {
     const local = localQueues.find((q) => q.name === DOCUMENT_RECEIVED_QUEUE)!;
     expect(local.consumer.handler).toBe(fn.handler);
+    expect(local.dlqUrlEnv).toBe('DOCUMENT_RECEIVED_DEAD_LETTER_QUEUE_URL');
+    vi.stubEnv('WEBHOOK_MAX_RECEIVES', '');
     vi.stubEnv('WEBHOOK_RETRY_SCHEDULE', '1,2,4');
-    expect(local.maxReceiveCount).toBe(4);
-    vi.stubEnv('WEBHOOK_RETRY_SCHEDULE', '1');
-    expect(local.maxReceiveCount).toBe(2);
+    expect(local.maxReceiveCount).toBe(Number(params.webhookMaxReceives));
     vi.stubEnv('WEBHOOK_RETRY_SCHEDULE', '');
-    expect(local.maxReceiveCount).toBe(Number(params.webhookMaxAttempts));
+    expect(local.maxReceiveCount).toBe(Number(params.webhookMaxReceives));
+    vi.stubEnv('WEBHOOK_RETRY_SCHEDULE', '1,2,4');
+    vi.stubEnv('WEBHOOK_MAX_RECEIVES', '7');
+    expect(local.maxReceiveCount).toBe(7);
+    // Fewer receives than attempts would end events before their schedule: refused.
+    vi.stubEnv('WEBHOOK_RETRY_SCHEDULE', '1,1,1,1,1,1,1,1');
+    expect(() => local.maxReceiveCount).toThrow(/WEBHOOK_MAX_RECEIVES must be at least .* \(9\), got 7/);
   });
 });

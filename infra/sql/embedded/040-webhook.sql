@@ -15,11 +15,13 @@ CREATE TABLE dbo."WEBHOOK_DELIVERY" (
     "ERROR"            varchar(400) NULL,
     "DURATION_MS"      int          NULL,
     "RETRY_IN_SECONDS" int          NULL,
+    "MESSAGE_ID"       varchar(100) NULL,
     CONSTRAINT "PK_WEBHOOK_DELIVERY" PRIMARY KEY ("ID"),
     CONSTRAINT "CK_WEBHOOK_DELIVERY_OUTCOME" CHECK ("OUTCOME" IN (
         'delivered', 'retrying', 'failed', 'gone', 'refused', 'skipped', 'duplicate', 'unknown_subject'))
 );
 COMMENT ON TABLE dbo."WEBHOOK_DELIVERY" IS 'Pokusy o doručení webhooku o přijetí dokumentu (EVENT_ID = hlavička webhook-id, ATTEMPTED_AT v UTC).';
+COMMENT ON COLUMN dbo."WEBHOOK_DELIVERY"."MESSAGE_ID" IS 'Zpráva fronty, která kopii události nesla: pokusy (ATTEMPT) se počítají pro každou zprávu zvlášť.';
 COMMENT ON COLUMN dbo."WEBHOOK_DELIVERY"."OUTCOME" IS 'delivered, retrying, failed (poslední pokus, zpráva jde do DLQ), gone (410), refused, skipped (bez WEBHOOK_URL), duplicate, unknown_subject.';
 
 -- An event is delivered at most once: a second copy finds this row and is not sent again.

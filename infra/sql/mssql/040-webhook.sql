@@ -15,18 +15,25 @@ BEGIN
         EVENT_ID         nvarchar(64)  NOT NULL,  -- the webhook-id header
         SUBJECT_ID       int           NOT NULL,
         DOCUMENT_ID      bigint        NOT NULL,
-        ATTEMPT          int           NOT NULL,  -- 1-based (SQS receive count)
+        ATTEMPT          int           NOT NULL,  -- 1-based: attempts recorded for MESSAGE_ID before it + 1
         ATTEMPTED_AT     datetime2(3)  NOT NULL,  -- UTC
         OUTCOME          nvarchar(20)  NOT NULL,
         HTTP_STATUS      int           NULL,
         ERROR            nvarchar(400) NULL,
         DURATION_MS      int           NULL,
         RETRY_IN_SECONDS int           NULL,
+        MESSAGE_ID       nvarchar(100) NULL,      -- the queue message that carried this copy of the event
         CONSTRAINT PK_WEBHOOK_DELIVERY PRIMARY KEY (ID),
         CONSTRAINT CK_WEBHOOK_DELIVERY_OUTCOME CHECK (OUTCOME IN (
             N'delivered', N'retrying', N'failed', N'gone', N'refused', N'skipped', N'duplicate', N'unknown_subject'))
     );
 END;
+GO
+
+-- Added after the first release: attempts are counted per queue message (not by the queue's
+-- receive count, which a throttled consumer inflates).
+IF COL_LENGTH(N'dbo.WEBHOOK_DELIVERY', N'MESSAGE_ID') IS NULL
+    ALTER TABLE dbo.WEBHOOK_DELIVERY ADD MESSAGE_ID nvarchar(100) NULL;
 GO
 
 -- An event is delivered at most once: a second copy finds this row and is not sent again.

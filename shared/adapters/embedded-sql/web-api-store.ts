@@ -39,11 +39,13 @@ export const EMBEDDED_WEB_API_STATEMENTS: WebApiStatements = {
         "LEASE_UNTIL" = NULL
     WHERE "ID" = $1 AND "STATE" = 'running' RETURNING "ID" AS "id"`,
   readJournal: `SELECT ${JOURNAL_COLUMNS},
-      EXTRACT(EPOCH FROM (${NOW} - "CREATED_AT")) AS "ageSeconds"
+      EXTRACT(EPOCH FROM (${NOW} - "CREATED_AT")) AS "ageSeconds",
+      COALESCE("LEASE_UNTIL" > ${NOW}, false) AS "leaseHeld"
     FROM dbo."WS_JOURNAL" WHERE "ID" = $1`,
   startAttempt: `UPDATE dbo."WS_JOURNAL"
     SET "ATTEMPTS" = "ATTEMPTS" + 1, "LEASE_UNTIL" = ${NOW} + make_interval(secs => $2)
     WHERE "ID" = $1 AND "STATE" = 'running' AND ("LEASE_UNTIL" IS NULL OR "LEASE_UNTIL" <= ${NOW})
+      AND "ATTEMPTS" < $3
     RETURNING ${JOURNAL_COLUMNS}, EXTRACT(EPOCH FROM (${NOW} - "CREATED_AT")) AS "ageSeconds"`,
   releaseJob: `UPDATE dbo."WS_JOURNAL" SET "LEASE_UNTIL" = NULL WHERE "ID" = $1 AND "STATE" = 'running'`,
   callOperation: (operation) =>

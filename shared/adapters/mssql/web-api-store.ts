@@ -81,7 +81,8 @@ export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
     OUTPUT inserted.ID AS id
     WHERE ID = @p1 AND STATE = N'running'`,
   readJournal: `SELECT ${JOURNAL_COLUMNS},
-      DATEDIFF_BIG(millisecond, CREATED_AT, SYSUTCDATETIME()) / 1000.0 AS ageSeconds
+      DATEDIFF_BIG(millisecond, CREATED_AT, SYSUTCDATETIME()) / 1000.0 AS ageSeconds,
+      CASE WHEN LEASE_UNTIL > SYSUTCDATETIME() THEN 1 ELSE 0 END AS leaseHeld
     FROM dbo.WS_JOURNAL WHERE ID = @p1`,
   startAttempt: `UPDATE dbo.WS_JOURNAL
     SET ATTEMPTS = ATTEMPTS + 1, LEASE_UNTIL = DATEADD(second, @p2, SYSUTCDATETIME())
@@ -89,7 +90,8 @@ export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
       inserted.STATE AS state, inserted.REQUEST AS request, inserted.ANSWER AS answer,
       inserted.ROW_NAME AS rowName, inserted.ATTEMPTS AS attempts,
       DATEDIFF_BIG(millisecond, inserted.CREATED_AT, SYSUTCDATETIME()) / 1000.0 AS ageSeconds
-    WHERE ID = @p1 AND STATE = N'running' AND (LEASE_UNTIL IS NULL OR LEASE_UNTIL <= SYSUTCDATETIME())`,
+    WHERE ID = @p1 AND STATE = N'running' AND (LEASE_UNTIL IS NULL OR LEASE_UNTIL <= SYSUTCDATETIME())
+      AND ATTEMPTS < @p3`,
   releaseJob: `UPDATE dbo.WS_JOURNAL SET LEASE_UNTIL = NULL WHERE ID = @p1 AND STATE = N'running'`,
   callOperation: (operation) =>
     `EXEC ${procedureReference(mssqlDialect.quoteIdent, operation.procedure)} @params = @p1`,

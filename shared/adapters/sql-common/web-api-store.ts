@@ -37,9 +37,12 @@ export interface WebApiStatements {
   readonly claimAndOpenJournal: string;
   /** Parameters: id, state, answer, vl result, row name. A row `id` when it was running. */
   readonly finishJournal: string;
-  /** Parameter: id. The journal columns and `ageSeconds`. */
+  /** Parameter: id. The journal columns, `ageSeconds` and `leaseHeld` (1 or true while a lease runs). */
   readonly readJournal: string;
-  /** Parameters: id, lease seconds. The journal columns and `ageSeconds` when the attempt started. */
+  /**
+   * Parameters: id, lease seconds, max attempts. The journal columns and `ageSeconds` when the
+   * attempt started (the job running, not leased, with fewer attempts than the maximum).
+   */
   readonly startAttempt: string;
   /** Parameter: id. */
   readonly releaseJob: string;
@@ -76,6 +79,7 @@ function toJournalEntry(row: Row): JournalEntry {
     answer: row.answer === null || row.answer === undefined ? undefined : String(row.answer),
     rowName: row.rowName === null || row.rowName === undefined ? undefined : String(row.rowName),
     attempts: Number(row.attempts),
+    leaseHeld: row.leaseHeld === true || Number(row.leaseHeld) === 1,
     ageSeconds: Number(row.ageSeconds),
   };
 }
@@ -172,9 +176,10 @@ export function createSqlWebApiStore(db: Pick<Database, 'query'>, sql: WebApiSta
       return row ? toJournalEntry(row) : undefined;
     },
 
-    async startAttempt(id, leaseSeconds) {
-      const row = (await db.query(sql.startAttempt, [id, leaseSeconds]))[0];
-      return row ? toJournalEntry(row) : undefined;
+    async startAttempt(id, leaseSeconds, maxAttempts) {
+      const row = (await db.query(sql.startAttempt, [id, leaseSeconds, maxAttempts]))[0];
+      // The attempt has just taken the lease.
+      return row ? { ...toJournalEntry(row), leaseHeld: true } : undefined;
     },
 
     async releaseJob(id) {

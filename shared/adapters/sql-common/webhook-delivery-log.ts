@@ -9,18 +9,21 @@ import type { WebhookDeliveryLog } from '../../core/webhook/delivery-log.js';
 /** A dialect's statements of the delivery log. */
 export interface DeliveryLogStatements {
   /**
-   * Parameters: event id, subject id. Exactly one row whether or not the subject exists:
-   * `delivered` (count of delivered rows of the event), `subjectId`, `webhookUrl`, `secret`.
+   * Parameters: event id, subject id, document id, message id. Exactly one row whether or not the
+   * subject exists: `delivered` (count of delivered rows of the event), `attemptsMade` (rows of
+   * the message with outcome retrying or failed), `subjectId`, `webhookUrl`, `secret`.
    */
   readonly findTarget: string;
   /**
    * Parameters, in order: event id, subject id, document id, attempt, attempted at, outcome,
-   * HTTP status, error, duration ms, retry in seconds.
+   * HTTP status, error, duration ms, retry in seconds, message id.
    */
   readonly insert: string;
 }
 
 const MAX_ERROR_LENGTH = 400;
+/** WEBHOOK_DELIVERY.MESSAGE_ID's length (an SQS message id is 36 characters). */
+const MAX_MESSAGE_ID_LENGTH = 100;
 
 /** Wall-clock UTC `YYYY-MM-DD hh:mm:ss.mmm`, which both SQL Server and PostgreSQL read as a date-time. */
 function sqlTimestamp(ms: number): string {
@@ -33,11 +36,17 @@ export function createSqlWebhookDeliveryLog(
   sql: DeliveryLogStatements,
 ): WebhookDeliveryLog {
   return {
-    async findTarget(eventId, subjectId) {
-      const [row] = await db.query(sql.findTarget, [eventId, subjectId]);
+    async findTarget(key) {
+      const [row] = await db.query(sql.findTarget, [
+        key.eventId,
+        key.subjectId,
+        key.documentId,
+        key.messageId.slice(0, MAX_MESSAGE_ID_LENGTH),
+      ]);
       const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value : null);
       return {
         alreadyDelivered: Number(row?.delivered ?? 0) > 0,
+        attemptsMade: Number(row?.attemptsMade ?? 0),
         subject:
           row?.subjectId === null || row?.subjectId === undefined
             ? undefined
@@ -56,6 +65,7 @@ export function createSqlWebhookDeliveryLog(
         entry.error === undefined ? null : entry.error.slice(0, MAX_ERROR_LENGTH),
         entry.durationMs === undefined ? null : Math.round(entry.durationMs),
         entry.retryInSeconds ?? null,
+        entry.messageId.slice(0, MAX_MESSAGE_ID_LENGTH),
       ]);
     },
   };

@@ -8,10 +8,21 @@ import type { JournalOutcome, WebApiStore } from './store.js';
 
 /** One delivery of a job by the queue. */
 export interface JobDelivery {
-  /** 1 for the first delivery (SQS `ApproximateReceiveCount`). */
-  readonly attempt: number;
-  /** Deliveries before the queue moves the job to its dead-letter queue (`maxReceiveCount`). */
+  /**
+   * How often the queue has handed the message out (SQS `ApproximateReceiveCount`). Not the
+   * attempt's number: receives that never reached a worker (a throttled consumer) count too. The
+   * attempts are counted in the journal (`WS_JOURNAL.ATTEMPTS`).
+   */
+  readonly receiveCount: number;
+  /** Attempts a job gets; the last one ends a job that keeps failing outside the database. */
   readonly maxAttempts: number;
+  /**
+   * True when the queue will not hand the message out again (its receive count is at
+   * `maxReceiveCount`): this attempt is the last, whatever the journal counts.
+   */
+  readonly finalReceive: boolean;
+  /** Told the attempt's number once the worker has taken the job. */
+  readonly onAttempt?: (attempt: number) => void;
   /** How long the operation may run before the worker itself would be stopped, in ms. */
   readonly timeLimitMs: number;
   /**
@@ -34,8 +45,9 @@ export interface JobContext {
 
 /**
  * What one delivery came to: `finished`/`failed` (the operation's answer is journaled),
- * `time_limit` (it outran the worker), `abandoned` (given up on its last delivery), `retry`,
- * `held` (another worker runs it) or `ended` (already over: a duplicate delivery).
+ * `time_limit` (it outran the worker), `abandoned` (ended as failed after its last attempt failed
+ * outside the database, or found with every attempt made and not ended: its workers stopped),
+ * `retry`, `held` (another worker runs it) or `ended` (already over: a duplicate delivery).
  */
 export type JobOutcome = 'finished' | 'failed' | 'time_limit' | 'abandoned' | 'retry' | 'held' | 'ended';
 
@@ -95,10 +107,12 @@ async function withinTimeLimit<T>(
 
 /**
  * Runs one delivery of a job and writes its answer and state into the journal. Idempotent: a job
- * that has ended is not run again, and a job another worker holds is left to it. A failure
- * outside the operation (database unreachable, a bug) asks for another delivery, except on the
- * last one, which ends the job as failed so that 997 answers its error; a job that outruns the
- * worker's time limit ends as failed at once, because another delivery would only outrun it again.
+ * that has ended is not run again, and a job another worker holds is left to it. Attempts are
+ * counted in the journal as workers take the job, so a delivery that never reached a worker uses
+ * none. A failure outside the operation (database unreachable, a bug) asks for another delivery,
+ * except on the last attempt, which ends the job as failed so that 997 answers its error; so does
+ * a delivery that finds every attempt made and the job still running. A job that outruns the
+ * worker's time limit ends as failed at once, because another attempt would only outrun it again.
  */
 export async function runJob(ctx: JobContext, job: WebApiJob, delivery: JobDelivery): Promise<JobOutcome> {
   const outcome = await deliverJob(ctx, job, delivery);
@@ -108,20 +122,40 @@ export async function runJob(ctx: JobContext, job: WebApiJob, delivery: JobDeliv
 
 async function deliverJob(ctx: JobContext, job: WebApiJob, delivery: JobDelivery): Promise<JobOutcome> {
   const log = ctx.log ?? silentLog;
-  const last = delivery.attempt >= delivery.maxAttempts;
   if (delivery.signal?.aborted) return 'retry';
-  const entry = await ctx.store.startAttempt(job.journalId, ctx.leaseSeconds);
+  const entry = await ctx.store.startAttempt(job.journalId, ctx.leaseSeconds, delivery.maxAttempts);
   if (!entry) {
     const current = await ctx.store.readJournal(job.journalId);
     if (current?.state !== 'running') return 'ended';
     // Another worker holds it: it finishes it, or its lease lapses and a later delivery takes over.
-    return last ? 'held' : 'retry';
+    if (current.leaseHeld) return delivery.finalReceive ? 'held' : 'retry';
+    // The lease lapsed between the two statements: the next delivery takes it.
+    if (current.attempts < delivery.maxAttempts) return 'retry';
+    // Every attempt was made and none ended the job (their workers stopped): it ends here, unrun.
+    log.error('job found with every attempt made; it is given up', {
+      requestId: ctx.requestId,
+      tenant: job.tenant,
+      journalId: current.id,
+      attempts: current.attempts,
+    });
+    const ended = await ctx.store.finishJournal(
+      current.id,
+      failedOutcome(
+        current.id,
+        WebApiErrorCode.jobAbandoned,
+        `The job could not be completed after ${current.attempts} attempts`,
+      ),
+    );
+    return ended ? 'abandoned' : 'ended';
   }
+  const attempt = entry.attempts;
+  delivery.onAttempt?.(attempt);
+  const last = attempt >= delivery.maxAttempts || delivery.finalReceive;
   const fields = {
     requestId: ctx.requestId,
     tenant: job.tenant,
     journalId: entry.id,
-    attempt: delivery.attempt,
+    attempt,
   };
   let outcome: JournalOutcome;
   let reported: JobOutcome | undefined;
@@ -161,7 +195,7 @@ async function deliverJob(ctx: JobContext, job: WebApiJob, delivery: JobDelivery
       await ctx.store.releaseJob(entry.id).catch(() => undefined);
       return 'retry';
     } else {
-      log.error('job failed on its last delivery', { ...fields, ...describeError(error) });
+      log.error('job failed on its last attempt', { ...fields, ...describeError(error) });
       reported = 'abandoned';
       outcome =
         error instanceof DatabaseUnavailableError
@@ -173,14 +207,14 @@ async function deliverJob(ctx: JobContext, job: WebApiJob, delivery: JobDelivery
           : failedOutcome(
               entry.id,
               WebApiErrorCode.jobAbandoned,
-              `The job could not be completed after ${delivery.attempt} attempts`,
+              `The job could not be completed after ${attempt} attempts`,
             );
     }
   }
   // A dead worker writes nothing.
   if (delivery.signal?.aborted) return 'retry';
-  // Should this fail too, the message goes back to the queue (or to the dead-letter queue) and the
-  // job stays running until 997 finds it stale.
+  // Should this fail too, the message goes back to the queue and its next delivery finds the
+  // attempts used up (or the queue's redrive takes it); 997 ends it once stale at the latest.
   await ctx.store.finishJournal(entry.id, outcome);
   return reported ?? (outcome.state === 'finished' ? 'finished' : 'failed');
 }

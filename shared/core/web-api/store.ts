@@ -31,8 +31,14 @@ export interface JournalEntry {
   /** The JSON answer, once finished or failed. */
   readonly answer: string | undefined;
   readonly rowName: string | undefined;
-  /** Worker deliveries that started the job. */
+  /**
+   * Attempts at the job: the workers that took it (each counted when it took its lease). The
+   * queue's receive count is no measure of them, as it also counts receives that never reached a
+   * worker (a throttled consumer).
+   */
   readonly attempts: number;
+  /** True while a worker holds the job (its lease has not run out). */
+  readonly leaseHeld: boolean;
   /** Seconds since the call was journaled, by the database's clock. */
   readonly ageSeconds: number;
 }
@@ -98,9 +104,10 @@ export interface WebApiStore {
   readJournal(id: number): Promise<JournalEntry | undefined>;
   /**
    * Starts a worker's attempt at a running job: counts it and leases the job for `leaseSeconds`,
-   * unless it has ended or another worker holds the lease; undefined then.
+   * unless it has ended, another worker holds the lease, or it has had `maxAttempts` attempts
+   * already; undefined then (readJournal tells which).
    */
-  startAttempt(id: number, leaseSeconds: number): Promise<JournalEntry | undefined>;
+  startAttempt(id: number, leaseSeconds: number, maxAttempts: number): Promise<JournalEntry | undefined>;
   /** Gives up a worker's lease on a running job, so that its next delivery can start at once. */
   releaseJob(id: number): Promise<void>;
 }

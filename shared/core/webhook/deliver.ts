@@ -33,20 +33,38 @@ export interface WebhookSender {
 /** What the queue should do with this copy of the event. */
 export type WebhookDecision =
   /** Finished (delivered, or nothing more to do): remove the message. */
-  | { readonly action: 'done'; readonly outcome: DeliveryOutcome; readonly detail?: string }
-  /** Keep the message and let it come back after `delaySeconds` for the next attempt. */
-  | {
-      readonly action: 'retry';
-      readonly outcome: DeliveryOutcome | 'not_recorded';
-      readonly delaySeconds: number;
-      readonly detail?: string;
-    }
-  /** The attempts are used up: let the queue move the message to its dead-letter queue now. */
-  | {
-      readonly action: 'dead-letter';
-      readonly outcome: DeliveryOutcome | 'not_recorded';
-      readonly detail?: string;
-    };
+  (
+    | { readonly action: 'done'; readonly outcome: DeliveryOutcome; readonly detail?: string }
+    /** Keep the message and let it come back after `delaySeconds` for the next attempt. */
+    | {
+        readonly action: 'retry';
+        readonly outcome: DeliveryOutcome | 'not_recorded';
+        readonly delaySeconds: number;
+        readonly detail?: string;
+      }
+    /** The attempts are used up: move the message to the dead-letter queue now. */
+    | {
+        readonly action: 'dead-letter';
+        readonly outcome: DeliveryOutcome | 'not_recorded';
+        readonly detail?: string;
+      }
+  ) & {
+    /** The attempt's number as recorded (absent when nothing was recorded). */
+    readonly attempt?: number;
+  };
+
+/** The copy of an event the queue handed over this time. */
+export interface EventCopy {
+  /** The queue message carrying it: attempts are counted per message (see DeliveryRecord). */
+  readonly messageId: string;
+  /**
+   * How often the queue has handed this message out. A throttled consumer makes it larger than
+   * the attempts made, so it only stands in for them when the record cannot be read.
+   */
+  readonly receiveCount: number;
+  /** True when the queue will not hand this message out again (its receive count is at the limit). */
+  readonly finalReceive: boolean;
+}
 
 export interface DeliveryContext {
   readonly log: WebhookDeliveryLog;
@@ -86,30 +104,59 @@ export function webhookRequest(
 }
 
 /**
- * Makes attempt `attempt` (the queue's receive count) to deliver a document-received event and
- * records it in WEBHOOK_DELIVERY. A database failure before sending counts as a failed attempt,
- * retried on the schedule; one while recording goes to `onRecordFailure` and the decision stands.
+ * Makes the next attempt to deliver a document-received event and records it in WEBHOOK_DELIVERY.
+ * The attempt's number is the attempts recorded for this message plus one; the queue's receive
+ * count stands in only when the record cannot be read. The last attempt is the schedule's last, or
+ * any attempt on the queue's final receive, and a failed last attempt is dead-lettered. A database
+ * failure before sending counts as a failed attempt, retried on the schedule; one while recording
+ * goes to `onRecordFailure` and the decision stands.
  */
 export async function deliverWebhook(
   event: DocumentReceivedEvent,
-  attempt: number,
+  copy: EventCopy,
   ctx: DeliveryContext,
 ): Promise<WebhookDecision> {
   const now = ctx.now ?? Date.now;
   const maxAttempts = ctx.retrySchedule.length + 1;
-  if (attempt > maxAttempts) {
-    // The queue lets the message come back more often than the schedule has attempts.
-    return { action: 'dead-letter', outcome: 'not_recorded', detail: `attempt ${attempt} of ${maxAttempts}` };
-  }
   const eventId = webhookEventId(event);
-  const startedAt = now();
-  const base = {
+  const key = {
     eventId,
+    messageId: copy.messageId,
     subjectId: event.subjectId,
     documentId: event.documentId,
-    attempt,
-    attemptedAt: startedAt,
   };
+
+  /** The decision after failed attempt `attempt`. */
+  function failedAttempt(attempt: number, detail: string, retryAfterSeconds?: number) {
+    if (attempt >= maxAttempts || copy.finalReceive) {
+      return { action: 'dead-letter', outcome: 'failed', detail } as const;
+    }
+    const delaySeconds = retryDelaySeconds(ctx.retrySchedule, attempt, retryAfterSeconds, ctx.random);
+    return { action: 'retry', outcome: 'retrying', delaySeconds, detail } as const;
+  }
+
+  let target: DeliveryTarget;
+  try {
+    target = await ctx.log.findTarget(key);
+  } catch (error) {
+    // Nothing was sent and nothing can be recorded or counted: the receive count stands in for
+    // the attempts, and the event is tried again later, on the same schedule.
+    const detail = `database: ${(error as Error).message}`;
+    const decision = failedAttempt(Math.max(1, copy.receiveCount), detail);
+    return { ...decision, outcome: 'not_recorded' };
+  }
+  if (target.attemptsMade >= maxAttempts) {
+    // Its last attempt was made and recorded, but the message came back (its move to the
+    // dead-letter queue failed): it goes there now, unsent.
+    return {
+      action: 'dead-letter',
+      outcome: 'not_recorded',
+      detail: `every attempt was made (${target.attemptsMade} of ${maxAttempts})`,
+    };
+  }
+  const attempt = target.attemptsMade + 1;
+  const startedAt = now();
+  const base = { ...key, attempt, attemptedAt: startedAt };
 
   async function finish(
     decision: WebhookDecision,
@@ -121,24 +168,9 @@ export async function deliverWebhook(
     } catch (error) {
       ctx.onRecordFailure?.(error, record);
     }
-    return decision;
+    return { ...decision, attempt };
   }
 
-  function failedAttempt(detail: string, retryAfterSeconds?: number) {
-    if (attempt >= maxAttempts) return { action: 'dead-letter', outcome: 'failed', detail } as const;
-    const delaySeconds = retryDelaySeconds(ctx.retrySchedule, attempt, retryAfterSeconds, ctx.random);
-    return { action: 'retry', outcome: 'retrying', delaySeconds, detail } as const;
-  }
-
-  let target: DeliveryTarget;
-  try {
-    target = await ctx.log.findTarget(eventId, event.subjectId);
-  } catch (error) {
-    // Nothing was sent and nothing can be recorded: try again later, on the same schedule.
-    const detail = `database: ${(error as Error).message}`;
-    const decision = failedAttempt(detail);
-    return { ...decision, outcome: 'not_recorded' };
-  }
   if (target.alreadyDelivered) {
     return finish({ action: 'done', outcome: 'duplicate' }, { error: 'already delivered' });
   }
@@ -170,7 +202,7 @@ export async function deliverWebhook(
     );
   }
   if (result.kind === 'error') {
-    const decision = failedAttempt(result.error);
+    const decision = failedAttempt(attempt, result.error);
     return finish(decision, {
       error: result.error,
       durationMs,
@@ -186,7 +218,7 @@ export async function deliverWebhook(
   }
   // Redirects are not followed: a receiver that moved must have its WEBHOOK_URL updated.
   const error = httpStatus >= 300 && httpStatus < 400 ? 'redirect not followed' : undefined;
-  const decision = failedAttempt(`HTTP ${httpStatus}`, parseRetryAfter(result.retryAfter, now()));
+  const decision = failedAttempt(attempt, `HTTP ${httpStatus}`, parseRetryAfter(result.retryAfter, now()));
   return finish(decision, {
     httpStatus,
     error,

@@ -19,9 +19,18 @@ export type DeliveryOutcome =
 
 export interface DeliveryRecord {
   readonly eventId: string;
+  /**
+   * The queue message that carried this copy of the event. Attempts are counted per message: a
+   * copy redriven from the dead-letter queue, re-sent or sent twice is a new message and gets the
+   * whole schedule, while one message that comes back after its last attempt is not sent again.
+   */
+  readonly messageId: string;
   readonly subjectId: number;
   readonly documentId: number;
-  /** 1-based; the queue's receive count of this copy of the event. */
+  /**
+   * 1-based: the attempts recorded for this message before it, plus one. Not the queue's receive
+   * count, which also counts receives that never reached the function (a throttled consumer).
+   */
   readonly attempt: number;
   /** When the attempt started, in ms since the epoch. */
   readonly attemptedAt: number;
@@ -39,17 +48,31 @@ export interface WebhookSubject {
   readonly secret: string | null;
 }
 
+/** Which copy of which event an attempt is about. */
+export interface DeliveryKey {
+  readonly eventId: string;
+  readonly subjectId: number;
+  readonly documentId: number;
+  /** The queue message carrying this copy (see {@link DeliveryRecord.messageId}). */
+  readonly messageId: string;
+}
+
 /** What an attempt starts from. */
 export interface DeliveryTarget {
   /** True when an earlier copy of the event was delivered. */
   readonly alreadyDelivered: boolean;
+  /** Attempts recorded for this message so far (outcomes `retrying` and `failed`). */
+  readonly attemptsMade: number;
   /** The subject's webhook settings; undefined when the subject does not exist. */
   readonly subject: WebhookSubject | undefined;
 }
 
 /** The webhook's view of a tenant database: subjects in, attempts out. */
 export interface WebhookDeliveryLog {
-  /** The subject's webhook settings and whether the event was delivered already, in one round trip. */
-  findTarget(eventId: string, subjectId: number): Promise<DeliveryTarget>;
+  /**
+   * The subject's webhook settings, whether the event was delivered already and how many attempts
+   * this message has had, in one round trip.
+   */
+  findTarget(key: DeliveryKey): Promise<DeliveryTarget>;
   record(entry: DeliveryRecord): Promise<void>;
 }

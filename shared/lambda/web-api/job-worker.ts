@@ -1,7 +1,9 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { createSqsDeadLetterQueue, type DeadLetterQueue } from '../../adapters/sqs/dead-letter-queue.js';
 import { openDatabase } from '../../config/databases.js';
+import { ConfigurationError } from '../../config/settings.js';
 import { loadTenantRegistry } from '../../config/tenants.js';
-import { getWebApiJobSettings } from '../../config/web-api.js';
+import { getWebApiJobSettings, type WebApiJobSettings } from '../../config/web-api.js';
 import { describeError } from '../../core/log.js';
 import { MetricName } from '../../core/metrics.js';
 import { type JobOutcome, parseWebApiJob, runJob } from '../../core/web-api/jobs.js';
@@ -19,6 +21,20 @@ const remainingMs = (context: Context | undefined, leaseSeconds: number) =>
 /** What one record came to, for its summary line: a job's outcome, or why it was dropped. */
 type RecordOutcome = JobOutcome | 'not_a_job' | 'unknown_tenant' | 'error';
 
+/** What the worker needs besides the job itself; tests replace any of it. */
+export interface JobWorkerDependencies {
+  readonly deadLetterQueue: (settings: WebApiJobSettings) => DeadLetterQueue;
+}
+
+const defaults: JobWorkerDependencies = {
+  deadLetterQueue(settings) {
+    if (!settings.jobDeadLetterQueueUrl) {
+      throw new ConfigurationError('WEB_API_JOB_DEAD_LETTER_QUEUE_URL must be set');
+    }
+    return createSqsDeadLetterQueue(settings.jobDeadLetterQueueUrl);
+  },
+};
+
 async function processRecord(
   record: SQSRecord,
   context: Context,
@@ -32,6 +48,7 @@ async function processRecord(
   if (!tenant) return 'unknown_tenant';
   const settings = getWebApiJobSettings();
   const store = tenantWebApiStore(await openDatabase(tenant.database));
+  const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
   return runJob(
     {
       store,
@@ -42,8 +59,10 @@ async function processRecord(
     },
     job,
     {
-      attempt: Number(record.attributes.ApproximateReceiveCount) || 1,
-      maxAttempts: settings.jobMaxReceives,
+      receiveCount,
+      maxAttempts: settings.jobMaxAttempts,
+      finalReceive: receiveCount >= settings.jobMaxReceives,
+      onAttempt: (attempt) => Object.assign(fields, { attempt }),
       timeLimitMs: remainingMs(context, settings.jobLeaseSeconds) - SAFETY_MS,
       signal,
     },
@@ -53,9 +72,14 @@ async function processRecord(
 /**
  * The Web API worker: runs the jobs of an SQS batch side by side and reports the ones to deliver
  * again as partial batch failures (`ReportBatchItemFailures`), so that the others are not repeated.
- * One summary line per record; a record that fails its last delivery is counted as dead-lettered.
+ * A job ends in its journal (on its last attempt at the latest) and its message is then deleted:
+ * 997 gives its answer, and a redrive could not run it again. A job whose journal cannot be read
+ * or written goes to the dead-letter queue once its receive count reaches the attempts, moved by
+ * the worker itself, since the queue's `maxReceiveCount` leaves room for receives that never
+ * reached a worker (a throttled consumer). One summary line per record.
  */
-export function webApiJobWorker() {
+export function webApiJobWorker(overrides: Partial<JobWorkerDependencies> = {}) {
+  const deps: JobWorkerDependencies = { ...defaults, ...overrides };
   // A bad LOG_FORMAT fails the cold start, by name.
   logFormatFromEnv();
   let coldStart = true;
@@ -69,15 +93,17 @@ export function webApiJobWorker() {
     const signal = invocation?.signal instanceof AbortSignal ? invocation.signal : undefined;
     const cold = coldStart;
     coldStart = false;
-    const outcomes = await Promise.all(
-      event.Records.map(async (record): Promise<RecordOutcome> => {
+    /** True when the record is to be delivered again. */
+    const again = await Promise.all(
+      event.Records.map(async (record): Promise<boolean> => {
         const started = performance.now();
-        const attempt = Number(record.attributes.ApproximateReceiveCount) || 1;
+        const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
+        // `attempt` is the journal's count once the worker has taken the job.
         const fields: Record<string, unknown> = {
           requestId: context?.awsRequestId,
           messageId: record.messageId,
           function: context?.functionName,
-          attempt,
+          receiveCount,
           coldStart: cold,
         };
         let outcome: RecordOutcome;
@@ -87,20 +113,41 @@ export function webApiJobWorker() {
           serviceLog().error('job delivery failed', { ...fields, ...describeError(error) });
           outcome = 'error';
         }
-        const again = outcome === 'retry' || outcome === 'error';
+        let retry = outcome === 'retry' || outcome === 'error';
+        const settings = getWebApiJobSettings();
+        if (outcome === 'error' && receiveCount >= settings.jobMaxAttempts) {
+          // The journal could not be read or written, so its attempts cannot be counted: the
+          // receive count stands in for them, and the job goes to the dead-letter queue now (the
+          // queue's own redrive would wait for maxReceiveCount, which leaves room for throttling).
+          try {
+            const tenant = typeof fields.tenant === 'string' ? fields.tenant : undefined;
+            fields.deadLetterMessageId = await deps.deadLetterQueue(settings).send(record, tenant);
+            fields.deadLetter = true;
+            retry = false;
+          } catch (error) {
+            serviceLog().error('could not move the job to the dead-letter queue', {
+              ...fields,
+              ...describeError(error),
+            });
+          }
+        }
+        if (retry && receiveCount >= settings.jobMaxReceives) {
+          // The queue's own redrive moves it on its next receive.
+          fields.deadLetter = true;
+        }
+        if (fields.deadLetter) {
+          serviceMetrics().count({ [MetricName.deadLettered]: 1 }, [{ queue: 'web-api-jobs' }]);
+        }
         const durationMs = Math.round(performance.now() - started);
         const level = outcome === 'not_a_job' || outcome === 'unknown_tenant' ? 'error' : 'info';
         serviceLog()[level]('job', { ...fields, outcome, durationMs });
-        if (again && attempt >= getWebApiJobSettings().jobMaxReceives) {
-          serviceMetrics().count({ [MetricName.deadLettered]: 1 }, [{ queue: 'web-api-jobs' }]);
-        }
-        return outcome;
+        return retry;
       }),
     );
     return {
-      batchItemFailures: event.Records.filter(
-        (_record, index) => outcomes[index] === 'retry' || outcomes[index] === 'error',
-      ).map((record) => ({ itemIdentifier: record.messageId })),
+      batchItemFailures: event.Records.filter((_record, index) => again[index]).map((record) => ({
+        itemIdentifier: record.messageId,
+      })),
     };
   };
 }

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
+import { createMssqlWebhookDeliveryLog } from '../../shared/adapters/mssql/webhook-delivery-log.js';
+import type { Database } from '../../shared/core/database.js';
+import type { WebhookDeliveryLog } from '../../shared/core/webhook/delivery-log.js';
+import { runMssqlScripts, mssqlUrl as url } from '../support/mssql.js';
+
+// WEBHOOK_DELIVERY on a T-SQL database (the engine of npm run test:tsql, or the SQL Server of
+// MSSQL_URL): attempts are counted per queue message, and 040-webhook.sql adds MESSAGE_ID to a
+// table created before it existed.
+describe.skipIf(!url)('Webhook delivery log on SQL Server (integration)', () => {
+  let db: Database;
+  let log: WebhookDeliveryLog;
+
+  beforeAll(async () => {
+    db = createMssqlDatabase({ connectionString: url! });
+    await runMssqlScripts(db);
+    log = createMssqlWebhookDeliveryLog(db);
+  }, 300_000);
+
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it('adds MESSAGE_ID to a WEBHOOK_DELIVERY of the first release when the scripts run again', async () => {
+    await db.query('ALTER TABLE dbo.WEBHOOK_DELIVERY DROP COLUMN MESSAGE_ID');
+    expect(await db.query("SELECT COL_LENGTH(N'dbo.WEBHOOK_DELIVERY', N'MESSAGE_ID') AS length")).toEqual([
+      { length: null },
+    ]);
+    await runMssqlScripts(db);
+    const [column] = await db.query("SELECT COL_LENGTH(N'dbo.WEBHOOK_DELIVERY', N'MESSAGE_ID') AS length");
+    // nvarchar(100): 200 bytes.
+    expect(Number(column!.length)).toBe(200);
+  }, 300_000);
+
+  it('counts the retrying and failed attempts of one message, apart from other copies of the event', async () => {
+    const documentId = Date.now();
+    const row = { eventId: `msg_tsql-${documentId}`, subjectId: 1, documentId, attemptedAt: Date.now() };
+    const key = { eventId: row.eventId, subjectId: 1, documentId };
+    await log.record({
+      ...row,
+      messageId: 'first',
+      attempt: 1,
+      outcome: 'retrying',
+      httpStatus: 500,
+      retryInSeconds: 5,
+    });
+    await log.record({ ...row, messageId: 'first', attempt: 2, outcome: 'failed', httpStatus: 500 });
+    await log.record({ ...row, messageId: 'second', attempt: 1, outcome: 'retrying', error: 'ECONNREFUSED' });
+    await log.record({ ...row, messageId: 'second', attempt: 2, outcome: 'delivered', httpStatus: 200 });
+    expect(await log.findTarget({ ...key, messageId: 'first' })).toMatchObject({
+      alreadyDelivered: true,
+      attemptsMade: 2,
+      subject: expect.objectContaining({ webhookUrl: expect.any(String) }),
+    });
+    expect((await log.findTarget({ ...key, messageId: 'second' })).attemptsMade).toBe(1);
+    expect((await log.findTarget({ ...key, messageId: 'redriven' })).attemptsMade).toBe(0);
+    const rows = await db.query(
+      'SELECT MESSAGE_ID AS messageId, ATTEMPT AS attempt, OUTCOME AS outcome FROM dbo.WEBHOOK_DELIVERY WHERE EVENT_ID = @p1 ORDER BY ID',
+      [row.eventId],
+    );
+    expect(rows).toEqual([
+      { messageId: 'first', attempt: 1, outcome: 'retrying' },
+      { messageId: 'first', attempt: 2, outcome: 'failed' },
+      { messageId: 'second', attempt: 1, outcome: 'retrying' },
+      { messageId: 'second', attempt: 2, outcome: 'delivered' },
+    ]);
+  });
+});
