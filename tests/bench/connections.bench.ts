@@ -1,11 +1,13 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import sql from 'mssql';
 import { functionPoolSettings } from '../../infra/local/function-instances.js';
 import { startTsqlDemo, tsqlAvailable } from '../../infra/local/tsql-engine.js';
+import { type ConnectionPoolSettings, poolConfig } from '../../shared/adapters/mssql/connection.js';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import type { Database } from '../../shared/core/database.js';
-import { median, record } from './measure.js';
+import { median, record, report, sampleInterleaved } from './measure.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const INSTANCE = join(HERE, 'function-instance-process.ts');
@@ -154,6 +156,30 @@ async function runOnce(
   }
 }
 
+const CHECK_RUNS = 300;
+
+/**
+ * What checking a connection costs each statement: the same statement through a pool of one
+ * connection checked by its socket (the service's) and through one checked with a `SELECT 1`
+ * (the driver's default), alternating in one process, so that the machine's load falls on both.
+ */
+async function connectionChecks(connectionString: string, settings: ConnectionPoolSettings) {
+  const config = poolConfig({ connectionString }, { ...settings, maxConnections: 1 });
+  const socket = await new sql.ConnectionPool(config).connect();
+  const query = await new sql.ConnectionPool({ ...config, validateConnection: true }).connect();
+  try {
+    const statement = 'SELECT COUNT(*) AS n FROM dbo.SUBJECT';
+    return await sampleInterleaved(
+      () => socket.request().query(statement),
+      () => query.request().query(statement),
+      CHECK_RUNS,
+      20,
+    );
+  } finally {
+    await Promise.all([socket.close(), query.close()]);
+  }
+}
+
 /**
  * The pool bound under load on the T-SQL engine: PROCESSES cold instances of getRowsCount, each a
  * process of its own asked for more requests at once than its pool holds, with the function's pool
@@ -190,18 +216,13 @@ export default async function connectionsBench(): Promise<void> {
       env: { ...functionPool, DB_POOL_MAX: '10' },
       poolSize: 10,
     },
-    {
-      key: 'query-check',
-      label: `DB_POOL_MAX=${pool.maxConnections} with a SELECT 1 check`,
-      env: { ...functionPool, BENCH_VALIDATION: 'query' },
-      poolSize: pool.maxConnections,
-    },
   ];
   const demo = await startTsqlDemo();
   // The demo database: an engine copy of its own, or a new database on the server of MSSQL_URL.
   const connectionString = demo.url;
   const observer = createMssqlDatabase({ connectionString });
   const outcomes = new Map<string, Outcome[]>(setups.map((setup) => [setup.key, []]));
+  let checks: [number[], number[]];
   try {
     for (let round = 0; round < ROUNDS; round++) {
       // Each round in another order, so that none always runs on the machine as the others left it.
@@ -216,6 +237,7 @@ export default async function connectionsBench(): Promise<void> {
         );
       }
     }
+    checks = await connectionChecks(connectionString, pool);
   } finally {
     await observer.close();
     await demo.stop();
@@ -229,7 +251,7 @@ export default async function connectionsBench(): Promise<void> {
   const peak = (key: string) => median(of(key, (outcome) => outcome.peakSessions));
   const rate = (key: string) => median(of(key, (outcome) => outcome.requestsPerSecond));
   const coldRate = (key: string) => median(of(key, (outcome) => outcome.coldRequestsPerSecond));
-  const [fn, before, pool10, queryCheck] = setups as [Setup, Setup, Setup, Setup];
+  const [fn, before, pool10] = setups as [Setup, Setup, Setup];
   const setting = `${PROCESSES} processes × ${CONCURRENCY} requests at once, ${SECONDS} s from cold then ${SECONDS} s measured, ${ROUNDS} rounds`;
   const formula = PROCESSES * fn.poolSize;
   record({
@@ -288,15 +310,15 @@ export default async function connectionsBench(): Promise<void> {
     kind: 'ratio',
     note: `${setting}; what the smaller pool alone costs or gains (peak sessions ${peak(fn.key)} against ${peak(pool10.key)})`,
   });
-  record({
-    id: 'connections.socketCheckVsQueryCheck',
-    subject: `requests/s, ${fn.label}`,
-    baseline: queryCheck.label,
-    unit: '/s',
-    subjectMedian: rate(fn.key),
-    baselineMedian: rate(queryCheck.key),
-    value: rate(fn.key) / rate(queryCheck.key),
-    kind: 'ratio',
-    note: `${setting}; the round trip the socket check saves on every statement`,
-  });
+  const [socketCheck, queryCheck] = checks;
+  report(
+    'statement through a pool of 1, checked by its socket',
+    socketCheck,
+    'the same with the SELECT 1 check before it',
+    queryCheck,
+    {
+      id: 'connections.socketCheckVsQueryCheck',
+      note: `getRowsCount's COUNT(*) of SUBJECT, one at a time, ${CHECK_RUNS} each, alternating, in this process: the round trip the socket check saves`,
+    },
+  );
 }

@@ -6,8 +6,7 @@
  * time for that long and answers the counts of its answers; `{ exit: true }` closes its pools.
  *
  * `BENCH_POOL=before` gives it the pool as it was before issue 18 instead: the driver's defaults
- * (10 connections, 30 s waits) and a `SELECT 1` before every connection lent; `BENCH_VALIDATION=query`
- * only the `SELECT 1`.
+ * (10 connections, 30 s waits) and a `SELECT 1` before every connection lent.
  */
 import sql from 'mssql';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
@@ -16,8 +15,7 @@ import { httpApiEvent, invokeHttp } from '../support/http-api-event.js';
 const connectionString = process.env.BENCH_CONNECTION_STRING;
 if (!connectionString || !process.send) throw new Error('run by connections.bench.ts');
 
-if (process.env.BENCH_POOL === 'before' || process.env.BENCH_VALIDATION === 'query') {
-  const before = process.env.BENCH_POOL === 'before';
+if (process.env.BENCH_POOL === 'before') {
   const prototype = sql.ConnectionPool.prototype as unknown as {
     config: sql.config;
     connect(...args: unknown[]): unknown;
@@ -25,7 +23,7 @@ if (process.env.BENCH_POOL === 'before' || process.env.BENCH_VALIDATION === 'que
   const connect = prototype.connect;
   prototype.connect = function connectAsBefore(this: typeof prototype, ...args: unknown[]) {
     this.config.validateConnection = true;
-    if (before) this.config.pool = {};
+    this.config.pool = {};
     return connect.apply(this, args);
   };
 }
