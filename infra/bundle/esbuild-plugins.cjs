@@ -22,6 +22,8 @@
 //   so it gets bl's BufferList, which needs no stream.
 // - `debug` (mssql's log lines, shown with DEBUG=mssql:*): loaded only when DEBUG is set, so that
 //   its `tty` and `util` setup does not cost every cold start.
+// - `util` as tedious's debug.js takes it: not copied property by property (which loads util's
+//   lazy parts).
 // Parts of the AWS SDK (the functions carry the SDK clients they use: README "Cold starts"):
 // - the credential providers Lambda never gets to: Lambda gives a function its role's credentials
 //   in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), the first
@@ -210,6 +212,20 @@ createDebug.formatters = {};
 module.exports = process.env.DEBUG ? require(${JSON.stringify(args.path)}) : createDebug;`,
       loader: 'js',
       resolveDir: path.dirname(args.path),
+    }));
+    // tedious's lib/debug.js takes `util` through Babel's `_interopRequireWildcard`, which copies
+    // every property of it with its descriptor; reading the descriptors of util's lazily loaded
+    // parts loads them (parseArgs, the stream and diff modules, worker_threads: ~40 internal
+    // modules). Given util behind an object marked `__esModule`, the interop copies nothing, and
+    // every property read (`util.inspect`) reaches util itself through the prototype.
+    build.onResolve({ filter: /^(node:)?util$/ }, (args) =>
+      inPackage('tedious', args.importer) && args.kind === 'require-call'
+        ? { path: 'util', namespace: 'util-not-copied' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'util-not-copied' }, () => ({
+      contents: `module.exports = Object.create(require("node:util"), { __esModule: { value: true } });`,
+      loader: 'js',
     }));
     let codePages;
     build.onLoad({ filter: /[\\/]iconv-lite[\\/]encodings[\\/]sbcs-data-generated\.js$/ }, (args) => {

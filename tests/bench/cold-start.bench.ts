@@ -207,7 +207,8 @@ export default async function coldStartBench(): Promise<void> {
     }));
     const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} KB`;
     console.log(
-      `fresh Node ${process.version} process per import, median of ${RUNS} interleaved runs, no NODE_OPTIONS; ` +
+      `fresh Node ${process.version} process per import, median of ${RUNS} interleaved runs, ` +
+        `NODE_OPTIONS="${floor.env.NODE_OPTIONS ?? ''}" (serverless.yml's); ` +
         `empty module: ${emptyMs.toFixed(1)} ms`,
     );
     console.log(

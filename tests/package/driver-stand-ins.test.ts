@@ -150,3 +150,25 @@ describe('debug, bundled', () => {
     expect(run({})).toBe('');
   });
 });
+
+describe("tedious's util, bundled", () => {
+  it('is util itself, without loading the parts of util tedious does not use', async () => {
+    const file = await bundled('tedious-debug', "module.exports = require('tedious/lib/debug.js');");
+    const script = `
+      const bundle = require(${JSON.stringify(file)});
+      const Debug = bundle.default ?? bundle;
+      const debug = new Debug({ token: true });
+      const lines = [];
+      debug.on('debug', (line) => lines.push(line));
+      debug.token({ name: 'LOGINACK', value: { tds: '7.4' } });
+      const loaded = process.moduleLoadList.filter((name) => /worker_threads|parse_args/.test(name));
+      console.log(JSON.stringify({ lines, loaded }));
+    `;
+    const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+    expect(result.stderr).toBe('');
+    const { lines, loaded } = JSON.parse(result.stdout) as { lines: string[]; loaded: string[] };
+    // util.inspect's own rendering of the token (in colours), through the stand-in.
+    expect(lines.join('\n').replace(/\u001b\[\d+m/g, '')).toContain("name: 'LOGINACK'");
+    expect(loaded).toEqual([]);
+  });
+});
