@@ -490,7 +490,8 @@ export function outsideTheRepository(prefix: string): { dir: string; remove: () 
 
 /**
  * Runs one invocation of the handler `entry` (a file of an extracted zip under `root`) in a fresh
- * Node process with exactly `env` (nothing of this process's environment, no NODE_OPTIONS).
+ * Node process with exactly `env`: nothing of this process's environment (NODE_OPTIONS only if
+ * `env` has it).
  */
 export async function invokeInFreshProcess(options: {
   readonly root: string;
