@@ -7,12 +7,14 @@ import { join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyStructuredResultV2, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
+import { parse } from 'yaml';
 import {
   type LocalDemoDatabase,
   openLocalDemoDatabase,
   withDemoConnection,
 } from '../../infra/local/demo-database.js';
 import {
+  cloudFormationTags,
   readServerlessConfig,
   resolveParams,
   type ServerlessConfig,
@@ -162,7 +164,12 @@ export function sqsEvent(queueArn: string, body: string, receiptHandle: string =
 
 const REGION = 'eu-central-1';
 const BUCKET = 'first-request-answers';
-const QUEUES = { DocumentReceivedQueue: 'document-received', WebApiJobQueue: 'web-api-jobs' } as const;
+const QUEUES = {
+  DocumentReceivedQueue: 'document-received',
+  DocumentReceivedDeadLetterQueue: 'document-received-dlq',
+  WebApiJobQueue: 'web-api-jobs',
+  WebApiJobDeadLetterQueue: 'web-api-jobs-dlq',
+} as const;
 /** A demo file of infra/sql/mssql/020-demo-data.sql (an XML invoice, 1.5 KB). */
 export const DEMO_FILE_GUID = 'FB3D403F-F961-5D82-356C-F7151BA88D65';
 
@@ -186,13 +193,50 @@ export interface FirstRequestEnvironment {
 /** Whether the first requests can run here: they need a T-SQL database (MSSQL_URL or the engine). */
 export const firstRequestsAvailable = tsqlAvailable;
 
-/** A value of serverless.yml's `environment`, resolved as a deployment of stage `dev` would. */
+/**
+ * A condition of the stack (infra/resources/parameters.yml), evaluated with the params' defaults:
+ * its operands are `${param:…}` literals once resolved, as a deployment of stage `dev` has them.
+ */
+function stackCondition(config: ServerlessConfig, name: string): boolean {
+  // Through JSON: a short tag's sequence arrives as the YAML library's node, not an array.
+  const conditions = JSON.parse(
+    JSON.stringify(
+      parse(readFileSync(join(ROOT, 'infra', 'resources', 'parameters.yml'), 'utf8'), {
+        customTags: cloudFormationTags as never,
+      }).Conditions,
+    ),
+  ) as Record<string, unknown>;
+  const evaluate = (expression: unknown): boolean => {
+    const [fn, args] = Object.entries(expression as Record<string, unknown>)[0]!;
+    const list = args as unknown[];
+    const literal = (operand: unknown) => resolveParams(config, String(operand));
+    if (fn === 'Fn::Equals') return literal(list[0]) === literal(list[1]);
+    if (fn === 'Fn::Not') return !evaluate(list[0]);
+    if (fn === 'Fn::And') return list.every(evaluate);
+    if (fn === 'Fn::Condition') return evaluate(conditions[args as string]);
+    throw new Error(`stack condition function ${fn}`);
+  };
+  if (!conditions[name]) throw new Error(`infra/resources/parameters.yml has no condition ${name}`);
+  return evaluate(conditions[name]);
+}
+
+/**
+ * A value of serverless.yml's `environment`, resolved as a deployment of stage `dev` would;
+ * undefined where it is `AWS::NoValue` (the variable is not set).
+ */
 function resolveValue(
   config: ServerlessConfig,
   value: unknown,
   refs: Record<string, string>,
   name: string,
-): string {
+): string | undefined {
+  // Through JSON: a short tag's sequence arrives as the YAML library's node, not an array.
+  const choice = (
+    JSON.parse(JSON.stringify(value ?? null)) as { 'Fn::If'?: [string, unknown, unknown] } | null
+  )?.['Fn::If'];
+  if (choice)
+    return resolveValue(config, stackCondition(config, choice[0]) ? choice[1] : choice[2], refs, name);
+  if ((value as { 'Fn::Ref'?: unknown } | null)?.['Fn::Ref'] === 'AWS::NoValue') return undefined;
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
     return resolveParams(config, String(value))
       .replace(/\$\{sls:stage\}/g, 'dev')
@@ -239,8 +283,9 @@ export async function startFirstRequestEnvironment(): Promise<FirstRequestEnviro
       config,
       config.provider.environment?.TENANT_REGISTRY_SECRET_ID,
       {},
-      '',
+      'TENANT_REGISTRY_SECRET_ID',
     );
+    if (!registrySecretId) throw new Error('serverless.yml: TENANT_REGISTRY_SECRET_ID is not set for dev');
     const registryParameter = '/erp-gateway/dev/tenant-registry';
     const secrets = await startAwsJsonEndpoint(
       new Map([
@@ -257,11 +302,7 @@ export async function startFirstRequestEnvironment(): Promise<FirstRequestEnviro
     const home = mkdtempSync(join(tmpdir(), 'first-request-home-'));
     stopping.push(async () => rmSync(home, { recursive: true, force: true }));
     const emulatorUrl = `http://127.0.0.1:${emulator.port}`;
-    const refs = {
-      LargeAnswerBucket: BUCKET,
-      DocumentReceivedQueue: queueUrls.DocumentReceivedQueue,
-      WebApiJobQueue: queueUrls.WebApiJobQueue,
-    };
+    const refs: Record<string, string> = { LargeAnswerBucket: BUCKET, ...queueUrls };
 
     const env = (functionName: string): Record<string, string> => {
       const fn = config.functions[functionName];
@@ -283,7 +324,10 @@ export async function startFirstRequestEnvironment(): Promise<FirstRequestEnviro
         // An empty home: no ~/.aws of whoever runs this.
         HOME: home,
         ...Object.fromEntries(
-          Object.entries(declared).map(([name, value]) => [name, resolveValue(config, value, refs, name)]),
+          Object.entries(declared).flatMap(([name, value]) => {
+            const resolved = resolveValue(config, value, refs, name);
+            return resolved === undefined ? [] : [[name, resolved]];
+          }),
         ),
         // The local services instead of AWS's.
         AWS_ENDPOINT_URL: emulatorUrl,
