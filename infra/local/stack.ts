@@ -8,7 +8,7 @@ import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-s
 import type { PGlite } from '@electric-sql/pglite';
 import type { FauxqsServer } from 'fauxqs';
 import { getSettings, intFromEnv } from '../../shared/config/settings.js';
-import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
+import { parseTenantRegistry, useTenantRegistrySource } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
 import { describeError } from '../../shared/core/log.js';
 import { serviceLog, useObservability } from '../../shared/lambda/observability.js';
@@ -109,8 +109,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const demo = await openLocalDemoDatabase(options.database ?? localDatabaseKind());
   const db = demo.database;
   const registryFile = process.env.TENANT_REGISTRY_FILE ?? join(HERE, 'tenants.json');
-  const registry = withDemoConnection(JSON.parse(await readFile(registryFile, 'utf8')), demo.connection);
-  setTenantRegistry(parseTenantRegistry(registry));
+  // The registry file is read again as in Lambda (TENANT_REGISTRY_MAX_AGE_SECONDS, and early for an
+  // unknown tenant), so that an edit counts while the stack runs; the demo tenant's database filled in.
+  const readRegistryFile = async () =>
+    withDemoConnection(JSON.parse(await readFile(registryFile, 'utf8')), demo.connection);
+  const registry = await readRegistryFile();
+  // A registry the stack cannot serve is refused now, with the setting's path.
+  parseTenantRegistry(registry);
+  useTenantRegistrySource(readRegistryFile);
 
   const sqs = new SQSClient({ endpoint });
   const queueUrls = new Map<string, string>();
@@ -296,6 +302,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         await answerExpiry.stop();
         sqs.destroy();
         await emulator.stop();
+        useTenantRegistrySource(undefined);
         await demo.close();
         // Unless a test has put a log of its own in place meanwhile.
         if (serviceLog() === stackLog) useObservability({ log: functionsLog });

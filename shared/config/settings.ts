@@ -15,6 +15,8 @@ export interface Settings {
   readonly readBatchRows: number;
   /** How long a verified Basic credential is remembered in a warm process, in ms. */
   readonly credentialCacheMs: number;
+  /** `TENANT_REGISTRY_MAX_AGE_SECONDS`: how old the registry in memory may get before it is read again. */
+  readonly tenantRegistryMaxAgeSeconds: number;
   /** How long a warm process remembers a table's or view's columns and key, in seconds (0: not at all). */
   readonly catalogueCacheSeconds: number;
   readonly s3ForcePathStyle: boolean;
@@ -97,6 +99,7 @@ export function getSettings(): Settings {
     presignSeconds: intFromEnv('PRESIGN_SECONDS', 900, 60, 7 * 24 * 3600),
     readBatchRows: intFromEnv('READ_BATCH_ROWS', 1000, 1, 10000),
     credentialCacheMs: intFromEnv('CREDENTIAL_CACHE_MS', 5 * 60 * 1000, 0, 24 * 3600 * 1000),
+    tenantRegistryMaxAgeSeconds: intFromEnv('TENANT_REGISTRY_MAX_AGE_SECONDS', 60, 0, 3600),
     catalogueCacheSeconds: intFromEnv('CATALOGUE_CACHE_SECONDS', 60, 0, 3600),
     s3ForcePathStyle: boolFromEnv('S3_FORCE_PATH_STYLE', false),
     databasePool: databasePoolFromEnv(),

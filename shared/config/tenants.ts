@@ -8,7 +8,7 @@ import {
   readConnectionSecurity,
 } from '../adapters/mssql/connection-security.js';
 import { processWide } from './process-wide.js';
-import { ConfigurationError } from './settings.js';
+import { ConfigurationError, getSettings } from './settings.js';
 
 // zod/mini: the same checks as zod at a fraction of its bundle size (this runs in every function).
 z.config(en());
@@ -184,56 +184,150 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** Where the process's registry stands (one per process, see process-wide.ts). */
+interface RegistryState {
+  /** The last good registry. */
+  current?: TenantRegistry;
+  /** When it was read (ms); a registry set by `setTenantRegistry` never ages. */
+  readAt: number;
+  fixed: boolean;
+  /** The read in flight, shared by every request that needs it. */
+  reading?: Promise<TenantRegistry>;
+  /** The last read an unknown tenant asked for (ms). */
+  earlyReadAt: number;
+  /** The text of the last read, so an unchanged document is not parsed again. */
+  text?: string;
+  /** Where the local stack reads its registry from instead of the environment's source. */
+  source?: () => Promise<unknown>;
+}
+
 /** One per process (see process-wide.ts): the local stack's registry reaches its packaged functions. */
-const loaded = processWide('tenant-registry', () => ({
-  registry: undefined as Promise<TenantRegistry> | undefined,
+const state = processWide<RegistryState>('tenant-registry', () => ({
+  readAt: 0,
+  fixed: false,
+  earlyReadAt: 0,
 }));
 
+/** Who hears that a re-read was refused (the registry in force stays). */
+export interface RegistryProblemLog {
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
 /**
- * The tenant registry of this process, loaded once per cold start from `TENANT_REGISTRY_FILE`
- * (a JSON file), `TENANT_REGISTRY_SECRET_ID` (Secrets Manager) or `TENANT_REGISTRY_PARAMETER`
- * (an SSM SecureString).
+ * How often an unknown tenant may make this process read the registry before its time: a tenant
+ * added a moment ago is served at once, and a flood of unknown tenants costs at most one read per
+ * this many ms.
  */
-export function loadTenantRegistry(): Promise<TenantRegistry> {
-  loaded.registry ??= readRegistryDocument().then(parseTenantRegistry);
-  const registry = loaded.registry;
-  registry.catch(() => {
-    if (loaded.registry === registry) loaded.registry = undefined;
-  });
-  return registry;
+export const EARLY_READ_INTERVAL_MS = 1000;
+
+/**
+ * The tenant registry of this process, read from `TENANT_REGISTRY_FILE` (a JSON file),
+ * `TENANT_REGISTRY_SECRET_ID` (Secrets Manager) or `TENANT_REGISTRY_PARAMETER` (an SSM
+ * SecureString), and read again once it is older than `TENANT_REGISTRY_MAX_AGE_SECONDS`. Until
+ * then the one in memory is answered (no read, no await of anything but itself). A read that fails
+ * or that does not validate keeps the registry in force and is reported to `log` with the
+ * setting's path; only the very first read of a process fails the request.
+ */
+export function loadTenantRegistry(log?: RegistryProblemLog): Promise<TenantRegistry> {
+  const maxAgeMs = getSettings().tenantRegistryMaxAgeSeconds * 1000;
+  if (state.current && (state.fixed || Date.now() - state.readAt < maxAgeMs)) {
+    return Promise.resolve(state.current);
+  }
+  return readRegistry(false, log);
 }
 
-/** Replaces the process's registry (local stack and tests). */
+/**
+ * The tenant `id`, reading the registry before its time (at most once per
+ * {@link EARLY_READ_INTERVAL_MS}) when the one in force does not know it.
+ */
+export async function findTenant(id: string, log?: RegistryProblemLog): Promise<TenantConfig | undefined> {
+  const known = (await loadTenantRegistry(log)).get(id);
+  if (known || state.fixed || Date.now() - state.earlyReadAt < EARLY_READ_INTERVAL_MS) return known;
+  state.earlyReadAt = Date.now();
+  return (await readRegistry(true, log)).get(id);
+}
+
+function readRegistry(force: boolean, log: RegistryProblemLog | undefined): Promise<TenantRegistry> {
+  if (state.reading) return state.reading;
+  const reading = (async () => {
+    try {
+      const text = await (state.source ? state.source().then(JSON.stringify) : readRegistryText(force));
+      if (state.current && text === state.text) {
+        state.readAt = Date.now();
+        return state.current;
+      }
+      let document: unknown;
+      try {
+        document = JSON.parse(text);
+      } catch {
+        throw new ConfigurationError('The tenant registry is not valid JSON');
+      }
+      const registry = parseTenantRegistry(document);
+      Object.assign(state, { current: registry, text, readAt: Date.now() });
+      return registry;
+    } catch (error) {
+      if (!state.current) throw error;
+      // Never half a registry: the last good one stays, and is not read again for a while.
+      state.readAt = Date.now();
+      log?.error('tenant registry: a new read was refused; the registry in force stays', {
+        error: error instanceof Error ? error.message : String(error),
+        source: registrySourceName(),
+      });
+      return state.current;
+    } finally {
+      state.reading = undefined;
+    }
+  })();
+  state.reading = reading;
+  return reading;
+}
+
+/**
+ * Replaces the process's registry with one that never ages (tests), or forgets it so that the next
+ * request reads the registry's source again.
+ */
 export function setTenantRegistry(value: TenantRegistry | undefined): void {
-  loaded.registry = value ? Promise.resolve(value) : undefined;
+  Object.assign(state, { current: value, fixed: value !== undefined, readAt: Date.now(), text: undefined });
 }
 
-async function readRegistryDocument(): Promise<unknown> {
+/**
+ * Reads the registry from `source` (the local stack: its file with the demo database filled in)
+ * instead of the environment's setting, at the same pace; forgets the registry in force.
+ */
+export function useTenantRegistrySource(source: (() => Promise<unknown>) | undefined): void {
+  Object.assign(state, { source, current: undefined, fixed: false, readAt: 0, text: undefined });
+}
+
+function registrySourceName(): string {
+  if (state.source) return 'local stack';
+  if (process.env.TENANT_REGISTRY_FILE) return 'TENANT_REGISTRY_FILE';
+  if (process.env.TENANT_REGISTRY_SECRET_ID) return 'TENANT_REGISTRY_SECRET_ID';
+  return 'TENANT_REGISTRY_PARAMETER';
+}
+
+/**
+ * The registry document's text. Secrets Manager and SSM through Powertools Parameters, which keeps
+ * the value for the max age itself (a read within it makes no call); `force` asks anew.
+ */
+async function readRegistryText(force: boolean): Promise<string> {
   const file = process.env.TENANT_REGISTRY_FILE;
   const secretId = process.env.TENANT_REGISTRY_SECRET_ID;
   const parameter = process.env.TENANT_REGISTRY_PARAMETER;
-  let text: string | undefined;
+  const options = { maxAge: getSettings().tenantRegistryMaxAgeSeconds, forceFetch: force };
+  let text: unknown;
   if (file) {
     text = await readFile(file, 'utf8');
   } else if (secretId) {
-    const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-    const answer = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: secretId }));
-    text = answer.SecretString;
+    const { getSecret } = await import('@aws-lambda-powertools/parameters/secrets');
+    text = await getSecret(secretId, options);
   } else if (parameter) {
-    const { SSMClient, GetParameterCommand } = await import('@aws-sdk/client-ssm');
-    const answer = await new SSMClient({}).send(
-      new GetParameterCommand({ Name: parameter, WithDecryption: true }),
-    );
-    text = answer.Parameter?.Value;
+    const { getParameter } = await import('@aws-lambda-powertools/parameters/ssm');
+    text = await getParameter(parameter, { ...options, decrypt: true });
   } else {
     throw new ConfigurationError(
       'TENANT_REGISTRY_FILE, TENANT_REGISTRY_SECRET_ID or TENANT_REGISTRY_PARAMETER must be set',
     );
   }
-  if (!text) throw new ConfigurationError('The tenant registry is empty');
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ConfigurationError('The tenant registry is not valid JSON');
-  }
+  if (typeof text !== 'string' || !text) throw new ConfigurationError('The tenant registry is empty');
+  return text;
 }

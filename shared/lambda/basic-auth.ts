@@ -30,12 +30,20 @@ export async function requireBasicAuth(
   const name = decoded.slice(0, colon);
   const password = decoded.slice(colon + 1);
 
-  const key = createHash('sha256').update(tenant.id).update('\0').update(header).digest('base64');
+  const user = tenant.dataApiUsers.find((u) => u.name === name);
+  // Remembered with the user's hash as the registry has it now: a rotated password (a new hash)
+  // or a removed user is checked anew with the registry's next read, never answered from memory.
+  const key = createHash('sha256')
+    .update(tenant.id)
+    .update('\0')
+    .update(user?.passwordHash ?? '')
+    .update('\0')
+    .update(header)
+    .digest('base64');
   const now = Date.now();
   const until = remembered.get(key);
-  if (until !== undefined && until > now) return name;
+  if (user && until !== undefined && until > now) return name;
 
-  const user = tenant.dataApiUsers.find((u) => u.name === name);
   const valid = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
   if (!user || !valid) throw unauthorized(tenant, 'Invalid user name or password');
   if (cacheMs > 0) {

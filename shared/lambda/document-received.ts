@@ -5,7 +5,7 @@ import { createSqsDeadLetterQueue, type DeadLetterQueue } from '../adapters/sqs/
 import { createSqsMessageVisibility, type MessageVisibility } from '../adapters/sqs/message-visibility.js';
 import { byDialect, openDatabase } from '../config/databases.js';
 import { ConfigurationError } from '../config/settings.js';
-import { type DatabaseConnection, loadTenantRegistry, type TenantRegistry } from '../config/tenants.js';
+import { type DatabaseConnection, findTenant, type TenantConfig } from '../config/tenants.js';
 import { getWebhookSettings, type WebhookSettings } from '../config/webhook.js';
 import type { Database } from '../core/database.js';
 import { describeError } from '../core/log.js';
@@ -22,7 +22,8 @@ import { logFormatFromEnv, serviceLog, serviceMetrics } from './observability.js
 
 /** What the document-received consumer needs; tests replace any of it. */
 export interface DocumentReceivedDependencies {
-  readonly registry: () => Promise<TenantRegistry>;
+  /** The tenant of an event, from the registry (read again early for one it does not know). */
+  readonly tenant: (id: string) => Promise<TenantConfig | undefined>;
   readonly database: (connection: DatabaseConnection) => Promise<Database>;
   readonly settings: () => WebhookSettings;
   readonly sender: (settings: WebhookSettings) => Promise<WebhookSender>;
@@ -75,7 +76,7 @@ function defaultDeadLetterQueue(settings: WebhookSettings): DeadLetterQueue {
 }
 
 const defaults: DocumentReceivedDependencies = {
-  registry: loadTenantRegistry,
+  tenant: (id) => findTenant(id, serviceLog()),
   database: openDatabase,
   settings: getWebhookSettings,
   sender: defaultSender,
@@ -225,7 +226,7 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
       documentId: event.documentId,
       eventId: webhookEventId(event),
     });
-    const tenant = (await deps.registry()).get(event.tenant);
+    const tenant = await deps.tenant(event.tenant);
     if (!tenant) {
       // Nothing to record it in; the dead-letter queue keeps it for a redrive once the tenant exists.
       return apply(

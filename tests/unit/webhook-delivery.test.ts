@@ -450,7 +450,7 @@ function consumer(
   };
   const db = fakeDatabase(subjectUrl);
   const handler = documentReceivedHandler({
-    registry: async () => registry,
+    tenant: async (id) => registry.get(id),
     database: async () => db,
     settings: () => SETTINGS,
     sender: async () => sender,
@@ -558,7 +558,7 @@ describe('Function: documentReceivedHandler', () => {
   it('keeps a record whose handling throws (the message comes back: nothing is lost)', async () => {
     const { run } = consumer([]);
     const crashing = documentReceivedHandler({
-      registry: async () => {
+      tenant: async () => {
         throw new Error('Secrets Manager unavailable');
       },
     });
@@ -569,7 +569,7 @@ describe('Function: documentReceivedHandler', () => {
 
   it('still reports the failure when the visibility cannot be changed', async () => {
     const handler = documentReceivedHandler({
-      registry: async () => registry,
+      tenant: async (id) => registry.get(id),
       database: async () => fakeDatabase('https://erp.example.cz/hook'),
       settings: () => ({ ...SETTINGS, retrySchedule: [1], maxAttempts: 2 }),
       sender: async () => new ScriptedSender([status(500)]),

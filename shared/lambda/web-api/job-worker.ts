@@ -2,7 +2,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { createSqsDeadLetterQueue, type DeadLetterQueue } from '../../adapters/sqs/dead-letter-queue.js';
 import { openDatabase } from '../../config/databases.js';
 import { ConfigurationError } from '../../config/settings.js';
-import { loadTenantRegistry } from '../../config/tenants.js';
+import { findTenant } from '../../config/tenants.js';
 import { getWebApiJobSettings, type WebApiJobSettings } from '../../config/web-api.js';
 import { describeError } from '../../core/log.js';
 import { MetricName } from '../../core/metrics.js';
@@ -44,7 +44,7 @@ async function processRecord(
   const job = parseWebApiJob(record.body);
   if (!job) return 'not_a_job';
   Object.assign(fields, { tenant: job.tenant, journalId: job.journalId, callRequestId: job.requestId });
-  const tenant = (await loadTenantRegistry()).get(job.tenant);
+  const tenant = await findTenant(job.tenant, serviceLog());
   if (!tenant) return 'unknown_tenant';
   const settings = getWebApiJobSettings();
   const store = tenantWebApiStore(await openDatabase(tenant.database));

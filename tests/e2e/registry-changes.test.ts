@@ -1,0 +1,139 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { EARLY_READ_INTERVAL_MS } from '../../shared/config/tenants.js';
+import type { Log } from '../../shared/core/log.js';
+import { hashPassword } from '../../shared/core/passwords.js';
+import { serviceLog, useObservability } from '../../shared/lambda/observability.js';
+import { DEMO_AUTH } from '../support/demo.js';
+
+/**
+ * Tenant changes without a redeploy (CONTRACT.md section 2): the local stack reads its registry
+ * file again as a function reads the secret, every TENANT_REGISTRY_MAX_AGE_SECONDS and early for a
+ * tenant it does not know. Each change is made by editing the file while the stack runs.
+ */
+
+const MAX_AGE_SECONDS = 2;
+type Registry = { tenants: Record<string, { dataApiUsers: { name: string; passwordHash: string }[] }> };
+
+let stack: LocalStack;
+let dir: string;
+let file: string;
+let original: Registry;
+const refusedReads: Record<string, unknown>[] = [];
+let previousLog: Log;
+
+const basic = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+const rowsCount = (tenant: string, authorization: string) =>
+  fetch(`${stack.url}/${tenant}/JsonAPI/Data/getRowsCount/SUBJECT`, { headers: { authorization } }).then(
+    (response) => response.status,
+  );
+const edit = async (change: (registry: Registry) => void) => {
+  const registry = JSON.parse(await readFile(file, 'utf8')) as Registry;
+  change(registry);
+  await writeFile(file, JSON.stringify(registry));
+};
+/** Asks until the answer is `expected`; fails if it is not by `maxMs` (the max age and a margin). */
+async function within(maxMs: number, ask: () => Promise<number>, expected: number): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const status = await ask();
+    if (status === expected) return Date.now() - started;
+    if (Date.now() - started > maxMs)
+      throw new Error(`still ${status} after ${maxMs} ms, expected ${expected}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'registry-changes-'));
+  file = join(dir, 'tenants.json');
+  original = JSON.parse(await readFile('infra/local/tenants.json', 'utf8')) as Registry;
+  await writeFile(file, JSON.stringify(original));
+  process.env.TENANT_REGISTRY_FILE = file;
+  stack = await startLocalStack({
+    port: 0,
+    database: 'embedded',
+    env: { TENANT_REGISTRY_MAX_AGE_SECONDS: String(MAX_AGE_SECONDS) },
+  });
+  previousLog = serviceLog();
+  useObservability({
+    log: {
+      ...previousLog,
+      error: (message: string, fields: Record<string, unknown> = {}) => {
+        if (message.startsWith('tenant registry')) refusedReads.push(fields);
+        previousLog.error(message, fields);
+      },
+    } as Log,
+  });
+});
+
+afterAll(async () => {
+  useObservability({ log: previousLog });
+  await stack?.stop();
+  delete process.env.TENANT_REGISTRY_FILE;
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('tenant changes while the stack runs', () => {
+  it('serves a tenant added to the registry on its first request (an early read for an unknown tenant)', async () => {
+    expect(await rowsCount('acme', DEMO_AUTH)).toBe(404);
+    // The early read that 404 made counts against the rate limit: the next may come after it.
+    await sleep(EARLY_READ_INTERVAL_MS + 100);
+    await edit((registry) => {
+      registry.tenants.acme = structuredClone(original.tenants.demo!);
+    });
+    expect(await rowsCount('acme', DEMO_AUTH)).toBe(200);
+  });
+
+  it('lets a user added to a tenant in within the max age', async () => {
+    const hash = await hashPassword('second-password');
+    await edit((registry) => {
+      registry.tenants.demo!.dataApiUsers.push({ name: 'second', passwordHash: hash });
+    });
+    await within(
+      MAX_AGE_SECONDS * 1000 + 1000,
+      () => rowsCount('demo', basic('second', 'second-password')),
+      200,
+    );
+  });
+
+  it('stops a rotated password with the next read, though the process had it remembered', async () => {
+    expect(await rowsCount('demo', DEMO_AUTH)).toBe(200);
+    const hash = await hashPassword('rotated-password');
+    await edit((registry) => {
+      registry.tenants.demo!.dataApiUsers[0]!.passwordHash = hash;
+    });
+    await within(MAX_AGE_SECONDS * 1000 + 1000, () => rowsCount('demo', DEMO_AUTH), 401);
+    expect(await rowsCount('demo', basic('demo', 'rotated-password'))).toBe(200);
+  });
+
+  it('stops a removed user with the next read', async () => {
+    expect(await rowsCount('demo', basic('second', 'second-password'))).toBe(200);
+    await edit((registry) => {
+      registry.tenants.demo!.dataApiUsers = registry.tenants.demo!.dataApiUsers.filter(
+        (u) => u.name !== 'second',
+      );
+    });
+    await within(
+      MAX_AGE_SECONDS * 1000 + 1000,
+      () => rowsCount('demo', basic('second', 'second-password')),
+      401,
+    );
+  });
+
+  it('keeps the registry in force when an edit does not validate, and logs the setting’s path', async () => {
+    await edit((registry) => {
+      registry.tenants.demo!.dataApiUsers[0]!.passwordHash = 'plain-text';
+    });
+    await sleep(MAX_AGE_SECONDS * 1000 + 200);
+    expect(await rowsCount('demo', basic('demo', 'rotated-password'))).toBe(200);
+    expect(await rowsCount('acme', DEMO_AUTH)).toBe(200);
+    expect(JSON.stringify(refusedReads)).toContain('tenants.demo.dataApiUsers.0.passwordHash');
+    expect(JSON.stringify(refusedReads)).not.toContain('plain-text');
+  });
+});
