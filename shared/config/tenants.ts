@@ -233,7 +233,7 @@ export function loadTenantRegistry(log?: RegistryProblemLog): Promise<TenantRegi
   if (state.current && (state.fixed || Date.now() - state.readAt < maxAgeMs)) {
     return Promise.resolve(state.current);
   }
-  return readRegistry(false, log);
+  return readRegistry(log);
 }
 
 /**
@@ -244,14 +244,14 @@ export async function findTenant(id: string, log?: RegistryProblemLog): Promise<
   const known = (await loadTenantRegistry(log)).get(id);
   if (known || state.fixed || Date.now() - state.earlyReadAt < EARLY_READ_INTERVAL_MS) return known;
   state.earlyReadAt = Date.now();
-  return (await readRegistry(true, log)).get(id);
+  return (await readRegistry(log)).get(id);
 }
 
-function readRegistry(force: boolean, log: RegistryProblemLog | undefined): Promise<TenantRegistry> {
+function readRegistry(log: RegistryProblemLog | undefined): Promise<TenantRegistry> {
   if (state.reading) return state.reading;
   const reading = (async () => {
     try {
-      const text = await (state.source ? state.source().then(JSON.stringify) : readRegistryText(force));
+      const text = await (state.source ? state.source().then(JSON.stringify) : readRegistryText());
       if (state.current && text === state.text) {
         state.readAt = Date.now();
         return state.current;
@@ -306,14 +306,16 @@ function registrySourceName(): string {
 }
 
 /**
- * The registry document's text. Secrets Manager and SSM through Powertools Parameters, which keeps
- * the value for the max age itself (a read within it makes no call); `force` asks anew.
+ * The registry document's text, read anew. Secrets Manager and SSM through Powertools Parameters
+ * (its client, retries and decryption); its cache is not what decides when to read again — the
+ * registry in memory above is, so a read here always asks (`forceFetch`): a cache of its own that
+ * expired a moment after ours would make a change wait twice the max age.
  */
-async function readRegistryText(force: boolean): Promise<string> {
+async function readRegistryText(): Promise<string> {
   const file = process.env.TENANT_REGISTRY_FILE;
   const secretId = process.env.TENANT_REGISTRY_SECRET_ID;
   const parameter = process.env.TENANT_REGISTRY_PARAMETER;
-  const options = { maxAge: getSettings().tenantRegistryMaxAgeSeconds, forceFetch: force };
+  const options = { forceFetch: true };
   let text: unknown;
   if (file) {
     text = await readFile(file, 'utf8');
