@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readServerlessConfig } from '../../infra/local/serverless-config.js';
 import { withPackagingLock } from '../support/packaged-service.js';
+import { stackCondition } from '../support/stack-conditions.js';
 
 /**
  * Every documented deploy parameter reaches everything that depends on it, IAM included: the
@@ -73,27 +74,13 @@ async function packageWith(params: Record<string, string>, name: string): Promis
  * evaluated, `Fn::If` replaced by the branch taken, `AWS::NoValue` removed.
  */
 function asDeployed(template: Template): Template {
-  const conditions = new Map<string, boolean>();
-  const value = (operand: Json): Json => {
+  const value = (operand: unknown): unknown => {
     if (operand && typeof operand === 'object' && !Array.isArray(operand) && 'Ref' in operand) {
       return template.Parameters[operand.Ref as string]?.Default ?? null;
     }
     return operand;
   };
-  const evaluate = (expression: Json): boolean => {
-    const [fn, args] = Object.entries(expression as Record<string, Json>)[0]!;
-    const list = args as Json[];
-    if (fn === 'Fn::Equals') return value(list[0]!) === value(list[1]!);
-    if (fn === 'Fn::Not') return !evaluate(list[0]!);
-    if (fn === 'Fn::And') return list.every(evaluate);
-    if (fn === 'Fn::Or') return list.some(evaluate);
-    if (fn === 'Condition') return condition(args as string);
-    throw new Error(`condition function ${fn}`);
-  };
-  const condition = (name: string): boolean => {
-    if (!conditions.has(name)) conditions.set(name, evaluate(template.Conditions![name]!));
-    return conditions.get(name)!;
-  };
+  const condition = (name: string) => stackCondition(template.Conditions ?? {}, name, value);
   const NO_VALUE = Symbol('AWS::NoValue');
   const walk = (node: Json): Json | typeof NO_VALUE => {
     if (Array.isArray(node)) return node.map(walk).filter((item): item is Json => item !== NO_VALUE);

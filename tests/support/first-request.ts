@@ -24,6 +24,7 @@ import { createMssqlWebApiStore } from '../../shared/adapters/mssql/web-api-stor
 import { type AwsJsonEndpoint, startAwsJsonEndpoint } from './aws-json-endpoint.js';
 import { DEMO_AUTH, sqlOn } from './demo.js';
 import { encodeForm, httpApiEvent } from './http-api-event.js';
+import { stackCondition } from './stack-conditions.js';
 import { envelope } from './web-api.js';
 import { signedWebApiEvent } from './web-api-event.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
@@ -197,7 +198,7 @@ export const firstRequestsAvailable = tsqlAvailable;
  * A condition of the stack (infra/resources/parameters.yml), evaluated with the params' defaults:
  * its operands are `${param:…}` literals once resolved, as a deployment of stage `dev` has them.
  */
-function stackCondition(config: ServerlessConfig, name: string): boolean {
+function parameterCondition(config: ServerlessConfig, name: string): boolean {
   // Through JSON: a short tag's sequence arrives as the YAML library's node, not an array.
   const conditions = JSON.parse(
     JSON.stringify(
@@ -206,18 +207,7 @@ function stackCondition(config: ServerlessConfig, name: string): boolean {
       }).Conditions,
     ),
   ) as Record<string, unknown>;
-  const evaluate = (expression: unknown): boolean => {
-    const [fn, args] = Object.entries(expression as Record<string, unknown>)[0]!;
-    const list = args as unknown[];
-    const literal = (operand: unknown) => resolveParams(config, String(operand));
-    if (fn === 'Fn::Equals') return literal(list[0]) === literal(list[1]);
-    if (fn === 'Fn::Not') return !evaluate(list[0]);
-    if (fn === 'Fn::And') return list.every(evaluate);
-    if (fn === 'Fn::Condition') return evaluate(conditions[args as string]);
-    throw new Error(`stack condition function ${fn}`);
-  };
-  if (!conditions[name]) throw new Error(`infra/resources/parameters.yml has no condition ${name}`);
-  return evaluate(conditions[name]);
+  return stackCondition(conditions, name, (operand) => resolveParams(config, String(operand)));
 }
 
 /**
@@ -235,7 +225,7 @@ function resolveValue(
     JSON.parse(JSON.stringify(value ?? null)) as { 'Fn::If'?: [string, unknown, unknown] } | null
   )?.['Fn::If'];
   if (choice)
-    return resolveValue(config, stackCondition(config, choice[0]) ? choice[1] : choice[2], refs, name);
+    return resolveValue(config, parameterCondition(config, choice[0]) ? choice[1] : choice[2], refs, name);
   if ((value as { 'Fn::Ref'?: unknown } | null)?.['Fn::Ref'] === 'AWS::NoValue') return undefined;
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
     return resolveParams(config, String(value))
