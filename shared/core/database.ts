@@ -90,21 +90,17 @@ export interface Database {
  * functions' bundles, which hold copies of these classes of their own. In Lambda there is one copy.
  */
 const PORT_ERROR = Symbol.for('erp-integration-gateway:database-port-error');
+/** Whether `value` is a port error of class `name` or of a class derived from it (its brand names its lineage). */
 const isPortError = (value: unknown, name: string) =>
-  value instanceof Error && (value as Error & { [PORT_ERROR]?: string })[PORT_ERROR] === name;
+  value instanceof Error &&
+  ((value as Error & { [PORT_ERROR]?: readonly string[] })[PORT_ERROR]?.includes(name) ?? false);
 
 /** Thrown by adapters when the database cannot be reached (mapped to 503). */
 export class DatabaseUnavailableError extends Error {
   override readonly name: string = 'DatabaseUnavailableError';
-  readonly [PORT_ERROR]: string = 'DatabaseUnavailableError';
+  readonly [PORT_ERROR]: readonly string[] = ['DatabaseUnavailableError'];
   static override [Symbol.hasInstance](value: unknown): boolean {
-    // A failed TLS handshake is one way of being unavailable (DatabaseTlsError), every connection
-    // in use another (DatabaseBusyError).
-    return (
-      isPortError(value, 'DatabaseUnavailableError') ||
-      isPortError(value, 'DatabaseTlsError') ||
-      isPortError(value, 'DatabaseBusyError')
-    );
+    return isPortError(value, 'DatabaseUnavailableError');
   }
 }
 
@@ -117,7 +113,8 @@ export class DatabaseUnavailableError extends Error {
  */
 export class DatabaseBusyError extends DatabaseUnavailableError {
   override readonly name = 'DatabaseBusyError';
-  override readonly [PORT_ERROR] = 'DatabaseBusyError';
+  // Also a DatabaseUnavailableError: one way of being unavailable.
+  override readonly [PORT_ERROR] = ['DatabaseBusyError', 'DatabaseUnavailableError'];
   static override [Symbol.hasInstance](value: unknown): boolean {
     return isPortError(value, 'DatabaseBusyError');
   }
@@ -149,7 +146,8 @@ export class DatabaseBusyError extends DatabaseUnavailableError {
  */
 export class DatabaseTlsError extends DatabaseUnavailableError {
   override readonly name = 'DatabaseTlsError';
-  override readonly [PORT_ERROR] = 'DatabaseTlsError';
+  // Also a DatabaseUnavailableError: one way of being unavailable.
+  override readonly [PORT_ERROR] = ['DatabaseTlsError', 'DatabaseUnavailableError'];
   static override [Symbol.hasInstance](value: unknown): boolean {
     return isPortError(value, 'DatabaseTlsError');
   }
@@ -165,7 +163,7 @@ export class DatabaseTlsError extends DatabaseUnavailableError {
 /** Thrown by adapters when the database rejects a statement (bad data, failed procedure). */
 export class DatabaseStatementError extends Error {
   override readonly name = 'DatabaseStatementError';
-  readonly [PORT_ERROR] = 'DatabaseStatementError';
+  readonly [PORT_ERROR]: readonly string[] = ['DatabaseStatementError'];
   static override [Symbol.hasInstance](value: unknown): boolean {
     return isPortError(value, 'DatabaseStatementError');
   }
@@ -182,7 +180,7 @@ export class DatabaseStatementError extends Error {
 /** Thrown by adapters when a statement was cancelled through {@link QueryOptions.signal}. */
 export class StatementCancelledError extends Error {
   override readonly name = 'StatementCancelledError';
-  readonly [PORT_ERROR] = 'StatementCancelledError';
+  readonly [PORT_ERROR]: readonly string[] = ['StatementCancelledError'];
   static override [Symbol.hasInstance](value: unknown): boolean {
     return isPortError(value, 'StatementCancelledError');
   }
