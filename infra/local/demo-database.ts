@@ -12,6 +12,7 @@ import {
 import { ConfigurationError } from '../../shared/config/settings.js';
 import type { DatabaseConnection } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
+import { type EmbeddedInspector, openEmbeddedDatabaseThread } from './embedded-thread.js';
 import { DEMO_DATABASE, startTsqlDemo } from './tsql-engine.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -93,8 +94,10 @@ export interface LocalDemoDatabase {
   readonly connection: DatabaseConnection;
   /** For the start banner: where the data lives (no credentials). */
   readonly description: string;
-  /** The embedded database itself (embedded kind only), for tests that look inside PostgreSQL. */
-  readonly pglite?: PGlite;
+  /** Raw SQL on the embedded database (embedded kind only), for tests that look inside PostgreSQL. */
+  readonly pglite?: EmbeddedInspector;
+  /** Whether the database is open, answered at once (embedded kind only; see LocalRouteContext). */
+  readonly isOpen?: () => Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -107,18 +110,19 @@ export async function openLocalDemoDatabase(
   name = 'demo',
 ): Promise<LocalDemoDatabase> {
   if (kind === 'embedded') {
-    const pg = await openDemoDatabase();
-    const database = createEmbeddedDatabase(pg);
-    registerEmbeddedDatabase(name, database);
+    // On a thread of its own, so that a long statement never holds the stack's other requests.
+    const thread = await openEmbeddedDatabaseThread(await readFile(await demoSnapshot()));
+    registerEmbeddedDatabase(name, thread.database);
     return {
       kind,
-      database,
+      database: thread.database,
       connection: { kind: 'embedded', name },
-      description: 'embedded database (PGlite, in this process)',
-      pglite: pg,
+      description: 'embedded database (PGlite, on a thread of this process)',
+      pglite: thread.inspector,
+      isOpen: async () => thread.isOpen(),
       async close() {
         unregisterEmbeddedDatabase(name);
-        await pg.close();
+        await thread.close();
       },
     };
   }

@@ -11,6 +11,11 @@ import type { Database } from '../../shared/core/database.js';
 /** What local-only routes can reach. */
 export interface LocalRouteContext {
   readonly database: Database;
+  /**
+   * Whether the database is there, for /health; by default a `SELECT 1`. The embedded database
+   * answers it without waiting behind a statement that runs (one session: a `SELECT 1` would).
+   */
+  readonly databaseOpen?: () => Promise<boolean>;
   readonly sqs: SQSClient;
   /** Queue URLs by queue name. */
   readonly queueUrls: ReadonlyMap<string, string>;

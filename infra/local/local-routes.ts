@@ -8,11 +8,13 @@ export function createLocalRoutes(context: LocalRouteContext): Map<string, Local
     [
       'GET /health',
       async (_request, response) => {
-        try {
-          await context.database.query('SELECT 1');
-        } catch {
-          return sendJson(response, 503, { status: 'database unavailable' });
-        }
+        const open = context.databaseOpen
+          ? await context.databaseOpen()
+          : await context.database.query('SELECT 1').then(
+              () => true,
+              () => false,
+            );
+        if (!open) return sendJson(response, 503, { status: 'database unavailable' });
         sendJson(response, 200, { status: 'ok' });
       },
     ],

@@ -5,7 +5,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { PGlite } from '@electric-sql/pglite';
 import type { FauxqsServer } from 'fauxqs';
 import { getSettings, intFromEnv } from '../../shared/config/settings.js';
 import { parseTenantRegistry, useTenantRegistrySource } from '../../shared/config/tenants.js';
@@ -21,6 +20,7 @@ import {
   openLocalDemoDatabase,
   withDemoConnection,
 } from './demo-database.js';
+import type { EmbeddedInspector } from './embedded-thread.js';
 import { localFunctionInstances } from './function-instances.js';
 import { createHttpGateway } from './http-gateway.js';
 import {
@@ -59,8 +59,8 @@ export interface LocalStack {
   /** The demo tenant's database (embedded or T-SQL), through the database port. */
   readonly database: Database;
   readonly databaseKind: LocalDatabaseKind;
-  /** The embedded database itself (embedded kind only), for tests that look inside PostgreSQL. */
-  readonly pglite?: PGlite;
+  /** Raw SQL on the embedded database (embedded kind only), for tests that look inside PostgreSQL. */
+  readonly pglite?: EmbeddedInspector;
   /** Where the demo data lives, for the start banner. */
   readonly databaseDescription: string;
   /** The tenant registry document in force, the demo tenant pointed at `database`. */
@@ -175,7 +175,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   useObservability({ log: stackLog });
 
   const gateway = createHttpGateway(lambdaRoutes(), instances);
-  const localRoutes = createLocalRoutes({ database: db, sqs, queueUrls });
+  const localRoutes = createLocalRoutes({ database: db, databaseOpen: demo.isOpen, sqs, queueUrls });
   const inFlight = new Set<ServerResponse>();
   let draining = false;
 

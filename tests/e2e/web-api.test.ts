@@ -251,6 +251,29 @@ describe('Web API over HTTP (local stack)', () => {
       expect(journal[0]?.STATE).toBe('failed');
     });
 
+    it("120's message is the procedure's own when it raised one, else generic: never the engine's text", async () => {
+      // 9002 raises its own error (RAISERROR / RAISE EXCEPTION): its words are the answer's.
+      const own = JSON.parse((await post(envelope(9002))).text);
+      expect(own.data[0].error[0]).toEqual({
+        errorCode: '120',
+        errorMessage:
+          'Operation 9002 failed in the database: Operation 9002 always fails (demo of a failing procedure)',
+      });
+      // Parameters the database's JSON reader refuses (a NUL character, a lone surrogate): the
+      // engine's own words ("unsupported Unicode escape sequence", "invalid input syntax for type
+      // json") stay in the log.
+      for (const nazev of ['a\u0000b', 'a\ud800b']) {
+        const { status, text } = await post(envelope(1001, [{ nazev }]));
+        expect(status, nazev).toBe(200);
+        const body = JSON.parse(text);
+        expect(body, text).toMatchObject({ id: expect.any(Number), vlResult: -1 });
+        expect(body.data[0].error[0], text).toEqual({
+          errorCode: '120',
+          errorMessage: 'Operation 1001 failed in the database',
+        });
+      }
+    });
+
     it('503/150: the database is unreachable', async () => {
       const { status, text } = await post(envelope(1001), { tenant: 'offline' });
       expect(status).toBe(503);

@@ -311,7 +311,7 @@ const UNAVAILABLE_CODES = new Set([
 // under one generic number; those the service acts on get SQL Server's number for the same
 // failure, so that the answer is SQL Server's: a caller's condition overflowing, and a column or
 // table gone since its columns were looked up. SQL Server itself never sends this number.
-const BABELFISH_UNTRANSLATED = 33557097;
+export const BABELFISH_UNTRANSLATED = 33557097;
 const SQL_SERVER_NUMBERS: readonly (readonly [RegExp, number])[] = [
   [/^numeric field overflow/i, 8115], // arithmetic overflow converting to numeric
   [/^column ".*" does not exist/i, 207], // invalid column name

@@ -6,6 +6,7 @@ import {
   procedureReference,
   type WebApiStatements,
 } from '../sql-common/web-api-store.js';
+import { BABELFISH_UNTRANSLATED } from './connection.js';
 import { mssqlDialect } from './dialect.js';
 
 const JOURNAL_COLUMNS = `ID AS id, APPLICATION_ID AS applicationId, VLTYP AS vltyp, STATE AS state,
@@ -95,8 +96,13 @@ export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
   releaseJob: `UPDATE dbo.WS_JOURNAL SET LEASE_UNTIL = NULL WHERE ID = @p1 AND STATE = N'running'`,
   callOperation: (operation) =>
     `EXEC ${procedureReference(mssqlDialect.quoteIdent, operation.procedure)} @params = @p1`,
-  // THROW/RAISERROR with a user message number: the procedure's own words.
-  raisedByProcedure: (error: DatabaseStatementError) => Number(error.dbCode) >= 50000,
+  // THROW/RAISERROR with a user message number: the procedure's own words. The T-SQL engine's
+  // number for a PostgreSQL error it passes through untranslated lies in that range too, but its
+  // text is the engine's ("unsupported Unicode escape sequence"), never the procedure's.
+  raisedByProcedure: (error: DatabaseStatementError) => {
+    const number = Number(error.dbCode);
+    return number >= 50000 && number !== BABELFISH_UNTRANSLATED;
+  },
 };
 
 /** The Web API store on a SQL Server tenant database. */

@@ -35,7 +35,7 @@ import { parseCondition } from './parser.js';
 export type { Condition } from './ast.js';
 export { ConditionError } from './errors.js';
 export { type CompiledCondition, limitSize, ParamSink } from './params.js';
-export { MAX_CONDITION_LENGTH, MAX_NESTING } from './parser.js';
+export { MAX_CONDITION_LENGTH, MAX_LIKE_WILDCARDS, MAX_NESTING } from './parser.js';
 
 /** Runs a parse or a translation; a call stack overflow on a pathological input is a ConditionError. */
 function withinStack<T>(work: () => T): T {

@@ -99,6 +99,11 @@ function regexOf(segment: Segment, inClass: (char: string) => string): string {
   }
 }
 
+/** How many wildcards (`%`, `_`, `[…]` classes) a valid T-SQL LIKE pattern holds. */
+export function countLikeWildcards(pattern: string, escapeChar: string | undefined): number {
+  return parse(pattern, escapeChar).filter((segment) => segment.type !== 'literal').length;
+}
+
 /** Validates a T-SQL LIKE pattern; throws LikePatternError. */
 export function checkLikePattern(pattern: string, escapeChar: string | undefined): void {
   parse(pattern, escapeChar);

@@ -25,7 +25,7 @@ import type {
 import { isCondition } from './ast.js';
 import { conditionError } from './errors.js';
 import { type Token, tokenize } from './lexer.js';
-import { checkLikePattern, LikePatternError } from './like-pattern.js';
+import { checkLikePattern, countLikeWildcards, LikePatternError } from './like-pattern.js';
 import { checkCastLiteral, checkImplicitLiteral, checkLengthLiteral } from './literal-values.js';
 import {
   arithmeticKind,
@@ -55,6 +55,13 @@ export const MAX_CONDITION_LENGTH = 4000;
 export const MAX_NESTING = 50;
 /** Deepest accepted syntax tree (long operator chains). */
 export const MAX_TREE_DEPTH = 200;
+/**
+ * Most wildcards (`%`, `_`, a `[…]` class) in all the LIKE patterns of one condition together. A
+ * pattern's cost per row grows with its wildcards times the text's length, on SQL Server and on
+ * PostgreSQL alike; dozens of them over a large table kept a database busy for seconds to minutes
+ * (README, Limits). Patterns people write (`'%Praha%'`, `'FV____'`, `'[A-C]%'`) need a few.
+ */
+export const MAX_LIKE_WILDCARDS = 10;
 
 const COMPARE_OPS: ReadonlySet<string> = new Set(['=', '<>', '<', '<=', '>', '>=']);
 const INT_MAX = 2147483647;
@@ -80,6 +87,8 @@ class Parser {
   private nesting = 0;
   private readonly depths = new WeakMap<Node, number>();
   private readonly columns = new Map<string, ColumnInfo[]>();
+  /** Wildcards of the LIKE patterns read so far (MAX_LIKE_WILDCARDS). */
+  private wildcards = 0;
 
   constructor(
     private readonly source: string,
@@ -102,6 +111,25 @@ class Parser {
     if (rest.type === ')') throw this.error(rest.pos, 'Unexpected ")" without a matching "("');
     if (rest.type !== 'eof') this.unexpected(rest, 'AND, OR or the end of the condition');
     return this.asCondition(node);
+  }
+
+  /**
+   * Adds a pattern's wildcards to the condition's count and refuses the condition past
+   * MAX_LIKE_WILDCARDS. A pattern computed from literals (`'%a' + '%b'`) counts every `%`, `_`
+   * and `[` of its literals; what a column's values hold is the tenant's data, not the caller's.
+   */
+  private countWildcards(pattern: Expr, escapeChar: string | undefined): void {
+    const count =
+      pattern.type === 'string'
+        ? countLikeWildcards(pattern.value, escapeChar)
+        : stringLiteralsIn(pattern).reduce((sum, text) => sum + (text.match(/[%_[]/g)?.length ?? 0), 0);
+    this.wildcards += count;
+    if (this.wildcards > MAX_LIKE_WILDCARDS) {
+      throw this.error(
+        pattern.pos,
+        `The LIKE patterns have too many wildcards (more than ${MAX_LIKE_WILDCARDS} of %, _ and [...] in one condition)`,
+      );
+    }
   }
 
   // --- token helpers ---------------------------------------------------------------------------
@@ -270,6 +298,7 @@ class Parser {
           throw error;
         }
       }
+      this.countWildcards(pattern, escapeChar?.value);
       return this.built({ type: 'like', negated, operand, pattern, escape: escapeChar, pos: operand.pos }, [
         operand,
         pattern,
@@ -775,4 +804,17 @@ export function targetKind(name: SqlTypeName): Kind {
     default:
       return 'number';
   }
+}
+
+/** The values of the string literals anywhere inside `node`. */
+function stringLiteralsIn(node: unknown, found: string[] = []): string[] {
+  if (typeof node !== 'object' || node === null) return found;
+  if (Array.isArray(node)) {
+    for (const item of node) stringLiteralsIn(item, found);
+    return found;
+  }
+  const record = node as { type?: unknown; value?: unknown };
+  if (record.type === 'string' && typeof record.value === 'string') found.push(record.value);
+  else for (const value of Object.values(record)) stringLiteralsIn(value, found);
+  return found;
 }
