@@ -38,8 +38,10 @@ const RUNS_PER_TABLE = 550 * SCALE;
  */
 const SEED =
   process.env.CONDITION_DIFF_SEED === 'random'
-    ? undefined
+    ? Math.floor(Math.random() * 2 ** 31)
     : Number(process.env.CONDITION_DIFF_SEED ?? 20261122);
+// Printed so that a failure found with a random seed can be replayed (CONDITION_DIFF_SEED=<seed>).
+console.log(`condition differential test: seed ${SEED} (CONDITION_DIFF_SEED=${SEED} replays it)`);
 
 /** What the Data API answers: the exact body, or the 400's code and message. */
 type Outcome = { body: string } | { error: string };

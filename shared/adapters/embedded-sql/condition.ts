@@ -173,19 +173,28 @@ export class PostgresCompiler {
     switch (node.type) {
       case 'compare': {
         const kind = commonKind([node.left.kind, node.right.kind], internal);
-        return `(${this.side(node.left, kind)} ${node.op} ${this.side(node.right, kind)})`;
+        return this.meeting(
+          [node.left, node.right],
+          () => `(${this.side(node.left, kind)} ${node.op} ${this.side(node.right, kind)})`,
+        );
       }
       case 'like':
         return this.like(node.operand, node.pattern, node.escape?.value, node.negated);
       case 'in': {
         const kind = commonKind([node.operand.kind, ...node.items.map((item) => item.kind)], internal);
-        const operand = this.side(node.operand, kind);
-        const items = node.items.map((item) => this.side(item, kind)).join(', ');
-        return `(${operand} ${not(node.negated)}IN (${items}))`;
+        return this.meeting([node.operand, ...node.items], () => {
+          const operand = this.side(node.operand, kind);
+          const items = node.items.map((item) => this.side(item, kind)).join(', ');
+          return `(${operand} ${not(node.negated)}IN (${items}))`;
+        });
       }
       case 'between': {
         const kind = commonKind([node.operand.kind, node.low.kind, node.high.kind], internal);
-        return `(${this.side(node.operand, kind)} ${not(node.negated)}BETWEEN ${this.side(node.low, kind)} AND ${this.side(node.high, kind)})`;
+        return this.meeting(
+          [node.operand, node.low, node.high],
+          () =>
+            `(${this.side(node.operand, kind)} ${not(node.negated)}BETWEEN ${this.side(node.low, kind)} AND ${this.side(node.high, kind)})`,
+        );
       }
       case 'isnull':
         return `(${this.expr(node.operand)} IS ${not(node.negated)}NULL)`;
@@ -261,7 +270,10 @@ export class PostgresCompiler {
           return `(${this.modulo(node.left)} % ${this.modulo(node.right)})`;
         }
         const op = node.kind === 'string' ? '||' : node.op;
-        return `(${this.as(node.left, node.kind)} ${op} ${this.as(node.right, node.kind)})`;
+        return this.meeting(
+          [node.left, node.right],
+          () => `(${this.as(node.left, node.kind)} ${op} ${this.as(node.right, node.kind)})`,
+        );
       }
       case 'call':
         return this.call(node);
@@ -274,11 +286,31 @@ export class PostgresCompiler {
     }
   }
 
+  /** Set while operands that meet a decimal are emitted (a blank text is then no number). */
+  private decimalOperands = false;
+
+  /** `emit()` with decimalOperands set when one of `operands` is a decimal. */
+  private meeting(operands: readonly Expr[], emit: () => string): string {
+    const saved = this.decimalOperands;
+    this.decimalOperands = operands.some(
+      (operand) => operand.kind === 'number' && numericTypeOf(operand) === undefined,
+    );
+    try {
+      return emit();
+    } finally {
+      this.decimalOperands = saved;
+    }
+  }
+
   /** `node` converted to `kind` the way T-SQL converts implicitly. */
   private as(node: Expr, kind: Kind): string {
     if (kind === 'null' || kind === 'unknown' || node.kind === kind) return this.expr(node);
     switch (node.type) {
       case 'string':
+        // SQL Server reads an empty or blank text as the number 0 for an integer or a float
+        // (`ID + ''` is ID), but refuses it for a decimal (error 8114), as PostgreSQL does.
+        if (kind === 'number' && node.value.trim() === '' && !this.decimalOperands)
+          return 'CAST(0 AS integer)';
         return `CAST(${this.sink.add(node.value)} AS ${pgType(kind)})`;
       case 'null':
         return `CAST(NULL AS ${pgType(kind)})`;
@@ -378,7 +410,9 @@ export class PostgresCompiler {
     };
     // T-SQL: "Adding a value to a 'datetime' column caused an overflow" (517) past 9999 or before year 1.
     if (node.kind !== 'date' && node.kind !== 'datetime') return value();
-    return this.dateRangeGuard(value, node.kind, FIRST_YEAR.other);
+    // A text date is read as `datetime`, and so is the answer: years from 1753 (SQL Server's error 517 before).
+    const fromText = node.date.kind === 'string' || node.date.kind === 'null';
+    return this.dateRangeGuard(value, node.kind, fromText ? FIRST_YEAR.DATETIME : FIRST_YEAR.other);
   }
 
   /** Set while a guarded value is emitted: guards inside it are left out, so nesting cannot double the SQL again and again. */
@@ -495,6 +529,12 @@ export class PostgresCompiler {
           const format = dateOnly ? CONVERT_FORMATS.get(23)! : style;
           return `CAST(to_char(${this.expr(operand)}, ${this.text(format)}) AS ${target})`;
         }
+        if (node.target.name === 'CHAR' || node.target.name === 'NCHAR') {
+          // T-SQL's CHAR(n) keeps its padding in every use (`CAST(7 AS CHAR(3)) + 'x'` is '7  x');
+          // PostgreSQL's drops it as soon as it becomes text.
+          const length = node.target.args[0] ?? 30;
+          return `rpad(CAST(${this.as(operand, 'string')} AS varchar(${length})), ${length})`;
+        }
         return `CAST(${this.as(operand, 'string')} AS ${target})`;
       }
       case 'number': {
@@ -504,6 +544,14 @@ export class PostgresCompiler {
           return `CAST((${this.expr(operand)} <> 0) AS integer)`;
         }
         if (from === 'bool') return `CAST(CAST(${this.expr(operand)} AS integer) AS ${target})`;
+        if (
+          operand.type === 'string' &&
+          operand.value.trim() === '' &&
+          (INTEGER_TYPES.has(node.target.name) || node.target.name === 'FLOAT' || node.target.name === 'REAL')
+        ) {
+          // SQL Server: an empty or blank text is 0 as an integer or a float (not as a decimal).
+          return `CAST(0 AS ${target})`;
+        }
         if (from === 'string') return `CAST(${source('string')} AS ${target})`;
         if (from === 'number' && INTEGER_TYPES.has(node.target.name)) {
           // T-SQL truncates towards zero, PostgreSQL would round.

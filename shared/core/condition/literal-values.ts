@@ -49,6 +49,8 @@ const DATE_FORMS: readonly { pattern: string; ymd: (g: string[]) => [string, str
 interface DateTimeParts {
   readonly year: number | undefined;
   readonly ok: boolean;
+  /** Digits after the seconds (0 without a fraction). */
+  readonly fractionDigits: number;
 }
 
 const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
@@ -64,7 +66,10 @@ function validTime(groups: readonly (string | undefined)[]): boolean {
 function readDateTime(text: string): DateTimeParts | undefined {
   const value = text.trim().toLowerCase();
   const timeOnly = new RegExp(`^${TIME}$`).exec(value);
-  if (timeOnly) return validTime(timeOnly.slice(1)) ? { year: undefined, ok: true } : undefined;
+  if (timeOnly) {
+    const fractionDigits = timeOnly[4]?.length ?? 0;
+    return validTime(timeOnly.slice(1)) ? { year: undefined, ok: true, fractionDigits } : undefined;
+  }
   for (const [index, form] of DATE_FORMS.entries()) {
     // 'T' joins the ISO form only; a trailing Z goes with it.
     const joiner = index === 0 ? '(?:\\s+|t)' : '\\s+';
@@ -79,7 +84,7 @@ function readDateTime(text: string): DateTimeParts | undefined {
     const day = Number(d);
     if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return undefined;
     if (groups[3] !== undefined && !validTime(groups.slice(3, 8))) return undefined;
-    return { year, ok: true };
+    return { year, ok: true, fractionDigits: groups[6]?.length ?? 0 };
   }
   return undefined;
 }
@@ -112,6 +117,11 @@ function checkNumber(text: string, isString: boolean, type: SqlType | undefined,
       : name === 'FLOAT' || name === 'REAL' || name === undefined
         ? FLOAT_TEXT
         : DECIMAL_TEXT;
+  // An empty or blank text is 0 for SQL Server as an integer or a float (and where the type is
+  // only known from the other operand: a decimal operand then fails in the database, as there).
+  const blankIsZero =
+    isString && text.trim() === '' && (integer || name === 'FLOAT' || name === 'REAL' || name === undefined);
+  if (blankIsZero) return;
   if (isString && !form.test(text)) {
     fail(`SQL Server cannot convert the text ${shown(text)} to ${name ?? 'a number'}`);
   }
@@ -153,6 +163,21 @@ function checkTemporal(text: string, typeName: string, firstYear: number, fail: 
   if (parts.year !== undefined && parts.year < firstYear) {
     fail(`The date ${shown(text)} is out of the range of ${typeName} (years ${firstYear} to 9999)`);
   }
+  // datetime keeps milliseconds: SQL Server refuses a text with more fraction digits (error 241).
+  if (typeName === 'DATETIME' && parts.fractionDigits > 3) {
+    fail(
+      `SQL Server cannot convert the text ${shown(text)} to DATETIME: it has ${parts.fractionDigits} digits of a second, DATETIME takes at most 3`,
+    );
+  }
+}
+
+/**
+ * DATEADD reads a text literal as `datetime` (its answer is a `datetime` too, SQL Server's
+ * DATEADD reference): from 1753, at most three digits of a second.
+ */
+export function checkDateAddLiteral(node: Expr, fail: Fail): void {
+  const literal = literalOf(node);
+  if (literal?.string) checkTemporal(literal.text, 'DATETIME', FIRST_YEAR.DATETIME, fail);
 }
 
 /** Checks a literal that an implicit conversion turns into a value of `kind`. */

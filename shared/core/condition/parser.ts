@@ -26,7 +26,12 @@ import { isCondition } from './ast.js';
 import { conditionError } from './errors.js';
 import { type Token, tokenize } from './lexer.js';
 import { checkLikePattern, countLikeWildcards, LikePatternError } from './like-pattern.js';
-import { checkCastLiteral, checkImplicitLiteral, checkLengthLiteral } from './literal-values.js';
+import {
+  checkCastLiteral,
+  checkDateAddLiteral,
+  checkImplicitLiteral,
+  checkLengthLiteral,
+} from './literal-values.js';
 import {
   arithmeticKind,
   commonKind,
@@ -645,6 +650,7 @@ class Parser {
       }
       this.literalsAs([first], 'number');
       this.literalsAs([second], 'datetime');
+      checkDateAddLiteral(second, this.fail(second.pos));
       const kind: Kind = second.kind === 'string' || second.kind === 'null' ? 'datetime' : second.kind;
       return this.built({ type: 'dateadd', part, amount: first, date: second, kind, pos: token.pos }, [
         first,

@@ -1,0 +1,19 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * npm run test:differential: the differential test of the condition language (tests/tsql) with a
+ * random seed, printed at the start, so that every run explores new conditions; test:tsql runs the
+ * same test with its fixed seed. Needs the T-SQL engine of TSQL_ENGINE_DIR (or MSSQL_URL).
+ */
+export default defineConfig({
+  test: {
+    include: ['tests/tsql/**/*.test.ts'],
+    env: { CONDITION_DIFF_SEED: process.env.CONDITION_DIFF_SEED ?? 'random' },
+    globalSetup: ['tests/global-setup.ts', 'tests/tsql-prepare.ts'],
+    testTimeout: 600_000,
+    hookTimeout: 120_000,
+    reporters: ['default', 'json'],
+    // Read by .ci/run for its closing summary.
+    outputFile: { json: '.data/test-report-differential.json' },
+  },
+});
