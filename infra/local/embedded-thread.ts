@@ -63,10 +63,17 @@ function revive(error: SerializedError): Error {
 /** Opens a copy of the database dumped in `dataDir` (a PGlite data-dir dump) on its own thread. */
 export async function openEmbeddedDatabaseThread(dataDir: Uint8Array): Promise<EmbeddedDatabaseThread> {
   // The worker is TypeScript: under `npm start` it inherits tsx from the process; under a test
-  // runner the process was not started with it.
-  const execArgv = process.execArgv.some((arg) => arg.includes('tsx'))
-    ? process.execArgv
-    : [...process.execArgv, '--import', 'tsx'];
+  // runner the process was not started with it. Only the loaders are passed on: a worker refuses
+  // process-wide flags such as --expose-gc.
+  const loaders: string[] = [];
+  for (let i = 0; i < process.execArgv.length; i++) {
+    const arg = process.execArgv[i]!;
+    if (/^--(import|require|loader|experimental-loader)=/.test(arg)) loaders.push(arg);
+    else if (/^--(import|require|loader|experimental-loader)$/.test(arg) && i + 1 < process.execArgv.length) {
+      loaders.push(arg, process.execArgv[++i]!);
+    }
+  }
+  const execArgv = loaders.some((arg) => arg.includes('tsx')) ? loaders : [...loaders, '--import', 'tsx'];
   const worker = new Worker(new URL('./embedded-thread-worker.ts', import.meta.url), {
     workerData: { dataDir },
     execArgv,
