@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Log, silentLog } from '../log.js';
 import {
   type CallResult,
-  type ParamObject,
+  journalIdOfResultRequest,
   RESULT_FOR_ID,
   type WebApiAnswer,
   WebApiError,
@@ -178,18 +178,6 @@ export async function requireOperation(ctx: WebApiContext, vltyp: number): Promi
   return operation;
 }
 
-function journalIdOf(params: readonly ParamObject[]): number {
-  const raw = params[0]?.idws_journal;
-  const id = typeof raw === 'string' && /^\s*\d{1,10}\s*$/.test(raw) ? Number(raw) : raw;
-  if (typeof id !== 'number' || !Number.isSafeInteger(id)) {
-    throw new WebApiError(
-      WebApiErrorCode.invalidEnvelope,
-      'vltyp 997 needs params [{"idws_journal": <journal id>}] (XML: <params><idwsJournal>…</idwsJournal></params>)',
-    );
-  }
-  return id;
-}
-
 /** Ends a job whose worker stopped without finishing it, so that nothing stays running forever. */
 async function settleStaleJob(ctx: WebApiContext, entry: JournalEntry): Promise<JournalEntry> {
   if (entry.state !== 'running' || entry.ageSeconds <= ctx.policy.jobStaleSeconds) return entry;
@@ -215,7 +203,7 @@ export async function resultForId(
   request: WebApiRequest,
   mode: CallMode,
 ): Promise<CallResult> {
-  const id = journalIdOf(request.params);
+  const id = journalIdOfResultRequest(request.params);
   const found = id >= 1 && id <= MAX_JOURNAL_ID ? await ctx.store.readJournal(id) : undefined;
   if (!found || found.applicationId !== application.id) {
     throw new WebApiError(
