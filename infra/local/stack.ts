@@ -162,6 +162,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         handler: (event, context, invocation) => consumer.invoke(() => handler(event, context, invocation)),
         functionName: queue.consumer.function,
         batchSize: queue.consumer.batchSize,
+        timeoutSeconds: queue.consumer.timeoutSeconds,
       });
     // One poller per concurrent invocation, as Lambda runs several batches of a queue at once.
     for (let instance = 0; instance < (queue.consumer.concurrency ?? 1); instance++) {

@@ -249,7 +249,7 @@ describe('Function: resultForId (vltyp 997)', () => {
     for (const [id, key, hash] of [
       [1, 'other-api-key', 'other-api-hash'],
       [99, 'demo-api-key', 'demo-api-hash'],
-      [0, 'demo-api-key', 'demo-api-hash'],
+      // (0 is no positive integer: 400/100, tests/unit/web-api-codec.test.ts.)
       [2 ** 40, 'demo-api-key', 'demo-api-hash'],
     ] as const) {
       const error = await refusal(
