@@ -47,6 +47,11 @@ export interface WebApiContext {
   readonly log?: Log;
   /** Milliseconds since the epoch (tests pass their own clock). */
   readonly now?: () => number;
+  /**
+   * When the request arrived (ms since the epoch, the gateway's time stamp): `getDataAsync`'s wait
+   * is counted from it, not from the end of the signature, replay and journal statements.
+   */
+  readonly arrivedAt?: number;
 }
 
 /** A signed call as it arrived: headers, the raw body, and how to decode it once it is admitted. */
