@@ -18,8 +18,8 @@ import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
 import { demoDatabase } from '../support/demo.js';
-import { checkJobLeaseFencing } from '../support/job-lease.js';
 import { invokeHttp } from '../support/http-api-event.js';
+import { checkJobLeaseFencing } from '../support/job-lease.js';
 import { envelope } from '../support/web-api.js';
 import { signedWebApiEvent } from '../support/web-api-event.js';
 

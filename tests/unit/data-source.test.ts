@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { postgresDialect } from '../../shared/adapters/embedded-sql/dialect.js';
 import {
+  isInternalTable,
   parseDataSourceName,
   rememberedCatalogue,
-  isInternalTable,
   resolveDataSource,
 } from '../../shared/core/data-api/data-source.js';
 import type { Database, DataSourceInfo } from '../../shared/core/database.js';
