@@ -102,7 +102,7 @@ export function unknownSchemaKeys(document: Node): string[] {
       if (!SCHEMA_KEYWORDS.has(key) && !key.startsWith('x-')) found.push(`${at}/${key}`);
       if (SUBSCHEMA.includes(key)) schema(value, `${at}/${key}`);
       if (SUBSCHEMA_LISTS.includes(key) && Array.isArray(value))
-        value.forEach((item, index) => schema(item, `${at}/${key}/${index}`));
+        for (const [index, item] of value.entries()) schema(item, `${at}/${key}/${index}`);
       if (SUBSCHEMA_MAPS.includes(key) && isObject(value))
         for (const [name, item] of Object.entries(value)) schema(item, `${at}/${key}/${name}`);
       if (key === 'xml' && isObject(value))
@@ -112,7 +112,7 @@ export function unknownSchemaKeys(document: Node): string[] {
   }
   // Everything outside schemas: a `schema` field holds one; examples are data, not the document's own.
   function outside(node: unknown, at: string): void {
-    if (Array.isArray(node)) node.forEach((item, index) => outside(item, `${at}/${index}`));
+    if (Array.isArray(node)) for (const [index, item] of node.entries()) outside(item, `${at}/${index}`);
     if (!isObject(node)) return;
     for (const [key, value] of Object.entries(node)) {
       if (key === 'example' || key === 'examples') continue;
