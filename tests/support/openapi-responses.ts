@@ -22,6 +22,11 @@ interface Operation {
   responses: Record<string, ResponseObject>;
 }
 
+interface WebhookOperation {
+  parameters: { name: string; in: string; required?: boolean }[];
+  requestBody: { content: Record<string, unknown> };
+}
+
 /** An HTTP answer as a client saw it. */
 export interface ObservedResponse {
   readonly status: number;
@@ -205,6 +210,53 @@ export function openApiResponseChecker(document: Record<string, unknown>) {
             `${answer}: body ${observed.body.slice(0, 200)} does not match: ${ajv.errorsText(validate.errors)}`,
           );
         }
+      }
+      return problems;
+    },
+    /**
+     * What is wrong with a request the service sent as the webhook `name` of the document's
+     * `webhooks`: its method, every required header (valid against its schema) and its body.
+     */
+    checkWebhook(
+      name: string,
+      request: {
+        method: string;
+        headers: Readonly<Record<string, string | string[] | undefined>>;
+        body: string;
+      },
+    ): string[] {
+      const item = (document.webhooks as Record<string, Record<string, WebhookOperation>> | undefined)?.[
+        name
+      ];
+      const operation = item?.[request.method.toLowerCase()];
+      if (!operation) return [`webhook ${request.method} ${name} is not in the document`];
+      const problems: string[] = [];
+      const base = `/webhooks/${escapePointer(name)}/${request.method.toLowerCase()}`;
+      for (const [index, parameter] of operation.parameters.entries()) {
+        if (parameter.in !== 'header') continue;
+        const value = request.headers[parameter.name.toLowerCase()];
+        if (value === undefined) {
+          if (parameter.required) problems.push(`webhook ${name}: header ${parameter.name} is missing`);
+          continue;
+        }
+        const validate = ajv.getSchema(`openapi.json#${base}/parameters/${index}/schema`);
+        if (validate && !validate(value))
+          problems.push(
+            `webhook ${name}: header ${parameter.name} "${value}": ${ajv.errorsText(validate.errors)}`,
+          );
+      }
+      const contentType = String(request.headers['content-type'] ?? '')
+        .split(';')[0]!
+        .trim()
+        .toLowerCase();
+      if (!operation.requestBody.content[contentType]) {
+        problems.push(`webhook ${name}: content type "${contentType}" is not documented`);
+      } else if (contentType === 'application/json') {
+        const validate = ajv.getSchema(
+          `openapi.json#${base}/requestBody/content/${escapePointer(contentType)}/schema`,
+        );
+        if (validate && !validate(JSON.parse(request.body)))
+          problems.push(`webhook ${name}: body ${request.body}: ${ajv.errorsText(validate.errors)}`);
       }
       return problems;
     },

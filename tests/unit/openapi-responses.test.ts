@@ -73,4 +73,27 @@ describe('openApiResponseChecker', () => {
       /does not match/,
     );
   });
+
+  it('checks a receipt webhook against the document: every Standard Webhooks header and the bare number', () => {
+    const headers = {
+      'content-type': 'application/json',
+      'webhook-id': 'msg_1',
+      'webhook-timestamp': '1700000000',
+      'webhook-signature': 'v1,Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmE= v1,b2xkb2xkb2xk',
+      'x-peppol-webhook-secret': 'secret',
+    };
+    const post = { method: 'POST', headers, body: '123456' };
+    expect(checker.checkWebhook('documentReceived', post)).toEqual([]);
+    const { 'webhook-timestamp': _t, ...untimed } = headers;
+    expect(checker.checkWebhook('documentReceived', { ...post, headers: untimed })).toEqual([
+      'webhook documentReceived: header webhook-timestamp is missing',
+    ]);
+    expect(
+      checker.checkWebhook('documentReceived', {
+        ...post,
+        headers: { ...headers, 'webhook-signature': 'sig' },
+      }),
+    ).toHaveLength(1);
+    expect(checker.checkWebhook('documentReceived', { ...post, body: '"123456"' })).toHaveLength(1);
+  });
 });
