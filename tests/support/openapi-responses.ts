@@ -22,6 +22,34 @@ interface Operation {
   responses: Record<string, ResponseObject>;
 }
 
+/**
+ * What docs/openapi.yaml describes from CONTRACT.md section 4a (issue 20, items 1 to 4) ahead of
+ * the service, which another branch is building: while absent, these are not reported. Empty it
+ * once that work has landed, so that the checks hold the service to them.
+ */
+export const AWAITED_FROM_CONTRACT_4A = {
+  /** `operationId status header` */
+  headers: new Set(
+    ['getData', 'getDataWithCondition', 'getRowsCount', 'getDataPaginate'].flatMap((operation) => [
+      `${operation} 200 ETag`,
+      `${operation} 200 Cache-Control`,
+    ]),
+  ),
+  /** `METHOD path` */
+  routes: new Set(['GET /{tenant}/JsonAPI/openapi.json']),
+  /** `operationId status`, documented answers no test can provoke yet */
+  answers: new Set([
+    'getData 304',
+    'getDataWithCondition 304',
+    'getRowsCount 304',
+    'getDataPaginate 304',
+    'getDataApiDescription 200',
+    'getDataApiDescription 401',
+    'getDataApiDescription 404',
+    'getDataApiDescription 503',
+  ]),
+};
+
 interface WebhookOperation {
   parameters: { name: string; in: string; required?: boolean }[];
   requestBody: { content: Record<string, unknown> };
@@ -178,7 +206,11 @@ export function openApiResponseChecker(document: Record<string, unknown>) {
       );
       const problems: string[] = [];
       for (const [name, spec] of Object.entries(response.headers ?? {})) {
-        if (header(spec).required && !observed.headers.has(name))
+        if (
+          header(spec).required &&
+          !observed.headers.has(name) &&
+          !AWAITED_FROM_CONTRACT_4A.headers.has(`${answer} ${name}`)
+        )
           problems.push(`${answer}: header ${name} is missing`);
       }
       if (observed.body === '') return problems;
