@@ -126,6 +126,11 @@ export function toLambdaResult(response: HttpResponse): APIGatewayProxyStructure
 
 const base64Length = (bytes: number) => Math.ceil(bytes / 3) * 4;
 
+/** Every answer of every route, error or not, names its request (CONTRACT.md section 4): `x-request-id`. */
+function withRequestId(response: HttpResponse, requestId: string): HttpResponse {
+  return { ...response, headers: { ...response.headers, 'x-request-id': requestId } };
+}
+
 /** The words of a 503 for a full pool, the Data API's and the Web API's. */
 export function databaseBusyMessage(error: DatabaseBusyError): string {
   return `The tenant database's connections are all in use; try again in ${error.retryAfterSeconds} s`;
@@ -196,7 +201,7 @@ export function serviceErrors(renderError: ErrorRenderer): middy.MiddlewareObj<E
           ...describeError(rootCause(handlerRequest.error)),
         });
       }
-      handlerRequest.response = toLambdaResult(response);
+      handlerRequest.response = toLambdaResult(withRequestId(response, requestId));
     },
   };
 }
@@ -262,6 +267,7 @@ export function httpHandler(route: Route, renderError: ErrorRenderer) {
     .use(requestSummary())
     .use(serviceErrors(renderError))
     .handler(async function handleHttp(event, context, { signal }) {
-      return toLambdaResult(await route(toHttpRequest(event, context, signal)));
+      const request = toHttpRequest(event, context, signal);
+      return toLambdaResult(withRequestId(await route(request), request.requestId));
     });
 }
