@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { postgresDialect } from '../../shared/adapters/embedded-sql/dialect.js';
 import { mssqlDialect } from '../../shared/adapters/mssql/dialect.js';
-import { ConditionError } from '../../shared/core/condition/index.js';
+import { ConditionError, MAX_LIKE_WILDCARDS } from '../../shared/core/condition/index.js';
 import { compileCondition } from '../support/conditions.js';
 import { COLUMNS } from './condition-fixture.js';
 
@@ -274,6 +274,36 @@ describe('the grammar is strict', () => {
 });
 
 describe('limits', () => {
+  // The same parse on both dialects: compiled for one is enough to see a refusal.
+  const compile = (input: string) => compileCondition(input, COLUMNS, mssqlDialect);
+
+  it('refuses what SQL Server refuses of texts read as datetime (issue 19)', () => {
+    for (const [condition, message] of [
+      ["CAST('2024-01-15 12:00:00.1234' AS DATETIME) = DATUM", 'DATETIME takes at most 3'],
+      ["DATEADD(day, 1, '2024-01-15 12:00:00.12345') = DATUM", 'DATETIME takes at most 3'],
+      ["DATEADD(year, 1, '1700-06-15') = DATUM", 'out of the range of DATETIME (years 1753 to 9999)'],
+      ["DATEADD(day, 1, '9999-12-31') = DATUM", 'out of the range of DATETIME (years 1753 to 9999)'],
+      ["DATEADD(day, -1, '1753-01-01') = DATUM", 'out of the range of DATETIME (years 1753 to 9999)'],
+    ] as const) {
+      expect(() => compile(condition), condition).toThrow(message);
+    }
+    expect(() => compile("CAST('2024-01-15 12:00:00.1234567' AS DATETIME2) = DATUM")).not.toThrow();
+    expect(() => compile("DATEADD(day, 1, '2024-01-15 12:00:00.123') = DATUM")).not.toThrow();
+  });
+
+  it(`refuses more than ${MAX_LIKE_WILDCARDS} LIKE wildcards in one condition`, () => {
+    expect(() => compile(`NAZEV LIKE '${'%a'.repeat(MAX_LIKE_WILDCARDS)}'`)).not.toThrow();
+    expect(() => compile(`NAZEV LIKE '${'%a'.repeat(MAX_LIKE_WILDCARDS + 1)}'`)).toThrow(
+      `more than ${MAX_LIKE_WILDCARDS} of %, _ and [...] in one condition`,
+    );
+    expect(() => compile(`NAZEV LIKE '%a%' AND NAZEV LIKE '${'_'.repeat(MAX_LIKE_WILDCARDS - 1)}'`)).toThrow(
+      'too many wildcards',
+    );
+    expect(() => compile(`NAZEV LIKE '${'%_'.repeat(3)}' + '${'%_'.repeat(3)}'`)).toThrow(
+      'too many wildcards',
+    );
+  });
+
   it('refuses conditions longer than 4000 characters', () => {
     const input = `NAZEV = '${'x'.repeat(4000)}'`;
     const error = refusal(input);

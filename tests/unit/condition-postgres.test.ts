@@ -314,6 +314,15 @@ describe('PostgreSQL translation runs with SQL Server semantics', () => {
     ["CONVERT(datetime, '2024-03-05 10:11:12', 121) = '2024-03-05 10:11:12'", true],
     // DATETIME maps to timestamp(0): fractions of a second are rounded away
     ["CONVERT(datetime, '2024-03-05 10:11:12.4', 121) = '2024-03-05 10:11:12'", true],
+    // Issue 19: SQL Server reads a blank text as 0 for an integer or a float.
+    ["1 + '' = 1", true],
+    ["7 = ' '", false],
+    ["0 = ''", true],
+    ["CAST('' AS INT) = 0", true],
+    ["CAST(' ' AS FLOAT) = 0", true],
+    // CHAR(n) keeps its padding where it meets other text.
+    ["CAST(7 AS CHAR(3)) + 'x' = '7  x'", true],
+    ["CAST(7 AS NCHAR(2)) + 'x' LIKE '7 x'", true],
   ];
 
   it.each(truths)('%s is %s', async (condition, expected) => {

@@ -51,6 +51,9 @@ interface DateTimeParts {
   readonly ok: boolean;
   /** Digits after the seconds (0 without a fraction). */
   readonly fractionDigits: number;
+  /** Month and day of a date (undefined for a time alone). */
+  readonly month?: number;
+  readonly day?: number;
 }
 
 const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
@@ -84,7 +87,7 @@ function readDateTime(text: string): DateTimeParts | undefined {
     const day = Number(d);
     if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return undefined;
     if (groups[3] !== undefined && !validTime(groups.slice(3, 8))) return undefined;
-    return { year, ok: true, fractionDigits: groups[6]?.length ?? 0 };
+    return { year, ok: true, fractionDigits: groups[6]?.length ?? 0, month, day };
   }
   return undefined;
 }
@@ -175,9 +178,36 @@ function checkTemporal(text: string, typeName: string, firstYear: number, fail: 
  * DATEADD reads a text literal as `datetime` (its answer is a `datetime` too, SQL Server's
  * DATEADD reference): from 1753, at most three digits of a second.
  */
-export function checkDateAddLiteral(node: Expr, fail: Fail): void {
+export function checkDateAddLiteral(part: string, amount: Expr, node: Expr, fail: Fail): void {
   const literal = literalOf(node);
-  if (literal?.string) checkTemporal(literal.text, 'DATETIME', FIRST_YEAR.DATETIME, fail);
+  if (!literal?.string) return;
+  checkTemporal(literal.text, 'DATETIME', FIRST_YEAR.DATETIME, fail);
+  // A literal amount on a literal date is a constant: outside datetime's years it is refused here,
+  // whether or not the database would evaluate it (an OR may skip it on one engine, not another).
+  const count = literalOf(amount);
+  const parts = readDateTime(literal.text);
+  if (!count || count.string || parts?.year === undefined || parts.month === undefined) return;
+  const n = Math.trunc(Number(count.text));
+  const date = new Date(Date.UTC(2000, parts.month - 1, parts.day ?? 1));
+  date.setUTCFullYear(parts.year);
+  const months = { year: 12, quarter: 3, month: 1 }[part];
+  const days = {
+    day: 1,
+    dayofyear: 1,
+    weekday: 1,
+    week: 7,
+    hour: 1 / 24,
+    minute: 1 / 1440,
+    second: 1 / 86400,
+  }[part];
+  if (months !== undefined) date.setUTCMonth(date.getUTCMonth() + n * months);
+  else if (days !== undefined) date.setTime(date.getTime() + Math.trunc(n * days) * 86_400_000);
+  const year = date.getUTCFullYear();
+  if (year < FIRST_YEAR.DATETIME || year > 9999) {
+    fail(
+      `DATEADD(${part}, ${n}, ${shown(literal.text)}) is out of the range of DATETIME (years 1753 to 9999)`,
+    );
+  }
 }
 
 /** Checks a literal that an implicit conversion turns into a value of `kind`. */

@@ -650,7 +650,7 @@ class Parser {
       }
       this.literalsAs([first], 'number');
       this.literalsAs([second], 'datetime');
-      checkDateAddLiteral(second, this.fail(second.pos));
+      checkDateAddLiteral(part, first, second, this.fail(second.pos));
       const kind: Kind = second.kind === 'string' || second.kind === 'null' ? 'datetime' : second.kind;
       return this.built({ type: 'dateadd', part, amount: first, date: second, kind, pos: token.pos }, [
         first,
