@@ -8,6 +8,7 @@ import {
   StatementCancelledError,
 } from '../../core/database.js';
 import { ConnectionSecurityError, readConnectionSecurity, type SqlServerTls } from './connection-security.js';
+import { BABELFISH_UNTRANSLATED } from './dialect.js';
 import type { MssqlPoolLike } from './types.js';
 
 export type { SqlServerTls } from './connection-security.js';
@@ -311,7 +312,6 @@ const UNAVAILABLE_CODES = new Set([
 // under one generic number; those the service acts on get SQL Server's number for the same
 // failure, so that the answer is SQL Server's: a caller's condition overflowing, and a column or
 // table gone since its columns were looked up. SQL Server itself never sends this number.
-export const BABELFISH_UNTRANSLATED = 33557097;
 const SQL_SERVER_NUMBERS: readonly (readonly [RegExp, number])[] = [
   [/^numeric field overflow/i, 8115], // arithmetic overflow converting to numeric
   [/^column ".*" does not exist/i, 207], // invalid column name

@@ -6,8 +6,7 @@ import {
   procedureReference,
   type WebApiStatements,
 } from '../sql-common/web-api-store.js';
-import { BABELFISH_UNTRANSLATED } from './connection.js';
-import { mssqlDialect } from './dialect.js';
+import { BABELFISH_UNTRANSLATED, mssqlDialect } from './dialect.js';
 
 const JOURNAL_COLUMNS = `ID AS id, APPLICATION_ID AS applicationId, VLTYP AS vltyp, STATE AS state,
     REQUEST AS request, ANSWER AS answer, ROW_NAME AS rowName, ATTEMPTS AS attempts`;
