@@ -31,10 +31,12 @@ import {
   sendGatewayAnswer,
   sendJson,
 } from './local-http.js';
+import { lambdaInvokeRoute } from './lambda-invoke.js';
 import { createLocalRoutes } from './local-routes.js';
 import { localQueues, WEB_API_JOB_QUEUE } from './queues.js';
 import { importHandler, lambdaRoutes } from './routes.js';
 import { type SqsLambda, type SqsPoller, startSqsPoller } from './sqs-poller.js';
+import { subjectWebhookRoute } from './webhook-routes.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const LARGE_ANSWER_BUCKET = 'svc-large-answers-local';
@@ -176,6 +178,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   const gateway = createHttpGateway(lambdaRoutes(), instances);
   const localRoutes = createLocalRoutes({ database: db, sqs, queueUrls });
+  // Local-only routes with a parameter in their path: the Lambda Invoke API and the ERP's stand-in.
+  const localPatternRoutes = [lambdaInvokeRoute(instances), subjectWebhookRoute({ database: db, sqs, queueUrls })];
   const inFlight = new Set<ServerResponse>();
   let draining = false;
 
@@ -184,7 +188,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (!target || !hasDeterminableBody(request)) {
       return sendJson(response, 400, { message: gatewayAnswers.badRequest.message }, { connection: 'close' });
     }
-    const local = localRoutes.get(`${request.method} ${target.pathname}`);
+    const local =
+      localRoutes.get(`${request.method} ${target.pathname}`) ??
+      localPatternRoutes.map((routes) => routes.match(request.method, target.pathname)).find(Boolean);
     if (local) {
       if (!isLoopback(request))
         return sendJson(response, 403, { message: 'Local routes answer on loopback only' });

@@ -32,6 +32,8 @@ const OVERRIDES: Record<string, string> = {
   webhookRetrySchedule: '7,70,700',
   webhookMaxAttempts: '4',
   webhookMaxReceives: '12',
+  webhookSecretOverlapHours: '48',
+  webhookDisableAfterHours: '72.5',
   webApiJobWorkerTimeout: '120',
   webApiJobVisibility: '720',
   webApiJobMaxAttempts: '2',

@@ -18,6 +18,7 @@ import {
 import type {
   DeliveryKey,
   DeliveryRecord,
+  EndpointMemory,
   WebhookDeliveryLog,
   WebhookSubject,
 } from '../../shared/core/webhook/delivery-log.js';
@@ -39,12 +40,19 @@ const copy = (receiveCount = 1, finalReceive = false, messageId = MESSAGE_ID): E
 /** An in-memory WEBHOOK_DELIVERY and SUBJECT. */
 class MemoryDeliveryLog implements WebhookDeliveryLog {
   readonly records: DeliveryRecord[] = [];
+  readonly endpoints = new Map<number, EndpointMemory>();
   failing: Error | undefined;
   constructor(readonly subjects = new Map<number, WebhookSubject>()) {}
   async findTarget(key: DeliveryKey) {
     if (this.failing) throw this.failing;
     return {
-      alreadyDelivered: this.records.some((r) => r.eventId === key.eventId && r.outcome === 'delivered'),
+      alreadyDelivered: this.records.some(
+        (r) =>
+          r.eventId === key.eventId &&
+          (r.outcome === 'delivered' || r.outcome === 'resent') &&
+          (!key.resend || r.messageId === key.messageId),
+      ),
+      endpoint: this.endpoints.get(key.subjectId),
       attemptsMade: this.records.filter(
         (r) =>
           r.eventId === key.eventId &&
@@ -72,6 +80,22 @@ class MemoryDeliveryLog implements WebhookDeliveryLog {
   async record(entry: DeliveryRecord) {
     if (this.failing) throw this.failing;
     this.records.push(entry);
+  }
+  async rememberEndpoint(subjectId: number, memory: EndpointMemory, before: EndpointMemory | undefined) {
+    if (this.failing) throw this.failing;
+    if (before || !this.endpoints.has(subjectId)) this.endpoints.set(subjectId, memory);
+  }
+  async endpointDelivered(subjectId: number) {
+    const endpoint = this.endpoints.get(subjectId);
+    if (endpoint) this.endpoints.set(subjectId, { ...endpoint, failingSince: null });
+  }
+  async endpointFailed(subjectId: number, at: number, disableIfFailingSince: number) {
+    const endpoint = this.endpoints.get(subjectId);
+    if (!endpoint || endpoint.disabledAt !== null) return false;
+    const failingSince = endpoint.failingSince ?? at;
+    const disabledAt = failingSince <= disableIfFailingSince ? at : null;
+    this.endpoints.set(subjectId, { ...endpoint, failingSince, disabledAt });
+    return disabledAt !== null;
   }
 }
 
@@ -107,6 +131,7 @@ function context(overrides: Partial<DeliveryContext> & { subject?: WebhookSubjec
     sender,
     retrySchedule: [5, 30, 120],
     allowPrivateTargets: false,
+    endpointPolicy: { secretOverlapMs: 24 * 3_600_000, disableAfterMs: 120 * 3_600_000 },
     now: () => NOW,
     random: () => 0.5,
     ...overrides,
@@ -404,6 +429,8 @@ function fakeDatabase(subjectUrl: string | null): Database & { inserts: unknown[
         ).length;
         return [{ delivered: delivered.has(params[0]) ? 1 : 0, attemptsMade, ...subject }];
       }
+      // WEBHOOK_ENDPOINT's statements: not remembered here (every event finds the endpoint new).
+      if (!sql.startsWith('INSERT INTO "dbo"."WEBHOOK_DELIVERY"')) return [];
       inserts.push([...params]);
       if (params[5] === 'delivered') delivered.add(params[0]);
       return [];
@@ -426,6 +453,7 @@ const SETTINGS: WebhookSettings = {
   deadLetterQueueUrl: 'http://queue.example/dlq',
   allowPrivateTargets: false,
   timeoutMs: 10_000,
+  endpointPolicy: { secretOverlapMs: 24 * 3_600_000, disableAfterMs: 120 * 3_600_000 },
 };
 
 function consumer(
@@ -624,7 +652,7 @@ describe('Function: createMssqlWebhookDeliveryLog', () => {
       '[SUBJECT_ID] = @p2 AND [DOCUMENT_ID] = @p3 AND [EVENT_ID] = @p1 AND [MESSAGE_ID] = @p4',
     );
     expect(select!.sql).toContain("[OUTCOME] IN ('retrying', 'failed')) AS [attemptsMade]");
-    expect(select!.params).toEqual(['msg_1', 1, 123456, 'm-1']);
+    expect(select!.params).toEqual(['msg_1', 1, 123456, 'm-1', 0]);
     expect(insert!.sql).toMatch(
       /^INSERT INTO \[dbo\]\.\[WEBHOOK_DELIVERY\] \(\[EVENT_ID\], .*\[RETRY_IN_SECONDS\], \[MESSAGE_ID\]\)/s,
     );

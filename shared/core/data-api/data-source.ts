@@ -14,8 +14,11 @@ export interface DataSourceCatalogue {
 import { badRequest, notFound } from '../errors.js';
 import { parseQualifiedName, type QualifiedName } from '../sql-names.js';
 
-/** Objects the service never serves, whatever a tenant allows: they hold secrets. */
-const NEVER_SERVED = new Set(['ws_application']);
+/**
+ * Objects the service never serves, whatever a tenant allows: they hold secrets (API hashes; the
+ * webhook secret memory and endpoint state).
+ */
+const NEVER_SERVED = new Set(['ws_application', 'webhook_endpoint']);
 
 /** Splits `NAME` or `schema.NAME`; anything that is not an identifier is a 400. */
 export function parseDataSourceName(raw: string): QualifiedName {
