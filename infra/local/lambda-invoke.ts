@@ -61,7 +61,10 @@ export function lambdaInvokeRoute(instances: LocalFunctionInstancesByName): {
         return sendJson(
           response,
           413,
-          { Type: 'User', message: `Request must be smaller than ${MAX_PAYLOAD_BYTES} bytes for the InvokeFunction operation` },
+          {
+            Type: 'User',
+            message: `Request must be smaller than ${MAX_PAYLOAD_BYTES} bytes for the InvokeFunction operation`,
+          },
           { 'x-amzn-errortype': 'RequestTooLargeException' },
         );
       }

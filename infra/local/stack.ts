@@ -23,6 +23,7 @@ import {
 } from './demo-database.js';
 import { localFunctionInstances } from './function-instances.js';
 import { createHttpGateway } from './http-gateway.js';
+import { lambdaInvokeRoute } from './lambda-invoke.js';
 import {
   answerClientError,
   gatewayAnswers,
@@ -31,7 +32,6 @@ import {
   sendGatewayAnswer,
   sendJson,
 } from './local-http.js';
-import { lambdaInvokeRoute } from './lambda-invoke.js';
 import { createLocalRoutes } from './local-routes.js';
 import { localQueues, WEB_API_JOB_QUEUE } from './queues.js';
 import { importHandler, lambdaRoutes } from './routes.js';
@@ -179,7 +179,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const gateway = createHttpGateway(lambdaRoutes(), instances);
   const localRoutes = createLocalRoutes({ database: db, sqs, queueUrls });
   // Local-only routes with a parameter in their path: the Lambda Invoke API and the ERP's stand-in.
-  const localPatternRoutes = [lambdaInvokeRoute(instances), subjectWebhookRoute({ database: db, sqs, queueUrls })];
+  const localPatternRoutes = [
+    lambdaInvokeRoute(instances),
+    subjectWebhookRoute({ database: db, sqs, queueUrls }),
+  ];
   const inFlight = new Set<ServerResponse>();
   let draining = false;
 

@@ -126,13 +126,16 @@ export function subjectWebhookRoute(context: LocalRouteContext) {
       }
       if (!input || typeof input !== 'object' || Array.isArray(input)) {
         return sendJson(response, 400, {
-          message: 'The body must be a JSON object like {"url":"https://…","secret":"…"} (either may be omitted, null clears)',
+          message:
+            'The body must be a JSON object like {"url":"https://…","secret":"…"} (either may be omitted, null clears)',
         });
       }
       const body = input as Record<string, unknown>;
       const unknown = Object.keys(body).filter((key) => key !== 'url' && key !== 'secret');
       if (unknown.length > 0) {
-        return sendJson(response, 400, { message: `Unknown field "${unknown[0]}": only "url" and "secret" are changed here` });
+        return sendJson(response, 400, {
+          message: `Unknown field "${unknown[0]}": only "url" and "secret" are changed here`,
+        });
       }
       const columns: [string, unknown][] = [];
       for (const [key, column, max] of [
@@ -142,7 +145,9 @@ export function subjectWebhookRoute(context: LocalRouteContext) {
         if (!(key in body)) continue;
         const value = body[key];
         if (value !== null && (typeof value !== 'string' || value.length > max)) {
-          return sendJson(response, 400, { message: `"${key}" must be a string of at most ${max} characters, or null` });
+          return sendJson(response, 400, {
+            message: `"${key}" must be a string of at most ${max} characters, or null`,
+          });
         }
         columns.push([column, value]);
       }
@@ -156,7 +161,8 @@ export function subjectWebhookRoute(context: LocalRouteContext) {
         ]);
       }
       const [row] = await db.query(select, [subjectId]);
-      if (!row) return sendJson(response, 404, { message: `Subject ${subjectId} does not exist in tenant demo` });
+      if (!row)
+        return sendJson(response, 404, { message: `Subject ${subjectId} does not exist in tenant demo` });
       sendJson(response, 200, { subjectId, url: row.url ?? null, secret: row.secret ?? null });
     };
   return {
@@ -167,4 +173,3 @@ export function subjectWebhookRoute(context: LocalRouteContext) {
     },
   };
 }
-

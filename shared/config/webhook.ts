@@ -24,7 +24,9 @@ export function hoursFromEnv(name: string, fallback: number): number {
   if (raw === undefined || raw.trim() === '') return fallback;
   const value = /^\s*\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : Number.NaN;
   if (!(value >= 0 && value <= MAX_HOURS)) {
-    throw new ConfigurationError(`${name} must be a number of hours from 0 to ${MAX_HOURS} (fractions allowed), got "${raw}"`);
+    throw new ConfigurationError(
+      `${name} must be a number of hours from 0 to ${MAX_HOURS} (fractions allowed), got "${raw}"`,
+    );
   }
   return value;
 }
@@ -97,7 +99,9 @@ export function getWebhookSettings(): WebhookSettings {
       secretOverlapMs: hoursToMs(
         hoursFromEnv('WEBHOOK_SECRET_OVERLAP_HOURS', DEFAULT_WEBHOOK_SECRET_OVERLAP_HOURS),
       ),
-      disableAfterMs: hoursToMs(hoursFromEnv('WEBHOOK_DISABLE_AFTER_HOURS', DEFAULT_WEBHOOK_DISABLE_AFTER_HOURS)),
+      disableAfterMs: hoursToMs(
+        hoursFromEnv('WEBHOOK_DISABLE_AFTER_HOURS', DEFAULT_WEBHOOK_DISABLE_AFTER_HOURS),
+      ),
     }),
   });
   cached = { key, settings };

@@ -157,7 +157,8 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
       log('warn', 'webhook endpoint disabled', {
         ...fields,
         failingSince: new Date(decision.endpointDisabled.failingSince).toISOString(),
-        detail: 'every attempt failed for WEBHOOK_DISABLE_AFTER_HOURS; later events are recorded as disabled, not sent',
+        detail:
+          'every attempt failed for WEBHOOK_DISABLE_AFTER_HOURS; later events are recorded as disabled, not sent',
       });
     }
     if (decision.endpointEnabled) {

@@ -49,7 +49,10 @@ export function webhookAdminHandler(overrides: Partial<WebhookAdminDependencies>
   logFormatFromEnv();
 
   return async function webhookAdmin(event: unknown, context?: Context): Promise<Record<string, unknown>> {
-    const fields: Record<string, unknown> = { requestId: context?.awsRequestId, function: context?.functionName };
+    const fields: Record<string, unknown> = {
+      requestId: context?.awsRequestId,
+      function: context?.functionName,
+    };
     let answer: Record<string, unknown>;
     try {
       const request = parseWebhookAdminRequest(event);
@@ -69,7 +72,8 @@ export function webhookAdminHandler(overrides: Partial<WebhookAdminDependencies>
         return refusal(error.message);
       }
       serviceLog().error('webhook admin failed', { ...fields, ...describeError(error) });
-      const what = error instanceof ConfigurationError ? error.message : 'the database or queue is not reachable';
+      const what =
+        error instanceof ConfigurationError ? error.message : 'the database or queue is not reachable';
       return refusal(`The request could not be carried out: ${what}; try again`);
     }
     return answer;

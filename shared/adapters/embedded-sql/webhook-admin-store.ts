@@ -1,7 +1,10 @@
 /** The webhook admin's statements (infra/sql/embedded/040-webhook.sql) in PostgreSQL. */
 import type { Database } from '../../core/database.js';
 import type { WebhookAdminStore } from '../../core/webhook/admin.js';
-import { createSqlWebhookAdminStore, type WebhookAdminStatements } from '../sql-common/webhook-admin-store.js';
+import {
+  createSqlWebhookAdminStore,
+  type WebhookAdminStatements,
+} from '../sql-common/webhook-admin-store.js';
 
 export const EMBEDDED_WEBHOOK_ADMIN_STATEMENTS: WebhookAdminStatements = {
   findEvent: `SELECT "SUBJECT_ID" AS "subjectId", "DOCUMENT_ID" AS "documentId"

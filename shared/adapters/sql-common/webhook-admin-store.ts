@@ -3,8 +3,8 @@
  * shared by the SQL adapters; each passes its dialect's statements.
  */
 import type { Database } from '../../core/database.js';
-import type { DeliveryOutcome } from '../../core/webhook/delivery-log.js';
 import type { WebhookAdminStore } from '../../core/webhook/admin.js';
+import type { DeliveryOutcome } from '../../core/webhook/delivery-log.js';
 import { sqlTimeMs, sqlTimestamp } from './webhook-delivery-log.js';
 
 export interface WebhookAdminStatements {
@@ -36,7 +36,9 @@ export function createSqlWebhookAdminStore(
   return {
     async findEvent(eventId) {
       const [row] = await db.query(sql.findEvent, [eventId]);
-      return row ? { eventId, subjectId: Number(row.subjectId), documentId: Number(row.documentId) } : undefined;
+      return row
+        ? { eventId, subjectId: Number(row.subjectId), documentId: Number(row.documentId) }
+        : undefined;
     },
     async eventsToRecover(since, subjectId, limit) {
       const rows = await db.query(sql.eventsToRecover, [sqlTimestamp(since), subjectId ?? 0, limit]);
@@ -51,7 +53,8 @@ export function createSqlWebhookAdminStore(
     async subjectState(subjectId) {
       const [row] = await db.query(sql.subjectState, [subjectId]);
       if (!row) return undefined;
-      const webhookUrl = typeof row.webhookUrl === 'string' && row.webhookUrl.trim() !== '' ? row.webhookUrl : null;
+      const webhookUrl =
+        typeof row.webhookUrl === 'string' && row.webhookUrl.trim() !== '' ? row.webhookUrl : null;
       if (row.endpointSubjectId === null || row.endpointSubjectId === undefined) return { webhookUrl };
       return {
         webhookUrl,

@@ -108,10 +108,7 @@ export function createSqlWebhookDeliveryLog(
       };
     },
     async rememberEndpoint(subjectId, memory, before) {
-      await db.query(
-        before ? sql.updateEndpoint : sql.insertEndpoint,
-        endpointParameters(subjectId, memory),
-      );
+      await db.query(before ? sql.updateEndpoint : sql.insertEndpoint, endpointParameters(subjectId, memory));
     },
     async endpointDelivered(subjectId) {
       await db.query(sql.endpointDelivered, [subjectId]);

@@ -101,7 +101,9 @@ function subjectIdOf(value: unknown, required: boolean): number | undefined {
 /** Reads an admin event; throws WebhookAdminError naming what is wrong. */
 export function parseWebhookAdminRequest(input: unknown): WebhookAdminRequest {
   if (!input || typeof input !== 'object' || Array.isArray(input)) {
-    throw new WebhookAdminError('The event must be a JSON object like {"action":"status","tenant":"demo","subjectId":1}');
+    throw new WebhookAdminError(
+      'The event must be a JSON object like {"action":"status","tenant":"demo","subjectId":1}',
+    );
   }
   const event = input as Record<string, unknown>;
   const { action, tenant } = event;
@@ -114,7 +116,9 @@ export function parseWebhookAdminRequest(input: unknown): WebhookAdminRequest {
   switch (action) {
     case 'resend': {
       if (typeof event.eventId !== 'string' || !EVENT_ID.test(event.eventId)) {
-        throw new WebhookAdminError('"eventId" must be an event id as in webhook-id (msg_ and 32 hex digits)');
+        throw new WebhookAdminError(
+          '"eventId" must be an event id as in webhook-id (msg_ and 32 hex digits)',
+        );
       }
       return { action, tenant, eventId: event.eventId };
     }
@@ -122,11 +126,15 @@ export function parseWebhookAdminRequest(input: unknown): WebhookAdminRequest {
       const since =
         typeof event.since === 'string' && ISO_TIME.test(event.since.trim())
           ? Date.parse(
-              /T.*(Z|[+-]\d\d:\d\d)$/.test(event.since.trim()) ? event.since.trim() : `${event.since.trim()}Z`,
+              /T.*(Z|[+-]\d\d:\d\d)$/.test(event.since.trim())
+                ? event.since.trim()
+                : `${event.since.trim()}Z`,
             )
           : Number.NaN;
       if (Number.isNaN(since)) {
-        throw new WebhookAdminError('"since" must be an ISO time like 2025-03-03T00:00:00Z (UTC unless it says otherwise)');
+        throw new WebhookAdminError(
+          '"since" must be an ISO time like 2025-03-03T00:00:00Z (UTC unless it says otherwise)',
+        );
       }
       if (event.dryRun !== undefined && typeof event.dryRun !== 'boolean') {
         throw new WebhookAdminError('"dryRun" must be true or false');
@@ -141,11 +149,16 @@ export function parseWebhookAdminRequest(input: unknown): WebhookAdminRequest {
       };
     }
     default:
-      return { action: action as 'enable' | 'status', tenant, subjectId: subjectIdOf(event.subjectId, true)! };
+      return {
+        action: action as 'enable' | 'status',
+        tenant,
+        subjectId: subjectIdOf(event.subjectId, true)!,
+      };
   }
 }
 
-const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+const iso = (ms: number | null | undefined) =>
+  ms === null || ms === undefined ? null : new Date(ms).toISOString();
 
 export interface WebhookAdminContext {
   readonly store: WebhookAdminStore;
@@ -198,14 +211,20 @@ export async function runWebhookAdmin(
       if (request.dryRun) return answer;
       let sent = 0;
       for (const event of events) {
-        await ctx.queue.send({ tenant, subjectId: event.subjectId, documentId: event.documentId, resend: true });
+        await ctx.queue.send({
+          tenant,
+          subjectId: event.subjectId,
+          documentId: event.documentId,
+          resend: true,
+        });
         sent++;
       }
       return { ...answer, sent };
     }
     case 'enable': {
       const state = await ctx.store.subjectState(request.subjectId);
-      if (!state) throw new WebhookAdminError(`Subject ${request.subjectId} does not exist in tenant ${tenant}`);
+      if (!state)
+        throw new WebhookAdminError(`Subject ${request.subjectId} does not exist in tenant ${tenant}`);
       await ctx.store.enable(request.subjectId, now());
       return {
         ok: true,
@@ -218,7 +237,8 @@ export async function runWebhookAdmin(
     }
     case 'status': {
       const state = await ctx.store.subjectState(request.subjectId);
-      if (!state) throw new WebhookAdminError(`Subject ${request.subjectId} does not exist in tenant ${tenant}`);
+      if (!state)
+        throw new WebhookAdminError(`Subject ${request.subjectId} does not exist in tenant ${tenant}`);
       const attempts = await ctx.store.lastAttempts(request.subjectId, STATUS_ATTEMPTS);
       const endpoint = state.endpoint;
       const disabled = (endpoint?.disabledAt ?? null) !== null;

@@ -284,7 +284,12 @@ export async function deliverWebhook(
     return finish({ action: 'done', outcome, ...enabled }, { httpStatus, durationMs });
   }
   if (httpStatus === 410) {
-    const decision = await endpointFailed({ action: 'done', outcome: 'gone', detail: 'HTTP 410', ...enabled });
+    const decision = await endpointFailed({
+      action: 'done',
+      outcome: 'gone',
+      detail: 'HTTP 410',
+      ...enabled,
+    });
     return finish(decision, { httpStatus, durationMs });
   }
   // Redirects are not followed: a receiver that moved must have its WEBHOOK_URL updated.

@@ -114,7 +114,11 @@ export interface WebhookDeliveryLog {
    * Stores what the service now remembers of the subject's endpoint (`before` is what
    * findTarget gave: undefined makes the first row, kept as it is if another copy made it first).
    */
-  rememberEndpoint(subjectId: number, memory: EndpointMemory, before: EndpointMemory | undefined): Promise<void>;
+  rememberEndpoint(
+    subjectId: number,
+    memory: EndpointMemory,
+    before: EndpointMemory | undefined,
+  ): Promise<void>;
   /** A delivery succeeded: the endpoint is no longer failing. */
   endpointDelivered(subjectId: number): Promise<void>;
   /**
