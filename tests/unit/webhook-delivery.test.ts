@@ -102,7 +102,7 @@ class MemoryDeliveryLog implements WebhookDeliveryLog {
 /** A receiver that answers from a script, one result per request. */
 class ScriptedSender implements WebhookSender {
   readonly requests: WebhookRequest[] = [];
-  constructor(private readonly script: WebhookSendResult[]) {}
+  constructor(readonly script: WebhookSendResult[]) {}
   async send(request: WebhookRequest) {
     this.requests.push(request);
     return this.script.shift() ?? { kind: 'response', status: 200, durationMs: 3 };
@@ -492,6 +492,88 @@ function consumer(
 
 const body = (documentId: number, subjectId = 1, tenant = 'demo') =>
   JSON.stringify({ tenant, subjectId, documentId });
+
+describe('Function: deliverWebhook (rotation, disabling, resend)', () => {
+  const HOUR = 3_600_000;
+
+  it('signs with the new and the previous secret for the overlap after the secret changed', async () => {
+    let clock = NOW;
+    const { ctx, log, sender } = context({ now: () => clock });
+    await deliverWebhook(EVENT, copy(), ctx);
+    log.subjects.set(1, { webhookUrl: 'https://erp.example.cz/hook', secret: 'rotated' });
+    clock = NOW + HOUR;
+    await deliverWebhook({ ...EVENT, documentId: 2 }, copy(1, false, 'm-2'), ctx);
+    clock = NOW + 25 * HOUR;
+    await deliverWebhook({ ...EVENT, documentId: 3 }, copy(1, false, 'm-3'), ctx);
+    const [first, during, after] = sender.requests.map((r) => r.headers);
+    expect(first!['webhook-signature']!.split(' ')).toHaveLength(1);
+    const id = webhookEventId({ ...EVENT, documentId: 2 });
+    const ts = (NOW + HOUR) / 1000;
+    expect(during!['webhook-signature']).toBe(
+      `${signWebhook('rotated', id, ts, '2')} ${signWebhook('demo-webhook-secret', id, ts, '2')}`,
+    );
+    expect(during!['x-peppol-webhook-secret']).toBe('rotated');
+    // The overlap (24 h) counts from the first delivery under the new secret.
+    expect(after!['webhook-signature']!.split(' ')).toHaveLength(1);
+    expect(log.endpoints.get(1)).toMatchObject({
+      secret: 'rotated',
+      previousSecret: 'demo-webhook-secret',
+      secretChangedAt: NOW + HOUR,
+    });
+  });
+
+  it('disables the endpoint at the first failure WEBHOOK_DISABLE_AFTER_HOURS after the first, once; then records disabled', async () => {
+    let clock = NOW;
+    const { ctx, log, sender } = context({ now: () => clock });
+    sender.script.push(status(500), status(500), status(500));
+    expect((await deliverWebhook(EVENT, copy(), ctx)).endpointDisabled).toBeUndefined();
+    clock = NOW + 119 * HOUR;
+    expect(
+      (await deliverWebhook({ ...EVENT, documentId: 2 }, copy(1, false, 'm-2'), ctx)).endpointDisabled,
+    ).toBeUndefined();
+    clock = NOW + 120 * HOUR;
+    expect(await deliverWebhook({ ...EVENT, documentId: 3 }, copy(1, false, 'm-3'), ctx)).toMatchObject({
+      action: 'retry',
+      endpointDisabled: { failingSince: NOW },
+    });
+    const later = await deliverWebhook({ ...EVENT, documentId: 4 }, copy(1, false, 'm-4'), ctx);
+    expect(later).toMatchObject({ action: 'done', outcome: 'disabled' });
+    expect(later.endpointDisabled).toBeUndefined();
+    expect(sender.requests).toHaveLength(3);
+    expect(log.records.at(-1)).toMatchObject({ documentId: 4, outcome: 'disabled' });
+  });
+
+  it('starts the failure count afresh after a delivery', async () => {
+    let clock = NOW;
+    const { ctx, log, sender } = context({ now: () => clock });
+    sender.script.push(status(500), status(200), status(500));
+    await deliverWebhook(EVENT, copy(), ctx);
+    clock = NOW + 60 * HOUR;
+    await deliverWebhook({ ...EVENT, documentId: 2 }, copy(1, false, 'm-2'), ctx);
+    clock = NOW + 121 * HOUR;
+    expect(
+      (await deliverWebhook({ ...EVENT, documentId: 3 }, copy(1, false, 'm-3'), ctx)).endpointDisabled,
+    ).toBeUndefined();
+    expect(log.endpoints.get(1)).toMatchObject({ failingSince: NOW + 121 * HOUR, disabledAt: null });
+  });
+
+  it('sends a resend of a delivered event, recorded as resent, and a second copy of that resend not again', async () => {
+    const { ctx, log, sender } = context();
+    await deliverWebhook(EVENT, copy(), ctx);
+    expect(await deliverWebhook(EVENT, copy(1, false, 'm-2'), ctx)).toMatchObject({ outcome: 'duplicate' });
+    expect(await deliverWebhook({ ...EVENT, resend: true }, copy(1, false, 'm-3'), ctx)).toMatchObject({
+      outcome: 'resent',
+    });
+    expect(await deliverWebhook({ ...EVENT, resend: true }, copy(1, false, 'm-3'), ctx)).toMatchObject({
+      outcome: 'duplicate',
+    });
+    expect(sender.requests.map((r) => r.headers['webhook-id'])).toEqual([
+      webhookEventId(EVENT),
+      webhookEventId(EVENT),
+    ]);
+    expect(log.records.map((r) => r.outcome)).toEqual(['delivered', 'duplicate', 'resent', 'duplicate']);
+  });
+});
 
 describe('Function: documentReceivedHandler', () => {
   it('deletes delivered records and keeps failed ones with their visibility set to the next delay', async () => {
