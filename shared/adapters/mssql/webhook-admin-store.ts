@@ -15,7 +15,7 @@ export const MSSQL_WEBHOOK_ADMIN_STATEMENTS: WebhookAdminStatements = {
       SELECT [EVENT_ID], [SUBJECT_ID], [DOCUMENT_ID], [OUTCOME], [ATTEMPTED_AT], [ID],
         ROW_NUMBER() OVER (PARTITION BY [EVENT_ID] ORDER BY [ID] DESC) AS [newest]
       FROM [dbo].[WEBHOOK_DELIVERY]
-      WHERE [ATTEMPTED_AT] >= @p1 AND (@p2 = 0 OR [SUBJECT_ID] = @p2)
+      WHERE [ATTEMPTED_AT] >= CAST(@p1 AS datetime2(3)) AND (@p2 = 0 OR [SUBJECT_ID] = @p2)
     ) AS [last]
     WHERE [newest] = 1 AND [OUTCOME] IN ('failed', 'disabled')
     ORDER BY [ID]`,

@@ -49,11 +49,14 @@ export const MSSQL_DELIVERY_LOG_STATEMENTS: DeliveryLogStatements = {
   endpointDelivered: `UPDATE [dbo].[WEBHOOK_ENDPOINT] SET [FAILING_SINCE] = NULL
     WHERE [SUBJECT_ID] = @p1 AND [FAILING_SINCE] IS NOT NULL`,
   // One statement, so that of failures at once exactly one sees the endpoint enabled and disables it.
-  endpointFailed: `UPDATE [dbo].[WEBHOOK_ENDPOINT] SET
-      [FAILING_SINCE] = ISNULL([FAILING_SINCE], @p2),
-      [DISABLED_AT] = CASE WHEN ISNULL([FAILING_SINCE], @p2) <= @p3 THEN @p2 ELSE NULL END
-    OUTPUT [inserted].[DISABLED_AT] AS [disabledAt]
-    WHERE [SUBJECT_ID] = @p1 AND [DISABLED_AT] IS NULL`,
+  // The times typed as the column is (compared as text they would not order as times). Of failures
+  // at once, the one whose second statement changes the row disabled it: @@ROWCOUNT says so (an
+  // OUTPUT clause would too, but the T-SQL engine returns none on a session with NOCOUNT ON).
+  endpointFailed: `UPDATE [dbo].[WEBHOOK_ENDPOINT] SET [FAILING_SINCE] = CAST(@p2 AS datetime2(3))
+    WHERE [SUBJECT_ID] = @p1 AND [DISABLED_AT] IS NULL AND [FAILING_SINCE] IS NULL;
+    UPDATE [dbo].[WEBHOOK_ENDPOINT] SET [DISABLED_AT] = CAST(@p2 AS datetime2(3))
+    WHERE [SUBJECT_ID] = @p1 AND [DISABLED_AT] IS NULL AND [FAILING_SINCE] <= CAST(@p3 AS datetime2(3));
+    SELECT CASE WHEN @@ROWCOUNT > 0 THEN CAST(@p2 AS datetime2(3)) END AS [disabledAt];`,
   insert: `INSERT INTO [dbo].[WEBHOOK_DELIVERY] ([EVENT_ID], [SUBJECT_ID], [DOCUMENT_ID], [ATTEMPT],
       [ATTEMPTED_AT], [OUTCOME], [HTTP_STATUS], [ERROR], [DURATION_MS], [RETRY_IN_SECONDS], [MESSAGE_ID])
     VALUES (@p1, @p2, @p3, @p4, @p5, @p6, @p7, @p8, @p9, @p10, @p11)`,
