@@ -9,6 +9,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { readOpenApiDocument } from '../../infra/local/docs-routes.js';
 import { DOCUMENT_RECEIVED_QUEUE } from '../../infra/local/queues.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { createEmbeddedWebhookDeliveryLog } from '../../shared/adapters/embedded-sql/webhook-delivery-log.js';
@@ -19,6 +20,7 @@ import type { LogFields } from '../../shared/core/log.js';
 import { webhookEventId } from '../../shared/core/webhook/event.js';
 import { serviceLog, useObservability } from '../../shared/lambda/observability.js';
 import { DEMO_AUTH, sqlOn } from '../support/demo.js';
+import { openApiResponseChecker } from '../support/openapi-responses.js';
 import { until } from '../support/until.js';
 import {
   type ReceivedWebhook,
@@ -30,6 +32,7 @@ import {
 // the dead-letter queue (maxReceiveCount 3). Only loopback addresses are ever contacted.
 const SCHEDULE = '1,2';
 
+const checker = openApiResponseChecker(await readOpenApiDocument());
 let stack: LocalStack;
 let receiver: WebhookReceiver;
 let sqs: SQSClient;
@@ -94,13 +97,13 @@ const gaps = (requests: ReceivedWebhook[]) =>
   requests.slice(1).map((r, i) => (r.at - requests[i]!.at) / 1000);
 
 /**
- * The receiver check exactly as the README shows it (its ```js block, run as a module): the secret
+ * The receiver check exactly as docs/webhooks.md shows it (its ```js block, run as a module): the secret
  * header, the time stamp's age and the Standard Webhooks signature.
  */
 async function readmeVerifier(secret: string): Promise<(headers: object, body: string) => boolean> {
-  const readme = await readFile('README.md', 'utf8');
+  const readme = await readFile('docs/webhooks.md', 'utf8');
   const code = /\*\*Verifying a webhook[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)?.[1];
-  if (!code) throw new Error('README.md has no verification example');
+  if (!code) throw new Error('docs/webhooks.md has no verification example');
   const file = join(await mkdtemp(join(tmpdir(), 'readme-verifier-')), 'verify.mjs');
   await writeFile(file, code);
   vi.stubEnv('PEPPOL_WEBHOOK_SECRET', secret);
@@ -197,6 +200,8 @@ describe('Receipt webhook over HTTP (local stack)', () => {
     expect(got!.body).toBe('2001');
     expect(got!.headers['webhook-id']).toBe(queued.webhookId);
     expect((await readmeVerifier('whsec_first-try-secret'))(got!.headers, got!.body)).toBe(true);
+    // As docs/openapi.yaml describes it under webhooks.
+    expect(checker.checkWebhook('documentReceived', got!)).toEqual([]);
     expect(outcomes(await until('the record', () => deliveries(2001), finished(1)))).toEqual(['delivered']);
   });
 

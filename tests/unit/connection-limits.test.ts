@@ -94,7 +94,7 @@ describe('serverless.yml: connections per instance and instances per function', 
       given('webhookConcurrency') * Number(variable('deliverWebhook', 'DB_POOL_MAX')) +
       Number((config.functions.webhookAdmin as { reservedConcurrency?: unknown }).reservedConcurrency) *
         Number(variable('webhookAdmin', 'DB_POOL_MAX'));
-    // README "Connections to SQL Server" gives this figure.
+    // docs/sql-server.md "Connections to SQL Server" gives this figure.
     expect(sessions).toBe(176);
   });
 });
