@@ -13,6 +13,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     maxWorkers: 2,
+    setupFiles: ['tests/support/captured-log.ts'],
+    execArgv: ['--disable-warning=ExperimentalWarning'],
     reporters: ['default', 'json'],
     outputFile: { json: '.data/test-report-tsql.json' },
     projects: [
