@@ -7,8 +7,9 @@ export default defineConfig({
     // the T-SQL engine, npm run test:tsql (vitest.tsql.config.ts).
     exclude: [...configDefaults.exclude, 'tests/browser/**', 'tests/reliability/**', 'tests/tsql/**'],
     globalSetup: ['tests/global-setup.ts'],
-    // Expected failure logs are kept, and shown only for a failing test (tests/support/captured-log.ts).
-    setupFiles: ['tests/support/captured-log.ts'],
+    // In the e2e suites: every answer checked against docs/openapi.yaml. Everywhere: expected failure
+    // logs are kept, and shown only for a failing test (tests/support/captured-log.ts).
+    setupFiles: ['tests/support/openapi-recording.ts', 'tests/support/captured-log.ts'],
     // fauxqs runs on node:sqlite, whose warning would repeat in every worker (npm start disables it too).
     execArgv: ['--disable-warning=ExperimentalWarning'],
     testTimeout: 30_000,
