@@ -98,7 +98,9 @@ for (const page of pages) {
   const examples = examplesOf(page, texts.get(page)!);
   if (examples.length === 0) continue;
   describe(`examples of ${page}`, () => {
-    const runnable = examples.filter((e) => !e.skip);
+    // `npm start` or `npm test` inside the page's shell would start a second stack or this suite again.
+    const startsAStack = (e: DocExample) => /\bnpm (start|test)\b/.test(e.code);
+    const runnable = examples.filter((e) => !e.skip && !startsAStack(e));
     let printed: Promise<Map<DocExample, string>> | undefined;
     const outputs = () => {
       printed ??= runPage(page, runnable);
@@ -108,6 +110,14 @@ for (const page of pages) {
       const name = `${page}:${example.line} ${example.code.split('\n')[0]!.slice(0, 70)}`;
       if (example.skip) {
         it.skip(`${name} — not run here: ${example.skip}`, () => undefined);
+        continue;
+      }
+      if (startsAStack(example)) {
+        it(name, () => {
+          throw new Error(
+            'it runs npm start or npm test: mark it <!-- example: skip (why) --> on the line before',
+          );
+        });
         continue;
       }
       it(name, async () => {
