@@ -34,6 +34,7 @@ import {
   parseRequestTarget,
   sendGatewayAnswer,
   sendJson,
+  sendRouteNotFound,
 } from './local-http.js';
 import { createLocalRoutes } from './local-routes.js';
 import { localQueues, WEB_API_JOB_QUEUE } from './queues.js';
@@ -244,7 +245,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         return sendJson(response, 403, { message: 'Local routes answer on loopback only' });
       return local(request, response, target);
     }
-    if (!(await gateway(request, response, target))) sendGatewayAnswer(response, gatewayAnswers.notFound);
+    if (await gateway(request, response, target)) return;
+    // `GET /` is where a newcomer's browser lands first: the API reference.
+    if (target.pathname === '/' && (request.method === 'GET' || request.method === 'HEAD')) {
+      response.writeHead(302, { location: '/docs', 'content-length': 0 });
+      return void response.end();
+    }
+    sendRouteNotFound(response, request.method ?? 'GET', target.pathname);
   };
 
   const server: Server = createServer((request, response) => {
