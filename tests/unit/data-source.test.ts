@@ -22,6 +22,7 @@ function fakeCatalogue(objects: DataSourceInfo[]): Database & { lookups: number 
     },
     query: async () => [],
     streamBatches: async function* () {},
+    listDataSources: async () => [],
     transaction: async () => {
       throw new Error('unused');
     },
@@ -120,6 +121,7 @@ describe('Function: rememberedCatalogue', () => {
     let fail = true;
     const catalogue = rememberedCatalogue(
       {
+        listDataSources: async () => [],
         async findDataSource() {
           calls++;
           await new Promise((resolve) => setTimeout(resolve, 5));

@@ -62,7 +62,7 @@ const ctx = (db: Database, inlineLimitBytes = limits.inlineLimitBytes, store?: L
 describe('Data API SQL for SQL Server', () => {
   it('pages as a deferred join: the keys with OFFSET/FETCH in primary-key order, then their rows; parameters only', async () => {
     const { db, statements } = recordingSubjects(mssqlDialect);
-    await getDataPaginate(ctx(db), 'subject', '11', '5');
+    await getDataPaginate(ctx(db), 'subject', { fromRow: '11', rows: '5' });
     expect(statements[0]).toEqual({
       sql:
         'SELECT page_row.[ID], page_row.[NAZEV] FROM [dbo].[SUBJECT] AS page_row ' +
@@ -74,7 +74,7 @@ describe('Data API SQL for SQL Server', () => {
 
   it('pages a source without a primary key with a plain OFFSET/FETCH in the order of its columns', async () => {
     const { db, statements } = recordingSubjects(mssqlDialect);
-    await getDataPaginate(ctx(db), 'V_X', '1', '5');
+    await getDataPaginate(ctx(db), 'V_X', { fromRow: '1', rows: '5' });
     expect(statements[0]!.sql).toBe(
       'SELECT [ID], [NAZEV], [OBSAH] FROM [dbo].[V_X] ORDER BY [ID], [NAZEV] OFFSET @p1 ROWS FETCH NEXT @p2 ROWS ONLY',
     );
@@ -109,7 +109,7 @@ describe('Data API SQL for SQL Server', () => {
 describe('Data API reads in batches', () => {
   it('pages on PostgreSQL with $1/$2, as a deferred join', async () => {
     const { db, statements } = recordingSubjects(postgresDialect);
-    await getDataPaginate(ctx(db), 'SUBJECT', '1', '10');
+    await getDataPaginate(ctx(db), 'SUBJECT', { fromRow: '1', rows: '10' });
     expect(statements[0]!.sql).toBe(
       'SELECT "ID", "NAZEV" FROM "dbo"."SUBJECT" WHERE "ID" = ANY(ARRAY(' +
         'SELECT "ID" FROM "dbo"."SUBJECT" ORDER BY "ID" OFFSET $1 ROWS FETCH NEXT $2 ROWS ONLY)) ORDER BY "ID"',

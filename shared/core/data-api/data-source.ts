@@ -1,9 +1,11 @@
-import type { DataSourceInfo } from '../database.js';
+import type { DataSourceInfo, DataSourceName } from '../database.js';
 
 /** Port: the tables and views of a tenant database, looked up case-insensitively. */
 export interface DataSourceCatalogue {
   /** Undefined when absent. */
   findDataSource(schema: string | undefined, name: string): Promise<DataSourceInfo | undefined>;
+  /** Every table and view, by schema and name. */
+  listDataSources(): Promise<DataSourceName[]>;
   /**
    * Where lookups are remembered ({@link rememberedCatalogue}): forgets the one of this name, as
    * asked; true when there was one to forget.
@@ -50,6 +52,7 @@ export function rememberedCatalogue(catalogue: DataSourceCatalogue, ttlMs: numbe
   const cache = new Map<string, CacheEntry>();
   const keyOf = (schema: string | undefined, name: string) => `${schema ?? ''}.${name}`.toLowerCase();
   return {
+    listDataSources: () => catalogue.listDataSources(),
     forgetDataSource: (schema, name) => cache.delete(keyOf(schema, name)),
     findDataSource(schema, name) {
       const key = keyOf(schema, name);
@@ -89,7 +92,7 @@ export async function resolveDataSource(
   return info;
 }
 
-function isAllowed(info: DataSourceInfo, allowed: AllowedDataSources): boolean {
+function isAllowed(info: DataSourceName, allowed: AllowedDataSources): boolean {
   if (allowed === '*') return true;
   const bare = info.name.toLowerCase();
   const qualified = `${info.schema}.${info.name}`.toLowerCase();
@@ -97,4 +100,20 @@ function isAllowed(info: DataSourceInfo, allowed: AllowedDataSources): boolean {
     const candidate = entry.toLowerCase();
     return candidate === bare || candidate === qualified;
   });
+}
+
+/**
+ * Every data source a tenant may read, looked up in the catalogue, in schema and name order:
+ * those it allows, never the ones never served. One that vanishes between the list and its
+ * lookup is left out.
+ */
+export async function servedDataSources(
+  db: DataSourceCatalogue,
+  allowed: AllowedDataSources,
+): Promise<DataSourceInfo[]> {
+  const names = (await db.listDataSources()).filter(
+    (name) => !NEVER_SERVED.has(name.name.toLowerCase()) && isAllowed(name, allowed),
+  );
+  const found = await Promise.all(names.map((name) => db.findDataSource(name.schema, name.name)));
+  return found.filter((info): info is DataSourceInfo => info !== undefined);
 }
