@@ -28,7 +28,7 @@ describe('serverless.yml: connections per instance and instances per function', 
   const workers = Object.entries(config.functions).filter(([, fn]) => fn.events?.some((event) => event.sqs));
 
   it('gives every HTTP function the reserved concurrency of requestFunctionConcurrency', () => {
-    expect(http.map(([name]) => name).sort()).toHaveLength(9);
+    expect(http.map(([name]) => name).sort()).toHaveLength(10);
     for (const [name, fn] of http) {
       expect((fn as { reservedConcurrency?: unknown }).reservedConcurrency, name).toBe(
         param('requestFunctionConcurrency'),
@@ -67,6 +67,7 @@ describe('serverless.yml: connections per instance and instances per function', 
       dataGetDataWithCondition: 1,
       dataGetRowsCount: 1,
       dataGetDataPaginate: 1,
+      dataOpenApi: 1,
       fileGetFile: 1,
       fileSetFile: 1,
       deliverWebhook: 10,
@@ -78,7 +79,7 @@ describe('serverless.yml: connections per instance and instances per function', 
     expect(Number(variable('dataGetData', 'DB_POOL_ACQUIRE_TIMEOUT_MS'))).toBeLessThan(29_000);
   });
 
-  it('defaults to 10 per HTTP function and 5 batches of each worker: the formula gives 175', () => {
+  it('defaults to 10 per HTTP function and 5 batches of each worker: the formula gives 185', () => {
     const given = (name: string) => Number(config.params.default[name]);
     const sessions =
       http.reduce(
@@ -88,7 +89,7 @@ describe('serverless.yml: connections per instance and instances per function', 
       given('jobWorkerConcurrency') * Number(variable('webJobWorker', 'DB_POOL_MAX')) +
       given('webhookConcurrency') * Number(variable('deliverWebhook', 'DB_POOL_MAX'));
     // README "Connections to SQL Server" gives this figure.
-    expect(sessions).toBe(175);
+    expect(sessions).toBe(185);
   });
 });
 
