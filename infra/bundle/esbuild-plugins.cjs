@@ -2,7 +2,7 @@
 //
 // Keeps out of every bundle what the service never runs, and replaces with less what it runs
 // little of: each byte of a chunk is parsed (and its module bodies run) the first time a request
-// loads it, so they cost the first request of every cold start (README "Cold starts").
+// loads it, so they cost the first request of every cold start (docs/development.md "Cold starts").
 // Parts of the SQL Server driver:
 // - Azure AD authentication (`@azure/identity`, which brings `@azure/msal-node`, and
 //   `@azure/core-auth`), Always Encrypted's Azure Key Vault provider, and NTLM (Windows)
@@ -24,7 +24,7 @@
 //   its `tty` and `util` setup does not cost every cold start.
 // - `util` as tedious's debug.js takes it: not copied property by property (which loads util's
 //   lazy parts).
-// Parts of the AWS SDK (the functions carry the SDK clients they use: README "Cold starts"):
+// Parts of the AWS SDK (the functions carry the SDK clients they use: docs/development.md "Cold starts"):
 // - the credential providers Lambda never gets to: Lambda gives a function its role's credentials
 //   in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), the first
 //   link of the SDK's default chain. The later links read a profile from ~/.aws files (ini,
@@ -49,14 +49,15 @@ const { eagerModuleBodies } = require('./eager-module-bodies.cjs');
 const LEFT_OUT = {
   azure:
     'Azure AD authentication is not bundled: the gateway signs in to SQL Server with SQL logins ' +
-    '(user and password in the connection string). See README "Cold starts".',
+    '(user and password in the connection string). See docs/development.md "Cold starts".',
   ntlm:
     'NTLM (Windows) authentication is not bundled: the gateway signs in to SQL Server with SQL logins ' +
-    '(user and password in the connection string). See README "Cold starts".',
+    '(user and password in the connection string). See docs/development.md "Cold starts".',
   codepage:
     'Double-byte code pages (Japanese, Chinese, Korean collations) are not bundled: use nvarchar ' +
-    'columns or a single-byte collation. See README "Cold starts".',
-  credentials: 'is not bundled: in Lambda the credentials are in the environment (README "Cold starts")',
+    'columns or a single-byte collation. See docs/development.md "Cold starts".',
+  credentials:
+    'is not bundled: in Lambda the credentials are in the environment (docs/development.md "Cold starts")',
   bowser: 'bowser (browser user agents of the AWS SDK) is not bundled: the functions run on Node.js',
 };
 

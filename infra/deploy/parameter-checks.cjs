@@ -141,7 +141,7 @@ class DeployParameterChecks {
       const problems = parameterProblems(values, { deploying });
       if (problems.length > 0) {
         throw new this.serverless.classes.Error(
-          `Deploy parameters (--param="name=value", README "Deploy, step by step"):\n  - ${problems.join('\n  - ')}`,
+          `Deploy parameters (--param="name=value", docs/operations.md "Deploy, step by step"):\n  - ${problems.join('\n  - ')}`,
           'INVALID_DEPLOY_PARAMETERS',
         );
       }

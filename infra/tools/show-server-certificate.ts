@@ -2,7 +2,7 @@ import { fetchServerCertificates } from './server-certificates.js';
 
 // Usage: npm run db:certificate -- 'Server=sql.acme.internal,1433'   (a whole connection string will
 // do: only its server, port and instance are used, never its login)
-// Prints the certificates the SQL Server presents, for the tenant registry's `tls.ca` (README,
+// Prints the certificates the SQL Server presents, for the tenant registry's `tls.ca` (docs/sql-server.md,
 // "Encrypted connections to SQL Server").
 const connectionString = process.argv[2];
 if (!connectionString || process.argv.length > 3) {

@@ -61,7 +61,7 @@ export async function openDatabase(connection: DatabaseConnection): Promise<Data
   if (!database) {
     // Imported on demand so that bundles of functions without a database stay small. Each
     // statement takes its connection from the pool of the function instance it runs in, of the
-    // size DB_POOL_MAX gives the function (README "Connections to SQL Server").
+    // size DB_POOL_MAX gives the function (docs/sql-server.md "Connections to SQL Server").
     database = import('../adapters/mssql/index.js').then(({ createMssqlDatabase }) =>
       remembering(createMssqlDatabase({ connectionString, tls, poolOwner: currentFunctionInstance })),
     );

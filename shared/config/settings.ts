@@ -20,7 +20,7 @@ export interface Settings {
   /** How long a warm process remembers a table's or view's columns and key, in seconds (0: not at all). */
   readonly catalogueCacheSeconds: number;
   readonly s3ForcePathStyle: boolean;
-  /** The connections this process may hold to each SQL Server database (README "Connections to SQL Server"). */
+  /** The connections this process may hold to each SQL Server database (docs/sql-server.md "Connections to SQL Server"). */
   readonly databasePool: DatabasePoolSettings;
 }
 

@@ -43,7 +43,7 @@ function pemCertificatesProblem(text: string): string | undefined {
   return undefined;
 }
 
-/** A tenant's TLS settings for its SQL Server (README, "Encrypted connections to SQL Server"). */
+/** A tenant's TLS settings for its SQL Server (docs/sql-server.md, "Encrypted connections to SQL Server"). */
 const sqlServerTls = z
   .strictObject({
     /** The CA certificates (PEM) to trust for this server, instead of the system's. */

@@ -10,7 +10,7 @@ import { fileTooLarge, MAX_UPLOAD_BYTES, type UploadedFile } from '../core/files
 import type { HttpRequest } from './http.js';
 
 /**
- * `multipart/form-data` for `setFile`, read by one parser (@remix-run/multipart-parser; the README
+ * `multipart/form-data` for `setFile`, read by one parser (@remix-run/multipart-parser; docs/api.md
  * says why not busboy): it keeps each part's own headers, so the file's `Content-Type` is stored
  * with its parameters (`text/plain; charset=windows-1250`), and it reads empty and split files as
  * sent. Its size limit refuses a file over 4 MB while reading.

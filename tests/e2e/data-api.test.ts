@@ -205,7 +205,7 @@ describe('Data API over HTTP (local stack)', () => {
     expect(body.error.code).toBe('invalid_condition');
     // A literal negative length is refused when parsed, in the same words everywhere. A computed one
     // reaches the database: Babelfish reports it with its generic error number, not SQL Server's
-    // 536/537 (README, "Verified where"): still a 400, in the general words.
+    // 536/537 (docs/sql-server.md, "Verified where"): still a 400, in the general words.
     const computedLength = /negative length/.test(String(problem)) && condition.includes('ID - ');
     const generic = computedLength && (await onBabelfish());
     expect(body.error.message).toMatch(generic ? /a value does not fit/ : problem);

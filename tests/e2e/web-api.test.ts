@@ -107,7 +107,7 @@ describe('Web API over HTTP (local stack)', () => {
     ]);
   });
 
-  it('takes a call signed with `npm run -s sign -- <file>`, as the README shows', async () => {
+  it('takes a call signed with `npm run -s sign -- <file>`, as docs/web-api-signing.md shows', async () => {
     const file = join(registryDir, 'body.xml');
     await writeFile(file, '<data><vlTyp>1001</vlTyp><params><ico>25596641</ico></params></data>\n');
     const { stdout } = await promisify(execFile)('npm', ['run', '-s', 'sign', '--', file], {

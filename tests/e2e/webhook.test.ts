@@ -94,13 +94,13 @@ const gaps = (requests: ReceivedWebhook[]) =>
   requests.slice(1).map((r, i) => (r.at - requests[i]!.at) / 1000);
 
 /**
- * The receiver check exactly as the README shows it (its ```js block, run as a module): the secret
+ * The receiver check exactly as docs/webhooks.md shows it (its ```js block, run as a module): the secret
  * header, the time stamp's age and the Standard Webhooks signature.
  */
 async function readmeVerifier(secret: string): Promise<(headers: object, body: string) => boolean> {
-  const readme = await readFile('README.md', 'utf8');
+  const readme = await readFile('docs/webhooks.md', 'utf8');
   const code = /\*\*Verifying a webhook[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)?.[1];
-  if (!code) throw new Error('README.md has no verification example');
+  if (!code) throw new Error('docs/webhooks.md has no verification example');
   const file = join(await mkdtemp(join(tmpdir(), 'readme-verifier-')), 'verify.mjs');
   await writeFile(file, code);
   vi.stubEnv('PEPPOL_WEBHOOK_SECRET', secret);

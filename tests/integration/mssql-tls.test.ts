@@ -163,7 +163,7 @@ describe.skipIf(!runs)('SQL Server connections over TLS (T-SQL engine with TLS o
     expect((error as Error).message).toBe(`${HANDSHAKE}certificate not trusted (self-signed certificate)`);
   });
 
-  it('encrypts without verifying with TrustServerCertificate=true (the man-in-the-middle opening the README warns of)', async () => {
+  it('encrypts without verifying with TrustServerCertificate=true (the man-in-the-middle opening docs/sql-server.md warns of)', async () => {
     expect(
       await encryption({ kind: 'mssql', connectionString: `${withCa.url};TrustServerCertificate=true` }),
     ).toBe('TRUE');

@@ -13,7 +13,7 @@ import { packageService, withPackagingLock } from '../support/packaged-service.j
 // whole stack (update-stack) and what the first deploy of a stage creates before it (create-stack).
 // The checker's own tests (tests/unit/cloudformation-check.test.ts) show what it catches.
 
-/** What an operator gives at deploy time (README "Deploy, step by step"). */
+/** What an operator gives at deploy time (docs/operations.md "Deploy, step by step"). */
 const DEPLOY_PARAMETERS = {
   vpcSubnetIds: 'subnet-0a1b2c3d,subnet-0b2c3d4e',
   vpcSecurityGroupIds: 'sg-0c3d4e5f',

@@ -9,7 +9,7 @@ import { stackCondition } from '../support/stack-conditions.js';
 
 /**
  * Every documented deploy parameter reaches everything that depends on it, IAM included: the
- * service is packaged with every parameter of README's table overridden, and the template must
+ * service is packaged with every parameter of the table in docs/operations.md overridden, and the template must
  * carry each new value wherever the value matters, and nowhere the default.
  */
 
@@ -136,8 +136,8 @@ beforeAll(async () => {
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('deploy parameters', () => {
-  it('overrides every parameter that README documents, and README documents every one', () => {
-    const readme = readFileSync('README.md', 'utf8');
+  it('overrides every parameter that docs/operations.md documents, and it documents every one', () => {
+    const readme = readFileSync('docs/operations.md', 'utf8');
     const table = readme.slice(readme.indexOf('| parameter (`--param="name=value"`)'));
     const rows = table.slice(0, table.indexOf('\n\n')).split('\n').slice(2);
     const documented = rows.flatMap((row) =>
@@ -328,7 +328,7 @@ describe('deploy parameters', () => {
       ]),
     );
     expect(mappings).toEqual({ WebJobWorkerLambdaFunction: 7, DeliverWebhookLambdaFunction: 4 });
-    // Each instance's pool: the formula of README "Connections to SQL Server" multiplies these.
+    // Each instance's pool: the formula of docs/sql-server.md "Connections to SQL Server" multiplies these.
     const pools = Object.fromEntries(
       functions.map(([id, fn]) => [
         id,

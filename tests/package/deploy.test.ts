@@ -14,7 +14,7 @@ import {
 import { withPackagingLock } from '../support/packaged-service.js';
 
 /**
- * `osls deploy` as an operator runs it (README "Deploy, step by step"), against a stand-in of the
+ * `osls deploy` as an operator runs it (docs/operations.md "Deploy, step by step"), against a stand-in of the
  * CloudFormation API on loopback and the S3 emulator for the deployment bucket, with dummy
  * credentials: every AWS endpoint is on 127.0.0.1, nothing leaves the machine. The stand-in
  * refuses what CloudFormation refuses before it creates anything (undeclared or missing

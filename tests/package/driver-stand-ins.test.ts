@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // The smaller stand-ins infra/bundle/esbuild-plugins.cjs bundles for parts of the SQL Server driver
-// (README "Cold starts"), held to what they replace: tedious's date parameters with js-joda-days.cjs
+// (docs/development.md "Cold starts"), held to what they replace: tedious's date parameters with js-joda-days.cjs
 // and with js-joda, iconv-lite's code pages of SQL Server collations, `debug` when DEBUG is set.
 
 const require = createRequire(import.meta.url);

@@ -1,4 +1,4 @@
-/** Figures of a reliability run, printed one line per class so that the README can quote them. */
+/** Figures of a reliability run, printed one line per class so that docs/development.md can quote them. */
 export function printFigures(title: string, rows: Record<string, unknown>[]): void {
   const lines = rows.map((row) =>
     Object.entries(row)

@@ -333,7 +333,7 @@ export async function startFirstRequestEnvironment(): Promise<FirstRequestEnviro
     let documentId = 9_000_000 + (Date.now() % 1_000_000) * 100;
     let call = 0;
 
-    /** The typical first request of each function (README "Cold starts"). */
+    /** The typical first request of each function (docs/development.md "Cold starts"). */
     const typical: Record<string, () => Promise<Invocation>> = {
       async dataGetData() {
         return {

@@ -12,7 +12,7 @@ export const mssqlUrl: string | undefined = process.env.MSSQL_URL || inject('tsq
 
 /**
  * Whether `db` is Babelfish (the T-SQL engine of test:tsql) rather than SQL Server: where the two
- * differ (README, "Verified where"), a test checks SQL Server's behaviour on SQL Server only.
+ * differ (docs/sql-server.md, "Verified where"), a test checks SQL Server's behaviour on SQL Server only.
  */
 export async function isBabelfish(db: Pick<Database, 'query'>): Promise<boolean> {
   const [row] = await db.query(`SELECT SERVERPROPERTY('babelfish') AS babelfish`);

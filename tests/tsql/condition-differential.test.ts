@@ -26,7 +26,7 @@ import { conditions, DOKUMENT, SUBJECT } from './condition-grammar.js';
  * (PostgreSQL translation) and on the T-SQL engine (SQL Server translation), with the same demo
  * data, must give the same answer byte for byte (rows, their order, their encoding) or the same
  * 400; and the same page of the filtered rows. The engine follows SQL Server, so a difference is a
- * bug of the dialect that deviates from SQL Server (or of the engine: README "Verified where").
+ * bug of the dialect that deviates from SQL Server (or of the engine: docs/sql-server.md "Verified where").
  */
 
 /** Cases per table; CONDITION_DIFF_SCALE multiplies them for a long session. */

@@ -58,7 +58,7 @@ const LIKE_PIECES = ['%', '_', 'a', 'A', 'FV', 'Pr', '[a-c]', '[%]', '[_]', '0',
 /**
  * A negated class matches any other character on SQL Server and the embedded database, but on
  * Babelfish a character outside ASCII never matches a bracket class ('á' LIKE '[^x]' and even
- * 'á' LIKE '[á]' are false; README, "Verified where"). Negated classes are therefore matched
+ * 'á' LIKE '[á]' are false; docs/sql-server.md, "Verified where"). Negated classes are therefore matched
  * against columns whose demo values are ASCII, where the engine answers as SQL Server.
  */
 const ASCII_CLASS_PIECES = [...LIKE_PIECES, '[^x]', '[^0-4]', '[^F]'];

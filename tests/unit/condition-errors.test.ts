@@ -223,7 +223,7 @@ describe('the grammar is strict', () => {
       'CONVERT(VARCHAR(10), DATUM, 10.5) = 1',
       'The style of CONVERT must be an integer literal at position 29',
     ],
-    // Fractions of a second in SQL Server's text follow the value's type (README, condition language).
+    // Fractions of a second in SQL Server's text follow the value's type (docs/api.md, condition language).
     [
       "CONVERT(VARCHAR(30), DATUM, 121) = 'x'",
       "CONVERT style 121 of a date/time value is not supported (its fraction digits depend on the value's type); use style 120 or 23 at position 1",

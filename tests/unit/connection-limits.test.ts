@@ -88,7 +88,7 @@ describe('serverless.yml: connections per instance and instances per function', 
       ) +
       given('jobWorkerConcurrency') * Number(variable('webJobWorker', 'DB_POOL_MAX')) +
       given('webhookConcurrency') * Number(variable('deliverWebhook', 'DB_POOL_MAX'));
-    // README "Connections to SQL Server" gives this figure.
+    // docs/sql-server.md "Connections to SQL Server" gives this figure.
     expect(sessions).toBe(185);
   });
 });

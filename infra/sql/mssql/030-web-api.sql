@@ -146,7 +146,7 @@ GO
 
 -- WS_WAIT: waits @seconds inside the database, holding the caller's session as a slow
 -- procedure does. SQL Server: WAITFOR DELAY. Babelfish (the T-SQL engine the tests run on,
--- see README "Verified where") has no WAITFOR, not even in a branch it never runs, so each
+-- see docs/sql-server.md "Verified where") has no WAITFOR, not even in a branch it never runs, so each
 -- body is dynamic SQL that only its own engine parses; there it sleeps with pg_sleep.
 IF OBJECT_ID(N'dbo.WS_WAIT', N'P') IS NULL
     EXEC (N'CREATE PROCEDURE dbo.WS_WAIT AS RETURN 0;');

@@ -6,7 +6,7 @@ import { columnKind } from './types.js';
  * columns and primary-key positions. LOWER() on both sides keeps the lookup case-insensitive even
  * under a case-sensitive database collation. Without a schema, `dbo` wins, then the caller's
  * default schema, then the alphabetically first. INFORMATION_SCHEMA rather than sys.*: it keeps
- * the names as declared on Babelfish too, whose sys views lower-case them (README, "Verified where");
+ * the names as declared on Babelfish too, whose sys views lower-case them (docs/sql-server.md, "Verified where");
  * alias types report their base type there.
  */
 export const FIND_DATA_SOURCE_SQL = `

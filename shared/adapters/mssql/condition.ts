@@ -157,7 +157,7 @@ export class MssqlCompiler {
             ? `${node.name}(${this.expr(node.args[0]!)}, ${this.checkedLength(node.args[1]!)})`
             : `${node.name}(${node.args.map((arg) => this.expr(arg)).join(', ')})`;
         // Babelfish answers these with PostgreSQL text, which compares trailing blanks (' ' <> '');
-        // as NVARCHAR they compare as T-SQL text does on both engines (README, "Verified where").
+        // as NVARCHAR they compare as T-SQL text does on both engines (docs/sql-server.md, "Verified where").
         return PADDED_TEXT_FUNCTIONS.has(node.name) ? `CAST(${call} AS NVARCHAR(MAX))` : call;
       }
       case 'dateadd':

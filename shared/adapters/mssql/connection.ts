@@ -18,7 +18,7 @@ export const CANCEL_TIMEOUT_MS = 1000;
 /**
  * The name the server shows for the service's sessions (`program_name` in `sys.dm_exec_sessions`),
  * unless the connection string gives its own (`Application Name=`, `App=`; `appName` in the URL
- * form): how a DBA counts them against README's formula. The driver's own is `node-mssql`.
+ * form): how a DBA counts them against the formula of docs/sql-server.md. The driver's own is `node-mssql`.
  */
 export const APPLICATION_NAME = 'erp-integration-gateway';
 
@@ -120,7 +120,7 @@ export function parseConnectionString(connectionString: string, tls?: SqlServerT
   // server; a 15 s driver time-out would end a long read or operation early as "unreachable".
   // A cancel (TDS attention) that the server has not acknowledged within CANCEL_TIMEOUT_MS closes
   // the connection instead (the pool opens another): SQL Server acknowledges at once, Babelfish
-  // only when the statement ends (README, "Verified where"), and the driver's default is 5 s.
+  // only when the statement ends (docs/sql-server.md, "Verified where"), and the driver's default is 5 s.
   // Encryption: set here in full, not left to the driver's defaults (which have changed between
   // versions, and which mssql's parser derives from `Encrypt=` its own way: `optional` as true).
   return {

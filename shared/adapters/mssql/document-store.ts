@@ -53,7 +53,7 @@ export function createMssqlDocumentStore(db: Pick<Database, 'query'>): DocumentS
         if (!(error instanceof NotBinaryContentError)) throw error;
         // SQL Server's SUBSTRING of varbinary is bytes. Babelfish (the T-SQL engine of the tests)
         // computes it on the value's hex text and answers text, and no T-SQL both accept slices
-        // bytes (README, "Verified where"): there the slice is cut from the whole content.
+        // bytes (docs/sql-server.md, "Verified where"): there the slice is cut from the whole content.
         const whole = await store.readContent(fileGuid);
         return whole ? whole.subarray(offset, offset + length) : Buffer.alloc(0);
       }

@@ -58,7 +58,7 @@ export const MAX_TREE_DEPTH = 200;
 
 const COMPARE_OPS: ReadonlySet<string> = new Set(['=', '<>', '<', '<=', '>', '>=']);
 const INT_MAX = 2147483647;
-/** CONVERT styles with fractions of a second (README, condition language): read from text only. */
+/** CONVERT styles with fractions of a second (docs/api.md, condition language): read from text only. */
 const FRACTION_STYLES: ReadonlySet<number> = new Set([21, 121, 126]);
 
 /** Parses and checks `source` against `columns`. Throws ConditionError. */
@@ -537,7 +537,7 @@ class Parser {
         numeric(0, 'The value');
         numeric(1, 'The length');
         const length = arg(1);
-        // Refused on purpose (README, condition language): Babelfish, the T-SQL engine the service
+        // Refused on purpose (docs/api.md, condition language): Babelfish, the T-SQL engine the service
         // is tested on, overflows where a negative length carries into a new digit (ROUND(7, -1)),
         // so this form could not be proven to give SQL Server's answer on both databases.
         if (length.type === 'unary' && length.operand.type === 'number') {

@@ -35,7 +35,7 @@ export function recordEncoder(columns: readonly ColumnInfo[]): (row: Row) => str
  * The encoder as one function compiled for these columns: each column read by a constant name
  * (a property load the engine caches per call site, where `row[field.name]` in a loop over the
  * columns is a lookup by a varying key) and numbers written inline. A page of 1,000 records of 18
- * columns is 18,000 such reads, most of the service's own time on a read (profiled, README). Names
+ * columns is 18,000 such reads, most of the service's own time on a read (profiled: docs/development.md, "Reads of issue 20"). Names
  * enter the code only as JSON string literals, which are valid JavaScript string literals.
  */
 function compiledEncoder(

@@ -1,7 +1,7 @@
 /** `vltyp` that fetches the result of an earlier call (SERVICE-SPEC 4.2 rule 2). */
 export const RESULT_FOR_ID = 997;
 
-/** `errorCode` values of CONTRACT.md section 5, plus the project's own (documented in the README). */
+/** `errorCode` values of CONTRACT.md section 5, plus the project's own (documented in docs/errors.md). */
 export const WebApiErrorCode = {
   invalidEnvelope: '100',
   missingHeader: '101',
