@@ -16,8 +16,13 @@ export interface CursorSigner {
 }
 
 const MAC_BYTES = 16;
-/** Key kinds whose values survive JSON unchanged and compare in the database as they sort. */
-const KEYSET_KINDS = new Set(['int', 'decimal', 'float', 'string', 'guid']);
+/**
+ * Key kinds whose values survive JSON unchanged and compare in the database as they sort. Not
+ * decimals (a driver may hand them over as doubles, which could put a cursor between two keys),
+ * nor dates and times (their text differs between the databases) or binary: such sources link by
+ * `fromRow`.
+ */
+const KEYSET_KINDS = new Set(['int', 'float', 'string', 'guid']);
 
 /** Whether a source's pages continue by key: a primary key whose values a cursor can carry exactly. */
 export function continuesByKey(source: DataSourceInfo): boolean {
