@@ -251,6 +251,8 @@ describe('deploy parameters', () => {
       DataGetDataWithCondition: under('answers/*'),
       DataGetRowsCount: under('answers/*'),
       DataGetDataPaginate: under('answers/*'),
+      // The description shares the reads' role; it answers inline.
+      DataOpenApi: under('answers/*'),
       FileGetFile: under('answers/*/files/*'),
       FileSetFile: [],
       DeliverWebhook: [],
@@ -340,6 +342,7 @@ describe('deploy parameters', () => {
       DataGetDataWithConditionLambdaFunction: 1,
       DataGetRowsCountLambdaFunction: 1,
       DataGetDataPaginateLambdaFunction: 1,
+      DataOpenApiLambdaFunction: 1,
       FileGetFileLambdaFunction: 1,
       FileSetFileLambdaFunction: 1,
       DeliverWebhookLambdaFunction: 10,
