@@ -314,7 +314,7 @@ describe('deploy parameters', () => {
             (permission.Properties.FunctionName as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0],
         ),
     );
-    expect(http.size).toBe(9);
+    expect(http.size).toBe(10);
     for (const [id, fn] of functions) {
       // A --param value is a string; CloudFormation takes "3" for an integer property.
       const reserved = fn.Properties.ReservedConcurrentExecutions;
