@@ -7,6 +7,8 @@ export default defineConfig({
     // the T-SQL engine, npm run test:tsql (vitest.tsql.config.ts).
     exclude: [...configDefaults.exclude, 'tests/browser/**', 'tests/reliability/**', 'tests/tsql/**'],
     globalSetup: ['tests/global-setup.ts'],
+    // In the e2e suites: every answer checked against docs/openapi.yaml.
+    setupFiles: ['tests/support/openapi-recording.ts'],
     testTimeout: 30_000,
     // Handlers running in-process would print a JSON line per request; tests that read the logs
     // set their own level (or capture them through useObservability).

@@ -33,6 +33,7 @@ export default defineConfig({
           include: ['tests/e2e/**/*.test.ts', 'tests/tsql/**/*.test.ts'],
           env: { LOCAL_DATABASE: 'tsql', LOCAL_FUNCTIONS: 'packaged' },
           globalSetup: ['tests/global-setup.ts', 'tests/tsql-prepare.ts', 'tests/packaged-setup.ts'],
+          setupFiles: ['tests/support/openapi-recording.ts'],
         },
       },
     ],

@@ -10,7 +10,7 @@ import {
   unregisterEmbeddedDatabase,
 } from '../../shared/config/databases.js';
 import { ConfigurationError } from '../../shared/config/settings.js';
-import type { DatabaseConnection } from '../../shared/config/tenants.js';
+import type { DatabaseConnection, TenantRegistry } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
 import { DEMO_DATABASE, startTsqlDemo } from './tsql-engine.js';
 
@@ -137,6 +137,21 @@ export async function openLocalDemoDatabase(
       await demo.stop();
     },
   };
+}
+
+/** Every embedded database a registry names, each with the path of the first setting naming it. */
+export function embeddedDatabasesOf(registry: TenantRegistry): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const id of registry.ids()) {
+    const tenant = registry.get(id)!;
+    for (const key of ['database', 'documentDatabase'] as const) {
+      const connection = tenant[key];
+      if (connection?.kind === 'embedded' && !names.has(connection.name)) {
+        names.set(connection.name, `tenants.${id}.${key}.name`);
+      }
+    }
+  }
+  return names;
 }
 
 /**

@@ -18,6 +18,8 @@ export interface LocalQueue {
     readonly handler: string;
     readonly batchSize: number;
     readonly concurrency?: number;
+    /** The function's time-out in serverless.yml: what its invocations are told remains. */
+    readonly timeoutSeconds: number;
   };
 }
 
@@ -43,6 +45,7 @@ export const localQueues: readonly LocalQueue[] = [
       function: 'deliverWebhook',
       handler: 'functions/webhook/deliverWebhook.handler',
       batchSize: 10,
+      timeoutSeconds: 30,
     },
   },
   {
@@ -63,6 +66,10 @@ export const localQueues: readonly LocalQueue[] = [
       handler: 'functions/web-api/jobWorker.handler',
       batchSize: 5,
       concurrency: 3,
+      // As in serverless.yml, where one parameter is both the worker's time-out and its lease.
+      get timeoutSeconds() {
+        return getWebApiJobSettings().jobLeaseSeconds;
+      },
     },
   },
 ];

@@ -40,6 +40,11 @@ export interface SqsPollerOptions {
   readonly queueArn: string;
   readonly handler: SqsLambda;
   readonly functionName: string;
+  /**
+   * The function's time-out (serverless.yml): each invocation's `getRemainingTimeInMillis` counts
+   * down from it, as Lambda's does, so that a worker plans with the time it really has.
+   */
+  readonly timeoutSeconds: number;
   readonly batchSize?: number;
   /** Long-poll wait; short so that stop() is quick. */
   readonly waitTimeSeconds?: number;
@@ -99,6 +104,7 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
     const messages = received.Messages ?? [];
     if (messages.length === 0) return;
     const event: SQSEvent = { Records: messages.map((m) => toRecord(m, queueArn, region)) };
+    const deadline = Date.now() + options.timeoutSeconds * 1000;
     const context = {
       awsRequestId: crypto.randomUUID(),
       functionName: options.functionName,
@@ -108,7 +114,7 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
       logGroupName: `/aws/lambda/${options.functionName}`,
       logStreamName: 'local',
       callbackWaitsForEmptyEventLoop: false,
-      getRemainingTimeInMillis: () => 60_000,
+      getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
       done: () => undefined,
       fail: () => undefined,
       succeed: () => undefined,

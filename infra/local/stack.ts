@@ -7,7 +7,8 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { PGlite } from '@electric-sql/pglite';
 import type { FauxqsServer } from 'fauxqs';
-import { getSettings, intFromEnv } from '../../shared/config/settings.js';
+import { useEmbeddedDatabaseOpener } from '../../shared/config/databases.js';
+import { ConfigurationError, getSettings, intFromEnv } from '../../shared/config/settings.js';
 import { parseTenantRegistry, useTenantRegistrySource } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
 import { describeError } from '../../shared/core/log.js';
@@ -16,7 +17,9 @@ import { logAccess, notingErrorCodes } from './access-log.js';
 import { startAnswerExpiry } from './answer-expiry.js';
 import { startAwsEmulator } from './aws-emulator.js';
 import {
+  embeddedDatabasesOf,
   type LocalDatabaseKind,
+  type LocalDemoDatabase,
   localDatabaseKind,
   openLocalDemoDatabase,
   withDemoConnection,
@@ -83,6 +86,10 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
+async function pointDemoWebhookAt(db: Database, url: string): Promise<void> {
+  await db.query(`UPDATE dbo."SUBJECT" SET "WEBHOOK_URL" = ${db.dialect.param(1)} WHERE "ID" = 1`, [url]);
+}
+
 function isLoopback(request: IncomingMessage): boolean {
   const address = request.socket.remoteAddress ?? '';
   return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
@@ -115,7 +122,44 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     withDemoConnection(JSON.parse(await readFile(registryFile, 'utf8')), demo.connection);
   const registry = await readRegistryFile();
   // A registry the stack cannot serve is refused now, with the setting's path.
-  parseTenantRegistry(registry);
+  const parsedRegistry = parseTenantRegistry(registry);
+  // Every tenant of kind `embedded` gets a database of its own, named by `database.name` and built
+  // from the same schema and demo scripts; those the registry names now are opened now (a failure
+  // refuses the registry with the setting's path), one named by a later read on its first use.
+  const embeddedDatabases = new Map<string, Promise<LocalDemoDatabase>>();
+  let webhookSink: string | undefined;
+  const openEmbedded = (name: string) => {
+    let opening = embeddedDatabases.get(name);
+    if (!opening) {
+      opening = openLocalDemoDatabase('embedded', name).then(async (opened) => {
+        if (webhookSink) await pointDemoWebhookAt(opened.database, webhookSink);
+        return opened;
+      });
+      embeddedDatabases.set(name, opening);
+    }
+    return opening;
+  };
+  for (const [name, path] of embeddedDatabasesOf(parsedRegistry)) {
+    if (demo.connection.kind === 'embedded' && name === demo.connection.name) continue;
+    try {
+      await openEmbedded(name);
+    } catch (error) {
+      await Promise.all(
+        [...embeddedDatabases.values()].map((opening) =>
+          opening.then(
+            (d) => d.close(),
+            () => undefined,
+          ),
+        ),
+      );
+      await demo.close();
+      await emulator.stop();
+      throw new ConfigurationError(
+        `Invalid tenant registry: ${path}: the embedded database "${name}" cannot be served (${(error as Error).message})`,
+      );
+    }
+  }
+  useEmbeddedDatabaseOpener(async (name) => (await openEmbedded(name)).database);
   useTenantRegistrySource(readRegistryFile);
 
   const sqs = new SQSClient({ endpoint });
@@ -162,6 +206,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         handler: (event, context, invocation) => consumer.invoke(() => handler(event, context, invocation)),
         functionName: queue.consumer.function,
         batchSize: queue.consumer.batchSize,
+        timeoutSeconds: queue.consumer.timeoutSeconds,
       });
     // One poller per concurrent invocation, as Lambda runs several batches of a queue at once.
     for (let instance = 0; instance < (queue.consumer.concurrency ?? 1); instance++) {
@@ -226,9 +271,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   });
   const port = (server.address() as AddressInfo).port;
   // SUBJECT 1's webhook goes to this stack's own sink unless DEMO_WEBHOOK_URL says otherwise.
-  await db.query(`UPDATE dbo."SUBJECT" SET "WEBHOOK_URL" = ${db.dialect.param(1)} WHERE "ID" = 1`, [
-    process.env.DEMO_WEBHOOK_URL || `http://127.0.0.1:${port}/_local/webhook-sink`,
-  ]);
+  webhookSink = process.env.DEMO_WEBHOOK_URL || `http://127.0.0.1:${port}/_local/webhook-sink`;
+  await pointDemoWebhookAt(db, webhookSink);
+  for (const opening of embeddedDatabases.values())
+    await pointDemoWebhookAt((await opening).database, webhookSink);
 
   const answerExpiry = startAnswerExpiry({
     client: new S3Client({ endpoint, forcePathStyle: true }),
@@ -303,7 +349,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         sqs.destroy();
         await emulator.stop();
         useTenantRegistrySource(undefined);
+        useEmbeddedDatabaseOpener(undefined);
         await demo.close();
+        for (const opening of embeddedDatabases.values()) {
+          await opening.then(
+            (opened) => opened.close(),
+            () => undefined,
+          );
+        }
         // Unless a test has put a log of its own in place meanwhile.
         if (serviceLog() === stackLog) useObservability({ log: functionsLog });
       })();

@@ -7,6 +7,13 @@ import type { DatabaseConnection } from './tenants.js';
 
 /** One per process (see process-wide.ts): the stack's embedded databases reach its packaged functions. */
 const embedded = processWide('embedded-databases', () => new Map<string, Database>());
+/**
+ * One per process: what opens an embedded database that is not registered yet (the local stack
+ * sets it, so that a tenant of kind `embedded` added to the registry while it runs is served too).
+ */
+const embeddedOpener = processWide('embedded-database-opener', () => ({
+  open: undefined as ((name: string) => Promise<Database>) | undefined,
+}));
 const opened = new Map<string, Promise<Database>>();
 const withCatalogue = new WeakMap<Database, Database>();
 
@@ -39,6 +46,11 @@ export function unregisterEmbeddedDatabase(name: string): void {
   embedded.delete(name);
 }
 
+/** Sets (or with undefined, clears) what opens an embedded database asked for by a name not registered. */
+export function useEmbeddedDatabaseOpener(open: ((name: string) => Promise<Database>) | undefined): void {
+  embeddedOpener.open = open;
+}
+
 /**
  * The adapter of a port for the database's dialect: each SQL adapter folder
  * (`shared/adapters/mssql`, `shared/adapters/embedded-sql`) implements every port in its SQL.
@@ -50,7 +62,7 @@ export function byDialect<T>(db: Database, adapters: Record<SqlDialectName, (db:
 /** The database for a tenant connection, opened once per process and reused. */
 export async function openDatabase(connection: DatabaseConnection): Promise<Database> {
   if (connection.kind === 'embedded') {
-    const database = embedded.get(connection.name);
+    const database = embedded.get(connection.name) ?? (await embeddedOpener.open?.(connection.name));
     if (!database) throw new ConfigurationError(`No embedded database is registered as "${connection.name}"`);
     return remembering(database);
   }

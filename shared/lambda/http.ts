@@ -24,6 +24,11 @@ export interface HttpRequest {
   readonly body: Buffer;
   readonly requestId: string;
   /**
+   * When the request arrived at the gateway (ms since the epoch, `requestContext.timeEpoch`),
+   * never later than the handler's own clock nor more than the gateway's 30 s earlier.
+   */
+  readonly arrivedAt?: number;
+  /**
    * Aborts just before the invocation's time is up (middy's early time-out, from the Lambda
    * context): work bound to it, such as database statements, is cancelled rather than left running.
    */
@@ -50,6 +55,16 @@ export type ErrorRenderer = (
   requestId: string,
 ) => RenderedError;
 
+/** The gateway's time stamp, bounded by this clock: a skewed one neither stretches nor swallows a wait. */
+function arrivalOf(timeEpoch: number | undefined): number {
+  const now = Date.now();
+  if (typeof timeEpoch !== 'number' || !Number.isFinite(timeEpoch)) return now;
+  return Math.min(now, Math.max(now - GATEWAY_TIMEOUT_MS, timeEpoch));
+}
+
+/** HTTP API's integration time-out, which no request outlives. */
+const GATEWAY_TIMEOUT_MS = 30_000;
+
 /** Decodes an API Gateway HTTP API (payload 2.0) event. */
 export function toHttpRequest(
   event: APIGatewayProxyEventV2,
@@ -70,6 +85,7 @@ export function toHttpRequest(
     headers,
     body: event.isBase64Encoded ? Buffer.from(rawBody, 'base64') : Buffer.from(rawBody, 'utf8'),
     requestId: context?.awsRequestId ?? event.requestContext?.requestId ?? 'local',
+    arrivedAt: arrivalOf(event.requestContext?.timeEpoch),
     signal,
   };
 }
@@ -109,6 +125,11 @@ export function toLambdaResult(response: HttpResponse): APIGatewayProxyStructure
 }
 
 const base64Length = (bytes: number) => Math.ceil(bytes / 3) * 4;
+
+/** Every answer of every route, error or not, names its request (CONTRACT.md section 4): `x-request-id`. */
+function withRequestId(response: HttpResponse, requestId: string): HttpResponse {
+  return { ...response, headers: { ...response.headers, 'x-request-id': requestId } };
+}
 
 /** The words of a 503 for a full pool, the Data API's and the Web API's. */
 export function databaseBusyMessage(error: DatabaseBusyError): string {
@@ -180,7 +201,7 @@ export function serviceErrors(renderError: ErrorRenderer): middy.MiddlewareObj<E
           ...describeError(rootCause(handlerRequest.error)),
         });
       }
-      handlerRequest.response = toLambdaResult(response);
+      handlerRequest.response = toLambdaResult(withRequestId(response, requestId));
     },
   };
 }
@@ -246,6 +267,7 @@ export function httpHandler(route: Route, renderError: ErrorRenderer) {
     .use(requestSummary())
     .use(serviceErrors(renderError))
     .handler(async function handleHttp(event, context, { signal }) {
-      return toLambdaResult(await route(toHttpRequest(event, context, signal)));
+      const request = toHttpRequest(event, context, signal);
+      return toLambdaResult(withRequestId(await route(request), request.requestId));
     });
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { INTERNAL_TABLES, isInternalTable } from '../../shared/core/data-api/data-source.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import { isBabelfish } from '../support/mssql.js';
 
@@ -233,7 +234,51 @@ describe('Data API over HTTP (local stack)', () => {
     expect((await data('getRowsCount', 'WS_APPLICATION')).status).toBe(404);
   });
 
-  it('serves every table and view of the demo database except WS_APPLICATION', async () => {
+  it('never serves an internal table, listed or marked by its name, in any call or spelling (issue 19)', async () => {
+    const q = stack.database.dialect.quoteIdent;
+    // The listed tables the demo schema lacks (issue 21 adds some), and one of each marker.
+    const marked = ['WS_JOB_LEASE', 'SVC_SIGNING_KEYS', 'WEBHOOK_ENDPOINT_STATE', 'WS_REQUEST_LOCK'];
+    const existing = new Set(
+      (
+        (await stack.database.query(
+          `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'dbo'`,
+        )) as { name: string }[]
+      ).map((row) => row.name.toUpperCase()),
+    );
+    for (const name of [...INTERNAL_TABLES, ...marked]) {
+      if (existing.has(name)) continue;
+      await stack.database.query(`CREATE TABLE ${q('dbo')}.${q(name)} (${q('ID')} int NOT NULL PRIMARY KEY)`);
+      await stack.database.query(`INSERT INTO ${q('dbo')}.${q(name)} (${q('ID')}) VALUES (1)`);
+    }
+    // The replay guard has rows once a signed call was accepted.
+    expect(existing.has('WS_REPLAY_GUARD')).toBe(true);
+    for (const name of [...INTERNAL_TABLES, ...marked]) {
+      expect(isInternalTable(name), name).toBe(true);
+      for (const spelling of [name, name.toLowerCase(), `dbo.${name.toLowerCase()}`]) {
+        for (const [fn, query] of [
+          ['getData', ''],
+          ['getDataWithCondition', `condition=${encodeURIComponent('1 = 1')}`],
+          ['getDataPaginate', 'fromRow=1&rows=10'],
+          ['getRowsCount', ''],
+        ] as const) {
+          const response = await data(fn, spelling, query);
+          const body = (await response.json()) as { error?: { code: string } };
+          expect([spelling, fn, response.status, body.error?.code]).toEqual([
+            spelling,
+            fn,
+            404,
+            'data_source_not_found',
+          ]);
+        }
+      }
+    }
+    // The audit trail stays readable.
+    for (const name of ['WS_JOURNAL', 'WEBHOOK_DELIVERY', 'WS_OPERATION', 'SVCDOC']) {
+      expect([name, (await data('getRowsCount', name)).status]).toEqual([name, 200]);
+    }
+  });
+
+  it('serves every table and view of the demo database except the internal ones', async () => {
     const objects = (await stack.database.query(
       `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'dbo' ORDER BY 1`,
     )) as { name: string }[];
@@ -241,7 +286,7 @@ describe('Data API over HTTP (local stack)', () => {
     for (const { name } of objects) {
       const count = await data('getRowsCount', name);
       const page = await data('getDataPaginate', name, 'fromRow=1&rows=3');
-      const expected = name === 'WS_APPLICATION' ? 404 : 200;
+      const expected = isInternalTable(name) ? 404 : 200;
       expect([name, count.status, page.status]).toEqual([name, expected, expected]);
     }
   });

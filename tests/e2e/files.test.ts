@@ -142,6 +142,28 @@ describe('Document store over HTTP (local stack)', () => {
     expect(Buffer.from(await response.arrayBuffer()).equals(content)).toBe(true);
   });
 
+  it('refuses a file name with a C0/C1 control or a bidirectional override with 400 invalid_file_name, and never serves one back (issue 19)', async () => {
+    for (const name of ['invoice\u202Efdp.exe', 'a\u0085b.txt', 'a\u2067b\u2069.txt', 'a\u200Fb.txt']) {
+      const before = await svcdocCount(stack.database);
+      const response = await setFile(Buffer.from('x'), { name });
+      expect(response.status, JSON.stringify(name)).toBe(400);
+      expect(((await response.json()) as ErrorBody).error.code).toBe('invalid_file_name');
+      expect(await svcdocCount(stack.database)).toBe(before);
+    }
+    // A name stored otherwise (by the ERP, or before the rule) is served without those characters.
+    const answer = await stored(Buffer.from('MZ'), { name: 'invoice.exe' });
+    const q = stack.database.dialect.quoteIdent;
+    const param = stack.database.dialect.param;
+    await stack.database.query(
+      `UPDATE ${q('dbo')}.${q('SVCDOC')} SET ${q('FILENAME')} = ${param(1)} WHERE ${q('FILEGUID')} = ${param(2)}`,
+      ['invoice\u202Efdp.exe', answer.fileGUID],
+    );
+    const disposition = (await getFile(answer.fileGUID)).headers.get('content-disposition')!;
+    const served = decodeURIComponent(/filename\*=UTF-8''([^;\s]*)/.exec(disposition)![1]!);
+    expect(served).toBe('invoicefdp.exe');
+    expect(disposition).not.toMatch(/%E2%80%AE/i);
+  });
+
   it('keeps a non-ASCII file name in the answer and in Content-Disposition', async () => {
     const name = 'Faktura č. 2024/0001 – Žluťoučký kůň 😀.xml'.replace('/', '-');
     const answer = await stored(Buffer.from('<Invoice/>'), { name, type: 'application/xml' });

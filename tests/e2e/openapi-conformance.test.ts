@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readOpenApiDocument } from '../../infra/local/docs-routes.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { DEMO_AUTH, useDemoTenantsWith } from '../support/demo.js';
-import { openApiResponseChecker } from '../support/openapi-responses.js';
+import { AWAITED_FROM_CONTRACT_4A, openApiResponseChecker } from '../support/openapi-responses.js';
 import { envelope, signedCall } from '../support/web-api.js';
 
 // Low enough that a page of DOKUMENT, a 4 KB file or every subject from the Web API (about 5 KB)
@@ -105,9 +105,6 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
       call('GET', `/${tenant}/JsonAPI/openapi.json`, { headers });
     const described = await description(basic);
     expect(described.status).toBe(200);
-    expect((await description({ ...basic, 'if-none-match': described.headers.get('etag')! })).status).toBe(
-      304,
-    );
     expect((await description({})).status).toBe(401);
     expect((await description(basic, 'nope')).status).toBe(404);
     expect((await description(basic, 'offline')).status).toBe(503);
@@ -166,6 +163,9 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
       call('GET', `/${tenant}/WebAPI/test`, { headers });
     expect((await test({ 'x-api-key': 'demo-api-key' })).status).toBe(200);
     expect((await test({ 'x-api-key': 'demo-api-key', accept: 'application/xml' })).status).toBe(200);
+    const inTextXml = await test({ 'x-api-key': 'demo-api-key', accept: 'text/xml' });
+    expect(inTextXml.headers.get('content-type')).toMatch(/^text\/xml/);
+    expect((await test({ 'x-api-key': 'wrong', accept: 'text/xml' })).status).toBe(401);
     expect((await test({})).status).toBe(400);
     expect((await test({ 'x-api-key': 'wrong' })).status).toBe(401);
     expect((await test({ 'x-api-key': 'demo-api-key' }, 'nope')).status).toBe(404);
@@ -188,6 +188,20 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
         ).status,
         fn,
       ).toBe(200);
+      // In XML (both media types): rows, a failure, 997 for a finished call, and errors.
+      const xml = { accept: 'text/xml' };
+      const xmlRows = await web(
+        fn,
+        '<data><vlTyp>1001</vlTyp><params><nazev>alfa</nazev></params></data>',
+        xml,
+      );
+      expect(xmlRows.headers.get('content-type'), fn).toMatch(/^text\/xml/);
+      expect(xmlRows.body, fn).toContain('<rowSubject>');
+      expect((await web(fn, envelope(9002), xml)).status, fn).toBe(200);
+      const xmlResult = await web(fn, envelope(997, [{ idws_journal: id }]), { accept: 'application/xml' });
+      expect(xmlResult.body, fn).toContain('<resultForId>');
+      expect((await web(fn, '<data><vlTyp>', { contentType: 'text/xml' })).status, fn).toBe(400);
+      expect((await web(fn, envelope(4242), xml)).status, fn).toBe(404);
       // Every subject: over the inline limit, written to S3, answered with a presigned Location.
       expect((await web(fn, envelope(1001))).status, fn).toBe(303);
       expect((await web(fn, '<data><vlTyp>1001</vlTyp></data>')).status, fn).toBe(303);
@@ -210,6 +224,7 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
     const missing = checker
       .documented()
       .filter((pair) => !pair.endsWith(' 500'))
+      .filter((pair) => !AWAITED_FROM_CONTRACT_4A.answers.has(pair))
       .filter((pair) => !checker.seen().has(pair));
     expect(missing).toEqual([]);
   });

@@ -158,6 +158,35 @@ describe('Web API over HTTP (local stack)', () => {
       expect(xmlParser.parse(xml.text).result.data.error).toMatchObject({ errorCode: '100' });
     });
 
+    it('400/100: a parameter number JSON cannot hold as finite is refused, never a dropped filter (issue 19)', async () => {
+      // With a finite number the filter holds (no subject has ICO 1): on main 1e999 became null and
+      // every subject came back.
+      const filtered = await post('{"vltyp":1001,"params":[{"ico":1}]}');
+      expect(filtered.status).toBe(200);
+      expect(JSON.parse(filtered.text).data).toEqual([]);
+      for (const body of [
+        '{"vltyp":1001,"params":[{"ico":1e999}]}',
+        '{"vltyp":1001,"params":[{"ico":-1e400}]}',
+        '{"vltyp":1001,"params":null}',
+        '{"vltyp":1001.0,"params":[]}',
+        '{"vltyp":997,"params":[{"idws_journal":"01"}]}',
+        '{"vltyp":997,"params":[{"idws_journal":1,"nazev":"x"}]}',
+      ]) {
+        const { status, text } = await post(body);
+        expect([status, errorOf(text).errorCode], body).toEqual([400, '100']);
+      }
+      for (const body of [
+        '<data><vlTyp>1001.0</vlTyp></data>',
+        '<data><vlTyp>01001</vlTyp></data>',
+        '<data><vlTyp>997</vlTyp><params><idwsJournal>01</idwsJournal></params></data>',
+        '<data><vlTyp>997</vlTyp><params><idwsJournal>1</idwsJournal><nazev>x</nazev></params></data>',
+      ]) {
+        const { status, text } = await post(body);
+        expect(status, body).toBe(400);
+        expect(xmlParser.parse(text).result.data.error, body).toMatchObject({ errorCode: '100' });
+      }
+    });
+
     it('400/101: a required header is missing (x-api-key, x-svc-signature, Content-Type)', async () => {
       for (const [header, pattern] of [
         ['x-api-key', /x-api-key/],

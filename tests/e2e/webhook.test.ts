@@ -9,6 +9,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { readOpenApiDocument } from '../../infra/local/docs-routes.js';
 import { DOCUMENT_RECEIVED_QUEUE } from '../../infra/local/queues.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { createEmbeddedWebhookDeliveryLog } from '../../shared/adapters/embedded-sql/webhook-delivery-log.js';
@@ -19,6 +20,7 @@ import type { LogFields } from '../../shared/core/log.js';
 import { webhookEventId } from '../../shared/core/webhook/event.js';
 import { serviceLog, useObservability } from '../../shared/lambda/observability.js';
 import { DEMO_AUTH, sqlOn } from '../support/demo.js';
+import { openApiResponseChecker } from '../support/openapi-responses.js';
 import { until } from '../support/until.js';
 import {
   type ReceivedWebhook,
@@ -30,6 +32,7 @@ import {
 // the dead-letter queue (maxReceiveCount 3). Only loopback addresses are ever contacted.
 const SCHEDULE = '1,2';
 
+const checker = openApiResponseChecker(await readOpenApiDocument());
 let stack: LocalStack;
 let receiver: WebhookReceiver;
 let sqs: SQSClient;
@@ -197,6 +200,8 @@ describe('Receipt webhook over HTTP (local stack)', () => {
     expect(got!.body).toBe('2001');
     expect(got!.headers['webhook-id']).toBe(queued.webhookId);
     expect((await readmeVerifier('whsec_first-try-secret'))(got!.headers, got!.body)).toBe(true);
+    // As docs/openapi.yaml describes it under webhooks.
+    expect(checker.checkWebhook('documentReceived', got!)).toEqual([]);
     expect(outcomes(await until('the record', () => deliveries(2001), finished(1)))).toEqual(['delivered']);
   });
 

@@ -89,6 +89,19 @@ describe('Data API Lambda handlers', () => {
     });
   });
 
+  it('name the request in x-request-id on every answer, success or error', async () => {
+    const answers = [
+      await invoke(getRowsCount, event('alpha', 'getRowsCount', 'SUBJECT')),
+      await invoke(getDataPaginate, event('alpha', 'getDataPaginate', 'SUBJECT', 'fromRow=1&rows=2')),
+      await invoke(getDataWithCondition, event('alpha', 'getDataWithCondition', 'SUBJECT', 'condition=1%3B')),
+      await invoke(getData, event('alpha', 'getData', 'UCET')),
+      await invoke(getData, { ...event('alpha', 'getData', 'SUBJECT'), headers: {} }),
+      await invoke(getData, event('down', 'getData', 'SUBJECT')),
+    ];
+    expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 400, 404, 401, 503]);
+    for (const answer of answers) expect(answer.headers?.['x-request-id']).toBe('aws-test-request');
+  });
+
   it('look a table up in the catalogue once per warm process, not on every request', async () => {
     // Each request wraps the database anew with its own cancellation signal; the catalogue
     // memory belongs to the database, not to the wrapper.

@@ -37,6 +37,7 @@ describe('local SQS poller: shutdown', () => {
       queueUrl: QueueUrl!,
       queueArn: 'arn:aws:sqs:local:000000000000:poller-shutdown',
       functionName: 'hangingWorker',
+      timeoutSeconds: 60,
       // A job that would run far longer than the shutdown may take.
       handler: async () => {
         started();
@@ -77,6 +78,7 @@ describe('local SQS poller: killed', () => {
       queueUrl: QueueUrl!,
       queueArn: 'arn:aws:sqs:local:000000000000:poller-killed',
       functionName: 'killedWorker',
+      timeoutSeconds: 60,
       // Answers "all done" once its signal is aborted: a live poller would delete the message.
       handler: async (_event, _context, invocation) => {
         started();
@@ -100,5 +102,38 @@ describe('local SQS poller: killed', () => {
       ['job-1', '2'],
     ]);
     expect(poller.busy).toBe(false);
+  });
+});
+
+describe('local SQS poller: the Lambda context', () => {
+  it("tells the handler the time really left of the function's time-out, counting down (issue 19: it said 60 s)", async () => {
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'poller-remaining-time' }));
+    await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'job-1' }));
+    const seen: number[] = [];
+    let done!: () => void;
+    const handled = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    const poller = startSqsPoller({
+      client: sqs,
+      queueUrl: QueueUrl!,
+      queueArn: 'arn:aws:sqs:local:000000000000:poller-remaining-time',
+      functionName: 'timedWorker',
+      timeoutSeconds: 7,
+      handler: async (_event, context) => {
+        seen.push(context.getRemainingTimeInMillis());
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        seen.push(context.getRemainingTimeInMillis());
+        done();
+        return { batchItemFailures: [] };
+      },
+    });
+    await handled;
+    await poller.stop();
+    const [atStart, later] = seen as [number, number];
+    expect(atStart).toBeLessThanOrEqual(7_000);
+    expect(atStart).toBeGreaterThan(6_000);
+    // Time passes for the invocation as it does in Lambda.
+    expect(atStart - later).toBeGreaterThanOrEqual(350);
   });
 });

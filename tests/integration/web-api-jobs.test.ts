@@ -19,6 +19,7 @@ import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tena
 import type { Database } from '../../shared/core/database.js';
 import { demoDatabase } from '../support/demo.js';
 import { invokeHttp } from '../support/http-api-event.js';
+import { checkJobLeaseFencing } from '../support/job-lease.js';
 import { envelope } from '../support/web-api.js';
 import { signedWebApiEvent } from '../support/web-api-event.js';
 
@@ -102,6 +103,7 @@ beforeAll(async () => {
       queueArn,
       handler: (event: SQSEvent, context: Context) => consumer(event, context),
       functionName: 'webJobWorker',
+      timeoutSeconds: 1,
       batchSize: 5,
     }),
   );
@@ -243,6 +245,10 @@ describe('Web API jobs through the SQS emulator', () => {
     await jobWorker(delivery(2), context);
     expect(await journal(id)).toMatchObject({ STATE: 'finished', ATTEMPTS: 2 });
     expect(JSON.parse((await journal(id)).ANSWER!)).toEqual({ id, vlResult: 1, data: [{ slept: 5 }] });
+  });
+
+  it('finishes a job only for its latest attempt: a slow worker whose lease a successor took finishes nothing (issue 19)', async () => {
+    await checkJobLeaseFencing(createEmbeddedWebApiStore(db));
   });
 
   it('does not run a finished job again when its message arrives twice', async () => {

@@ -4,6 +4,7 @@ import { createMssqlWebApiStore } from '../../shared/adapters/mssql/web-api-stor
 import { type Database, StatementCancelledError } from '../../shared/core/database.js';
 import { encodeRow } from '../../shared/core/web-api/operations.js';
 import { OperationFailedError, type WebApiStore } from '../../shared/core/web-api/store.js';
+import { checkJobLeaseFencing } from '../support/job-lease.js';
 import { runMssqlScripts, mssqlUrl as url } from '../support/mssql.js';
 
 // The Web API store on a real SQL Server: runs when MSSQL_URL is set (no SQL Server exists on the
@@ -214,9 +215,9 @@ describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
     // Held: no second attempt while the lease runs.
     expect(await store.startAttempt(id, 60, 2)).toBeUndefined();
     expect(await store.readJournal(id)).toMatchObject({ attempts: 1, leaseHeld: true });
-    await store.releaseJob(id);
+    await store.releaseJob(id, 1);
     expect(await store.startAttempt(id, 60, 2)).toMatchObject({ attempts: 2 });
-    await store.releaseJob(id);
+    await store.releaseJob(id, 2);
     // Its attempts used up: not taken again, though no lease is held.
     expect(await store.startAttempt(id, 60, 2)).toBeUndefined();
     expect(await store.readJournal(id)).toMatchObject({ state: 'running', attempts: 2, leaseHeld: false });
@@ -228,5 +229,9 @@ describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
       answer: '{"id":1}',
       rowName: 'Ucet',
     });
+  });
+
+  it('finishes a job only for its latest attempt: a slow worker whose lease a successor took finishes nothing (issue 19)', async () => {
+    await checkJobLeaseFencing(store);
   });
 });

@@ -95,6 +95,11 @@ export function memoryWebApiStore(
       });
       return true;
     },
+    async finishAttempt(id, attempt, outcome) {
+      const entry = journal.get(id);
+      if (entry?.state !== 'running' || entry.attempts !== attempt) return false;
+      return store.finishJournal(id, outcome);
+    },
     async readJournal(id) {
       const entry = journal.get(id);
       return entry ? view(entry) : undefined;
@@ -108,9 +113,9 @@ export function memoryWebApiStore(
       entry.leaseUntil = now() + leaseSeconds * 1000;
       return view(entry);
     },
-    async releaseJob(id) {
+    async releaseJob(id, attempt) {
       const entry = journal.get(id);
-      if (entry?.state === 'running') entry.leaseUntil = 0;
+      if (entry?.state === 'running' && entry.attempts === attempt) entry.leaseUntil = 0;
     },
   };
   return { store, journal, claimed, calls };

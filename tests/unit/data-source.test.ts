@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { postgresDialect } from '../../shared/adapters/embedded-sql/dialect.js';
 import {
+  isInternalTable,
   parseDataSourceName,
   rememberedCatalogue,
   resolveDataSource,
@@ -91,6 +92,43 @@ describe('Function: resolveDataSource', () => {
     );
     expect(await status(resolveDataSource(db, 'subject', ['SUBJECT']))).toBe(200);
     expect(await status(resolveDataSource(db, 'SUBJECT', ['dbo.subject']))).toBe(200);
+  });
+});
+
+describe('Function: isInternalTable', () => {
+  it.each([
+    'WS_APPLICATION',
+    'ws_replay_guard',
+    'WEBHOOK_SECRET',
+    'WEBHOOK_ENDPOINT',
+    'WS_JOB_LEASE',
+    'SVC_SIGNING_KEYS',
+    'WEBHOOK_ENDPOINT_STATE',
+    'webhook_secrets',
+  ])('%s is internal', (name) => {
+    expect(isInternalTable(name)).toBe(true);
+  });
+
+  it.each([
+    'WS_JOURNAL',
+    'WEBHOOK_DELIVERY',
+    'WS_OPERATION',
+    'SVCDOC',
+    'SUBJECT',
+    'UCET_KEY',
+    'DOKUMENT_STATE',
+  ])("%s is served (the audit trail, or not the service's)", (name) => {
+    expect(isInternalTable(name)).toBe(false);
+  });
+
+  it('refuses an internal table even where a tenant lists it', async () => {
+    const db = fakeCatalogue([table('WS_REPLAY_GUARD'), table('WS_JOB_LEASE')]);
+    for (const name of ['WS_REPLAY_GUARD', 'dbo.ws_replay_guard', 'WS_JOB_LEASE']) {
+      await expect(resolveDataSource(db, name, ['WS_REPLAY_GUARD', 'WS_JOB_LEASE'])).rejects.toMatchObject({
+        status: 404,
+        code: 'data_source_not_found',
+      });
+    }
   });
 });
 

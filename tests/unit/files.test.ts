@@ -86,7 +86,17 @@ describe('Function: attachmentDisposition', () => {
   it('never lets a line break or control character into the header', () => {
     const header = attachmentDisposition('evil\r\nSet-Cookie: x=1.txt');
     expect(header).not.toMatch(/[\r\n]/);
-    expect(extendedFileName(header)).toBe('evil\r\nSet-Cookie: x=1.txt');
+    expect(extendedFileName(header)).toBe('evilSet-Cookie: x=1.txt');
+  });
+
+  it.each([
+    ['a right-to-left override', 'invoice\u202Efdp.exe', 'invoicefdp.exe'],
+    ['an isolate and a mark', 'a\u2066b\u2069\u200F.txt', 'ab.txt'],
+    ['a C1 control', 'a\u0085b\u009F.txt', 'ab.txt'],
+  ])('never serves back %s a stored name holds (issue 19)', (_case, stored, served) => {
+    const header = attachmentDisposition(stored);
+    expect(extendedFileName(header)).toBe(served);
+    expect(header).not.toMatch(/%E2%80%AE|%C2%85/i);
   });
 
   it('survives a lone surrogate (possible in nvarchar)', () => {
@@ -285,6 +295,15 @@ describe('Function: setFile', () => {
     ['an empty file name', ''],
     ['a name over 260 characters', `${'a'.repeat(257)}.txt`],
     ['a control character', 'a\u0000b.txt'],
+    ['DEL', 'a\u007Fb.txt'],
+    ['a C1 control (NEL)', 'a\u0085b.txt'],
+    ['a C1 control (APC)', 'a\u009Fb.txt'],
+    ['a right-to-left override', 'invoice\u202Efdp.exe'],
+    ['a left-to-right override', 'a\u202Db.txt'],
+    ['an embedding', 'a\u202Ab.txt'],
+    ['an isolate', 'a\u2067b\u2069.txt'],
+    ['a right-to-left mark', 'a\u200Fb.txt'],
+    ['an Arabic letter mark', 'a\u061Cb.txt'],
   ])('refuses %s with 400 invalid_file_name', async (_name, fileName) => {
     const { store, files } = memoryDocumentStore();
     const error = await failure(

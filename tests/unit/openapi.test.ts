@@ -2,6 +2,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { readOpenApiDocument } from '../../infra/local/docs-routes.js';
 import { lambdaRoutes } from '../../infra/local/routes.js';
+import { AWAITED_FROM_CONTRACT_4A } from '../support/openapi-responses.js';
 
 const document = await readOpenApiDocument();
 const paths = document.paths as Record<string, Record<string, { responses?: Record<string, unknown> }>>;
@@ -22,18 +23,20 @@ describe('docs/openapi.yaml', () => {
   });
 
   it("documents exactly serverless.yml's HTTP routes", () => {
-    const documented = operations.map((op) => `${op.method} ${op.path}`).sort();
-    const deployed = lambdaRoutes()
-      .map((route) => `${route.method} ${route.path}`)
-      .sort();
-    expect(documented).toEqual(deployed);
+    const deployed = lambdaRoutes().map((route) => `${route.method} ${route.path}`);
+    // A route of CONTRACT.md 4a described ahead of the service counts once it is deployed.
+    const documented = operations
+      .map((op) => `${op.method} ${op.path}`)
+      .filter((route) => !AWAITED_FROM_CONTRACT_4A.routes.has(route) || deployed.includes(route));
+    expect(documented.sort()).toEqual(deployed.sort());
   });
 
-  it('gives every operation its errors: 400, 401, 404 and 503 at least (the description takes nothing it could refuse: no 400)', () => {
+  it('gives every operation its errors: 400 (where it takes input), 401, 404 and 503 at least', () => {
     for (const { method, path, operation } of operations) {
-      const refusable = !path.endsWith('/openapi.json');
+      // The per-tenant description takes nothing but the tenant: nothing in it can be malformed.
+      const errors = path === '/{tenant}/JsonAPI/openapi.json' ? [] : ['400'];
       expect(Object.keys(operation.responses ?? {}), `${method} ${path}`).toEqual(
-        expect.arrayContaining(['200', ...(refusable ? ['400'] : []), '401', '404', '503']),
+        expect.arrayContaining(['200', ...errors, '401', '404', '503']),
       );
     }
   });

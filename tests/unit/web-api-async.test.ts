@@ -129,6 +129,28 @@ describe('Function: getDataAsync', () => {
     expect(journal.get(1)).toMatchObject({ mode: 'async', state: 'finished', attempts: 1 });
   });
 
+  it('counts CommandTimeoutAsync from the request’s arrival, not from after its statements (issue 19)', async () => {
+    // CommandTimeoutAsync 20: a request that arrived 20 s ago (its signature, replay and journal
+    // statements slow under load) has no wait left. On main it waited another 20 s from here.
+    const { ctx, store, idleQueue } = setUp({ timeoutSeconds: 20 });
+    let journalReads = 0;
+    const counting = {
+      ...ctx,
+      store: {
+        ...store,
+        readJournal: (id: number) => {
+          journalReads += 1;
+          return store.readJournal(id);
+        },
+      },
+      arrivedAt: Date.now() - 20_000,
+    };
+    const result = await getDataAsync(counting, signed({ vltyp: 9001, params: [{ seconds: 5 }] }), idleQueue);
+    expect(result.answer).toMatchObject({ vlResult: -2, data: [{ error: [{ errorCode: '160' }] }] });
+    // One look at the journal, then the time was up.
+    expect(journalReads).toBe(1);
+  }, 5_000);
+
   it('answers vlResult -2 with error 160 (a string) and the journal id after CommandTimeoutAsync', async () => {
     const { ctx, journal, idleQueue } = setUp({ timeoutSeconds: 0.3 });
     const started = Date.now();
@@ -249,7 +271,7 @@ describe('Function: resultForId (vltyp 997)', () => {
     for (const [id, key, hash] of [
       [1, 'other-api-key', 'other-api-hash'],
       [99, 'demo-api-key', 'demo-api-hash'],
-      [0, 'demo-api-key', 'demo-api-hash'],
+      // (0 is no positive integer: 400/100, tests/unit/web-api-codec.test.ts.)
       [2 ** 40, 'demo-api-key', 'demo-api-hash'],
     ] as const) {
       const error = await refusal(

@@ -1,7 +1,11 @@
 import fc from 'fast-check';
 import { XMLParser } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import type { CallResult, WebApiError } from '../../shared/core/web-api/envelope.js';
+import {
+  type CallResult,
+  journalIdOfResultRequest,
+  type WebApiError,
+} from '../../shared/core/web-api/envelope.js';
 import { jsonNameOf, rowElementName, xmlNameOf } from '../../shared/core/web-api/names.js';
 import {
   decodeJsonRequest,
@@ -63,9 +67,8 @@ describe('Function: decodeJsonRequest', () => {
     });
   });
 
-  it('treats absent or null params as none', () => {
+  it('treats absent params as none', () => {
     expect(json('{"vltyp":7}')).toEqual({ vltyp: 7, params: [] });
-    expect(json('{"vltyp":7,"params":null}')).toEqual({ vltyp: 7, params: [] });
   });
 
   it('keeps scalar values as sent, including a UTF-8 BOM-prefixed body', () => {
@@ -305,6 +308,183 @@ describe('Function: decodeXmlRequest', () => {
     const error = refusal(() => xml(body));
     expect([webApiHttpStatus(error), error.errorCode]).toEqual([400, '100']);
     expect(error.message).toMatch(message);
+  });
+});
+
+/** A body in both formats: the JSON text, and what XML sends for the same envelope. */
+type BothFormats = readonly [json: string, xml: string];
+
+describe('Strict envelopes (CONTRACT.md section 5), JSON and XML alike', () => {
+  it.each([
+    ['1001', 1001],
+    ['-5', -5],
+    ['0', 0],
+    ['999999999999999', 999999999999999],
+  ])('accepts the vltyp %s in both formats', (numeral, vltyp) => {
+    expect(json(`{"vltyp":${numeral}}`).vltyp).toBe(vltyp);
+    expect(xml(`<data><vlTyp>${numeral}</vlTyp></data>`).vltyp).toBe(vltyp);
+    // Spaces around the number are layout in both.
+    expect(json(`{"vltyp": ${numeral} }`).vltyp).toBe(vltyp);
+    expect(xml(`<data><vlTyp> ${numeral} </vlTyp></data>`).vltyp).toBe(vltyp);
+  });
+
+  it.each([
+    ['a fraction of zero', '1001.0'],
+    ['an exponent', '1e3'],
+    ['an exponent with a fraction', '1.001E3'],
+    ['a negative zero fraction', '-0.0'],
+    ['a number past 15 digits', '9007199254740991'],
+    ['a number JSON cannot hold as finite', '1e999'],
+  ])('refuses a vltyp written with %s (%s) in both formats', (_case, numeral) => {
+    for (const decode of [
+      () => json(`{"vltyp":${numeral}}`),
+      () => xml(`<data><vlTyp>${numeral}</vlTyp></data>`),
+    ]) {
+      const error = refusal(decode);
+      expect([webApiHttpStatus(error), error.errorCode]).toEqual([400, '100']);
+      expect(error.message).toMatch(/vltyp must be an integer/);
+    }
+  });
+
+  it.each(['01001', '+1001', '0x3E9', '1 001', ''])(
+    'refuses the XML vltyp %j, which JSON cannot write as a number either',
+    (numeral) => {
+      const error = refusal(() => xml(`<data><vlTyp>${numeral}</vlTyp></data>`));
+      expect([webApiHttpStatus(error), error.errorCode]).toEqual([400, '100']);
+      expect(() => JSON.parse(`{"vltyp":${numeral}}`)).toThrow(SyntaxError);
+    },
+  );
+
+  it.each([
+    ['1e999', 'Infinity'],
+    ['-1e999', '-Infinity'],
+    ['1e400', 'Infinity'],
+  ])(
+    'refuses a parameter number JSON cannot hold as finite (%s), which would reach the procedure as null',
+    (number) => {
+      const error = refusal(() => json(`{"vltyp":1001,"params":[{"ico":${number}}]}`));
+      expect([webApiHttpStatus(error), error.errorCode]).toEqual([400, '100']);
+      expect(error.message).toMatch(/params\[0\]\.ico is a number outside the range of a finite number/);
+    },
+  );
+
+  it('keeps the largest finite and the smallest numbers JSON holds', () => {
+    expect(
+      json('{"vltyp":1001,"params":[{"a":1.7976931348623157e308,"b":5e-324,"c":1e-400}]}').params,
+    ).toEqual([{ a: 1.7976931348623157e308, b: 5e-324, c: 0 }]);
+  });
+
+  it.each([
+    ['params null', '{"vltyp":7,"params":null}'],
+    ['params a string', '{"vltyp":7,"params":"x"}'],
+    ['params a number', '{"vltyp":7,"params":1}'],
+    ['a params entry null', '{"vltyp":7,"params":[null]}'],
+    ['a params entry an array', '{"vltyp":7,"params":[[]]}'],
+  ])('refuses %s: params is an array of objects', (_case, body) => {
+    const error = refusal(() => json(body));
+    expect([webApiHttpStatus(error), error.errorCode]).toEqual([400, '100']);
+  });
+
+  const resultFor = (decoded: { params: Parameters<typeof journalIdOfResultRequest>[0] }) =>
+    journalIdOfResultRequest(decoded.params);
+
+  it.each<[string, BothFormats, number]>([
+    [
+      'a number',
+      [
+        '{"vltyp":997,"params":[{"idws_journal":42}]}',
+        '<data><vlTyp>997</vlTyp><params><idwsJournal>42</idwsJournal></params></data>',
+      ],
+      42,
+    ],
+    [
+      'digits as text',
+      [
+        '{"vltyp":997,"params":[{"idws_journal":"42"}]}',
+        '<data><vlTyp>997</vlTyp><params><idwsJournal>42</idwsJournal></params></data>',
+      ],
+      42,
+    ],
+  ])('reads the 997 journal id given as %s, in both formats', (_case, [jsonBody, xmlBody], id) => {
+    expect(resultFor(json(jsonBody))).toBe(id);
+    expect(resultFor(xml(xmlBody))).toBe(id);
+  });
+
+  it.each<[string, BothFormats]>([
+    [
+      'a leading zero',
+      [
+        '{"vltyp":997,"params":[{"idws_journal":"01"}]}',
+        '<data><vlTyp>997</vlTyp><params><idwsJournal>01</idwsJournal></params></data>',
+      ],
+    ],
+    [
+      'zero',
+      [
+        '{"vltyp":997,"params":[{"idws_journal":0}]}',
+        '<data><vlTyp>997</vlTyp><params><idwsJournal>0</idwsJournal></params></data>',
+      ],
+    ],
+    [
+      'a negative id',
+      [
+        '{"vltyp":997,"params":[{"idws_journal":-3}]}',
+        '<data><vlTyp>997</vlTyp><params><idwsJournal>-3</idwsJournal></params></data>',
+      ],
+    ],
+    [
+      'a fraction',
+      [
+        '{"vltyp":997,"params":[{"idws_journal":4.5}]}',
+        '<data><vlTyp>997</vlTyp><params><idwsJournal>4.5</idwsJournal></params></data>',
+      ],
+    ],
+    [
+      'spaces around the digits',
+      [
+        '{"vltyp":997,"params":[{"idws_journal":" 42 "}]}',
+        '<data><vlTyp>997</vlTyp><params><idwsJournal> 42 </idwsJournal></params></data>',
+      ],
+    ],
+    [
+      'a sign',
+      [
+        '{"vltyp":997,"params":[{"idws_journal":"+42"}]}',
+        '<data><vlTyp>997</vlTyp><params><idwsJournal>+42</idwsJournal></params></data>',
+      ],
+    ],
+    [
+      'an exponent as text',
+      [
+        '{"vltyp":997,"params":[{"idws_journal":"4e1"}]}',
+        '<data><vlTyp>997</vlTyp><params><idwsJournal>4e1</idwsJournal></params></data>',
+      ],
+    ],
+    [
+      'a key beside it',
+      [
+        '{"vltyp":997,"params":[{"idws_journal":42,"nazev":"x"}]}',
+        '<data><vlTyp>997</vlTyp><params><idwsJournal>42</idwsJournal><nazev>x</nazev></params></data>',
+      ],
+    ],
+    [
+      'a second params object',
+      [
+        '{"vltyp":997,"params":[{"idws_journal":42},{"idws_journal":43}]}',
+        '<data><vlTyp>997</vlTyp><params><idwsJournal>42</idwsJournal></params><params><idwsJournal>43</idwsJournal></params></data>',
+      ],
+    ],
+    ['no params', ['{"vltyp":997}', '<data><vlTyp>997</vlTyp></data>']],
+    [
+      'another key only',
+      ['{"vltyp":997,"params":[{"id":42}]}', '<data><vlTyp>997</vlTyp><params><id>42</id></params></data>'],
+    ],
+  ])('refuses a 997 with %s, in both formats', (_case, [jsonBody, xmlBody]) => {
+    for (const decode of [() => resultFor(json(jsonBody)), () => resultFor(xml(xmlBody))]) {
+      const error = refusal(decode);
+      expect([webApiHttpStatus(error), error.errorCode]).toEqual([400, '100']);
+      expect(error.message).toMatch(/vltyp 997 needs params/);
+    }
   });
 });
 

@@ -91,4 +91,13 @@ describe('Web API deployment (serverless.yml, infra/resources/web-api.yml)', () 
     expect(local.visibilityTimeoutSeconds).toBe(queue.VisibilityTimeout);
     expect(local.dlqUrlEnv).toBe('WEB_API_JOB_DEAD_LETTER_QUEUE_URL');
   });
+
+  it('tells each local SQS consumer the time-out serverless.yml gives its function (issue 19: the poller said 60 s)', () => {
+    for (const queue of localQueues) {
+      expect([queue.consumer.function, queue.consumer.timeoutSeconds]).toEqual([
+        queue.consumer.function,
+        Number(functions[queue.consumer.function].timeout),
+      ]);
+    }
+  });
 });

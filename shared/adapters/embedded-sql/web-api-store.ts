@@ -38,6 +38,10 @@ export const EMBEDDED_WEB_API_STATEMENTS: WebApiStatements = {
     SET "STATE" = $2, "ANSWER" = $3, "VL_RESULT" = $4, "ROW_NAME" = $5, "FINISHED_AT" = ${NOW},
         "LEASE_UNTIL" = NULL
     WHERE "ID" = $1 AND "STATE" = 'running' RETURNING "ID" AS "id"`,
+  finishAttempt: `UPDATE dbo."WS_JOURNAL"
+    SET "STATE" = $2, "ANSWER" = $3, "VL_RESULT" = $4, "ROW_NAME" = $5, "FINISHED_AT" = ${NOW},
+        "LEASE_UNTIL" = NULL
+    WHERE "ID" = $1 AND "STATE" = 'running' AND "ATTEMPTS" = $6 RETURNING "ID" AS "id"`,
   readJournal: `SELECT ${JOURNAL_COLUMNS},
       EXTRACT(EPOCH FROM (${NOW} - "CREATED_AT")) AS "ageSeconds",
       COALESCE("LEASE_UNTIL" > ${NOW}, false) AS "leaseHeld"
@@ -47,7 +51,8 @@ export const EMBEDDED_WEB_API_STATEMENTS: WebApiStatements = {
     WHERE "ID" = $1 AND "STATE" = 'running' AND ("LEASE_UNTIL" IS NULL OR "LEASE_UNTIL" <= ${NOW})
       AND "ATTEMPTS" < $3
     RETURNING ${JOURNAL_COLUMNS}, EXTRACT(EPOCH FROM (${NOW} - "CREATED_AT")) AS "ageSeconds"`,
-  releaseJob: `UPDATE dbo."WS_JOURNAL" SET "LEASE_UNTIL" = NULL WHERE "ID" = $1 AND "STATE" = 'running'`,
+  releaseJob: `UPDATE dbo."WS_JOURNAL" SET "LEASE_UNTIL" = NULL
+    WHERE "ID" = $1 AND "STATE" = 'running' AND "ATTEMPTS" = $2`,
   callOperation: (operation) =>
     `SELECT * FROM ${procedureReference(postgresDialect.quoteIdent, operation.procedure)}($1::jsonb)`,
   // RAISE EXCEPTION without an SQLSTATE: the procedure's own words.

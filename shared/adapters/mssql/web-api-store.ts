@@ -80,6 +80,11 @@ export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
         LEASE_UNTIL = NULL
     OUTPUT inserted.ID AS id
     WHERE ID = @p1 AND STATE = N'running'`,
+  finishAttempt: `UPDATE dbo.WS_JOURNAL
+    SET STATE = @p2, ANSWER = @p3, VL_RESULT = @p4, ROW_NAME = @p5, FINISHED_AT = SYSUTCDATETIME(),
+        LEASE_UNTIL = NULL
+    OUTPUT inserted.ID AS id
+    WHERE ID = @p1 AND STATE = N'running' AND ATTEMPTS = @p6`,
   readJournal: `SELECT ${JOURNAL_COLUMNS},
       DATEDIFF_BIG(millisecond, CREATED_AT, SYSUTCDATETIME()) / 1000.0 AS ageSeconds,
       CASE WHEN LEASE_UNTIL > SYSUTCDATETIME() THEN 1 ELSE 0 END AS leaseHeld
@@ -92,7 +97,8 @@ export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
       DATEDIFF_BIG(millisecond, inserted.CREATED_AT, SYSUTCDATETIME()) / 1000.0 AS ageSeconds
     WHERE ID = @p1 AND STATE = N'running' AND (LEASE_UNTIL IS NULL OR LEASE_UNTIL <= SYSUTCDATETIME())
       AND ATTEMPTS < @p3`,
-  releaseJob: `UPDATE dbo.WS_JOURNAL SET LEASE_UNTIL = NULL WHERE ID = @p1 AND STATE = N'running'`,
+  releaseJob: `UPDATE dbo.WS_JOURNAL SET LEASE_UNTIL = NULL
+    WHERE ID = @p1 AND STATE = N'running' AND ATTEMPTS = @p2`,
   callOperation: (operation) =>
     `EXEC ${procedureReference(mssqlDialect.quoteIdent, operation.procedure)} @params = @p1`,
   // THROW/RAISERROR with a user message number: the procedure's own words.

@@ -37,6 +37,8 @@ export interface WebApiStatements {
   readonly claimAndOpenJournal: string;
   /** Parameters: id, state, answer, vl result, row name. A row `id` when it was running. */
   readonly finishJournal: string;
+  /** Parameters: id, state, answer, vlResult, rowName, attempt. `finishJournal` while ATTEMPTS = attempt. */
+  readonly finishAttempt: string;
   /** Parameter: id. The journal columns, `ageSeconds` and `leaseHeld` (1 or true while a lease runs). */
   readonly readJournal: string;
   /**
@@ -44,7 +46,7 @@ export interface WebApiStatements {
    * attempt started (the job running, not leased, with fewer attempts than the maximum).
    */
   readonly startAttempt: string;
-  /** Parameter: id. */
+  /** Parameters: id, attempt. */
   readonly releaseJob: string;
   /** Calls the operation's procedure with parameter 1, the params as JSON. */
   callOperation(operation: Operation): string;
@@ -171,6 +173,18 @@ export function createSqlWebApiStore(db: Pick<Database, 'query'>, sql: WebApiSta
       return rows.length > 0;
     },
 
+    async finishAttempt(id, attempt, outcome) {
+      const rows = await db.query(sql.finishAttempt, [
+        id,
+        outcome.state,
+        outcome.answer,
+        outcome.vlResult,
+        outcome.rowName ?? null,
+        attempt,
+      ]);
+      return rows.length > 0;
+    },
+
     async readJournal(id) {
       const row = (await db.query(sql.readJournal, [id]))[0];
       return row ? toJournalEntry(row) : undefined;
@@ -182,8 +196,8 @@ export function createSqlWebApiStore(db: Pick<Database, 'query'>, sql: WebApiSta
       return row ? { ...toJournalEntry(row), leaseHeld: true } : undefined;
     },
 
-    async releaseJob(id) {
-      await db.query(sql.releaseJob, [id]);
+    async releaseJob(id, attempt) {
+      await db.query(sql.releaseJob, [id, attempt]);
     },
   };
 }

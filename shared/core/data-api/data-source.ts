@@ -16,8 +16,50 @@ export interface DataSourceCatalogue {
 import { badRequest, notFound } from '../errors.js';
 import { parseQualifiedName, type QualifiedName } from '../sql-names.js';
 
-/** Objects the service never serves, whatever a tenant allows: they hold secrets. */
-const NEVER_SERVED = new Set(['ws_application']);
+/**
+ * Rule "internal tables are never served" (CONTRACT.md section 3): the service's own tables that
+ * hold secrets or its internal state are 404 through the Data API like an unknown name, whatever a
+ * tenant allows. A table is internal when it is listed here, or when it is one of the service's
+ * (`WS_`, `WEBHOOK_` or `SVC_`) and its name ends in one of {@link INTERNAL_TABLE_SUFFIXES}: a new
+ * guard, lease, lock, key, secret or state table is internal by its name alone. The audit trail
+ * (`WS_JOURNAL`, `WEBHOOK_DELIVERY`), `WS_OPERATION` and `SVCDOC` stay readable.
+ */
+export const INTERNAL_TABLES: readonly string[] = [
+  // API hashes, the keys of request signatures.
+  'WS_APPLICATION',
+  // The replay guard: digests of accepted requests.
+  'WS_REPLAY_GUARD',
+  // The webhook secret memory and endpoint state (issue 21).
+  'WEBHOOK_SECRET',
+  'WEBHOOK_ENDPOINT',
+];
+
+/** Name endings that make a table of the service's internal (see {@link INTERNAL_TABLES}). */
+export const INTERNAL_TABLE_SUFFIXES: readonly string[] = [
+  '_GUARD',
+  '_LEASE',
+  '_LEASES',
+  '_LOCK',
+  '_LOCKS',
+  '_KEY',
+  '_KEYS',
+  '_SECRET',
+  '_SECRETS',
+  '_STATE',
+];
+
+const SERVICE_TABLE_PREFIXES = ['WS_', 'WEBHOOK_', 'SVC_'];
+const INTERNAL_BY_NAME = new Set(INTERNAL_TABLES.map((name) => name.toUpperCase()));
+
+/** Whether `name` (a bare table name, any case) is one of the service's internal tables. */
+export function isInternalTable(name: string): boolean {
+  const upper = name.toUpperCase();
+  if (INTERNAL_BY_NAME.has(upper)) return true;
+  return (
+    SERVICE_TABLE_PREFIXES.some((prefix) => upper.startsWith(prefix)) &&
+    INTERNAL_TABLE_SUFFIXES.some((suffix) => upper.endsWith(suffix))
+  );
+}
 
 /** Splits `NAME` or `schema.NAME`; anything that is not an identifier is a 400. */
 export function parseDataSourceName(raw: string): QualifiedName {
@@ -86,9 +128,9 @@ export async function resolveDataSource(
     'data_source_not_found',
     `Table or view "${raw}" does not exist or is not available`,
   );
-  if (NEVER_SERVED.has(name.name.toLowerCase())) throw missing;
+  if (isInternalTable(name.name)) throw missing;
   const info = await db.findDataSource(name.schema, name.name);
-  if (!info || NEVER_SERVED.has(info.name.toLowerCase()) || !isAllowed(info, allowed)) throw missing;
+  if (!info || isInternalTable(info.name) || !isAllowed(info, allowed)) throw missing;
   return info;
 }
 
@@ -112,7 +154,7 @@ export async function servedDataSources(
   allowed: AllowedDataSources,
 ): Promise<DataSourceInfo[]> {
   const names = (await db.listDataSources()).filter(
-    (name) => !NEVER_SERVED.has(name.name.toLowerCase()) && isAllowed(name, allowed),
+    (name) => !isInternalTable(name.name) && isAllowed(name, allowed),
   );
   const found = await Promise.all(names.map((name) => db.findDataSource(name.schema, name.name)));
   return found.filter((info): info is DataSourceInfo => info !== undefined);

@@ -1,13 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { badRequest, ServiceError } from '../errors.js';
 import type { DocumentStore, StoredFileInfo } from './document-store.js';
+import { hasUnsafeFileNameCharacter } from './file-name.js';
 import { isMediaType } from './media-type.js';
 import { allowedProcedure } from './procedures.js';
 
 /** Largest file `setFile` accepts (HTTP API hands a Lambda at most 6 MB, base64 included). */
 export const MAX_UPLOAD_BYTES = 4 * 1024 * 1024;
 const MAX_FILE_NAME_LENGTH = 260; // SVCDOC.FILENAME
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 
 /** The file part of an upload, as the client sent it. */
 export interface UploadedFile {
@@ -32,8 +32,11 @@ function checkedFileName(fileName: string | undefined): string {
   if (fileName.length > MAX_FILE_NAME_LENGTH) {
     throw badRequest('invalid_file_name', `The file name is longer than ${MAX_FILE_NAME_LENGTH} characters`);
   }
-  if (CONTROL_CHARACTERS.test(fileName)) {
-    throw badRequest('invalid_file_name', 'The file name contains control characters');
+  if (hasUnsafeFileNameCharacter(fileName)) {
+    throw badRequest(
+      'invalid_file_name',
+      'The file name contains control characters (C0, C1) or bidirectional formatting characters',
+    );
   }
   return fileName;
 }

@@ -54,7 +54,9 @@ export async function getDataAsync(
   const begun = await beginCall(ctx, call, 'async');
   if (!begun.operation) return resultForId(ctx, begun.application, begun.request, 'async');
   const { request, journalId } = begun;
-  const deadline = clock(ctx) + ctx.policy.commandTimeoutAsyncSeconds * 1000;
+  // Counted from the request's arrival (CONTRACT.md section 5): under load the statements before
+  // this point can take seconds, which a caller waiting on the gateway's 30 s must not pay twice.
+  const deadline = (ctx.arrivedAt ?? clock(ctx)) + ctx.policy.commandTimeoutAsyncSeconds * 1000;
   try {
     await queue.enqueue({ tenant: ctx.tenant, journalId, requestId: ctx.requestId });
   } catch (error) {

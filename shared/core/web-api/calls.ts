@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Log, silentLog } from '../log.js';
 import {
   type CallResult,
-  type ParamObject,
+  journalIdOfResultRequest,
   RESULT_FOR_ID,
   type WebApiAnswer,
   WebApiError,
@@ -47,6 +47,11 @@ export interface WebApiContext {
   readonly log?: Log;
   /** Milliseconds since the epoch (tests pass their own clock). */
   readonly now?: () => number;
+  /**
+   * When the request arrived (ms since the epoch, the gateway's time stamp): `getDataAsync`'s wait
+   * is counted from it, not from the end of the signature, replay and journal statements.
+   */
+  readonly arrivedAt?: number;
 }
 
 /** A signed call as it arrived: headers, the raw body, and how to decode it once it is admitted. */
@@ -178,18 +183,6 @@ export async function requireOperation(ctx: WebApiContext, vltyp: number): Promi
   return operation;
 }
 
-function journalIdOf(params: readonly ParamObject[]): number {
-  const raw = params[0]?.idws_journal;
-  const id = typeof raw === 'string' && /^\s*\d{1,10}\s*$/.test(raw) ? Number(raw) : raw;
-  if (typeof id !== 'number' || !Number.isSafeInteger(id)) {
-    throw new WebApiError(
-      WebApiErrorCode.invalidEnvelope,
-      'vltyp 997 needs params [{"idws_journal": <journal id>}] (XML: <params><idwsJournal>…</idwsJournal></params>)',
-    );
-  }
-  return id;
-}
-
 /** Ends a job whose worker stopped without finishing it, so that nothing stays running forever. */
 async function settleStaleJob(ctx: WebApiContext, entry: JournalEntry): Promise<JournalEntry> {
   if (entry.state !== 'running' || entry.ageSeconds <= ctx.policy.jobStaleSeconds) return entry;
@@ -215,7 +208,7 @@ export async function resultForId(
   request: WebApiRequest,
   mode: CallMode,
 ): Promise<CallResult> {
-  const id = journalIdOf(request.params);
+  const id = journalIdOfResultRequest(request.params);
   const found = id >= 1 && id <= MAX_JOURNAL_ID ? await ctx.store.readJournal(id) : undefined;
   if (!found || found.applicationId !== application.id) {
     throw new WebApiError(

@@ -87,8 +87,36 @@ export function errorAnswer(
 const invalid = (message: string) => new WebApiError(WebApiErrorCode.invalidEnvelope, message);
 
 /**
- * Checks a decoded body against the envelope: `vltyp` an integer, `params` absent or an array of
- * flat objects whose values are strings, numbers, booleans or null. Throws 400/100 naming the problem.
+ * How `vltyp` is written, in JSON (the number's own text) and in XML (the element's text, spaces
+ * around it aside) alike: an integer without a fraction, exponent, sign `+` or leading zero, so
+ * that the two formats accept the same numbers (`1001.0`, `1e3` and `01001` are refused in both).
+ */
+const INTEGER_NUMERAL = /^-?(?:0|[1-9][0-9]{0,14})$/;
+
+/** The `vltyp` a numeral as written stands for; 400/100 when it is not an integer numeral. */
+export function vltypOfNumeral(numeral: string): number {
+  if (!INTEGER_NUMERAL.test(numeral)) {
+    throw invalid(
+      `vltyp must be an integer written without fraction, exponent or leading zero, got ${JSON.stringify(numeral.slice(0, 40))}`,
+    );
+  }
+  return Number(numeral);
+}
+
+function checkedParamValue(value: unknown, where: string): ParamValue {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') {
+    // JSON.parse reads 1e400 as Infinity, which JSON.stringify would pass on as null: a filter dropped.
+    if (!Number.isFinite(value)) throw invalid(`${where} is a number outside the range of a finite number`);
+    return value;
+  }
+  throw invalid(`${where} must be a string, number, boolean or null`);
+}
+
+/**
+ * Checks a decoded body against the envelope (CONTRACT.md section 5): `vltyp` an integer, `params`
+ * absent or an array of flat objects whose values are strings, finite numbers, booleans or null.
+ * Throws 400/100 naming the problem.
  */
 export function validateEnvelope(candidate: {
   readonly vltyp?: unknown;
@@ -99,18 +127,38 @@ export function validateEnvelope(candidate: {
   if (typeof vltyp !== 'number' || !Number.isSafeInteger(vltyp)) {
     throw invalid(`vltyp must be an integer, got ${JSON.stringify(vltyp)?.slice(0, 40)}`);
   }
-  if (params === undefined || params === null) return { vltyp, params: [] };
+  if (params === undefined) return { vltyp, params: [] };
   if (!Array.isArray(params)) throw invalid('params must be an array of objects');
   const checked = params.map((entry, index): ParamObject => {
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
       throw invalid(`params[${index}] must be an object`);
     }
     for (const [name, value] of Object.entries(entry)) {
-      const scalar = value === null || ['string', 'number', 'boolean'].includes(typeof value);
-      if (!scalar)
-        throw invalid(`params[${index}].${name.slice(0, 64)} must be a string, number, boolean or null`);
+      checkedParamValue(value, `params[${index}].${name.slice(0, 64)}`);
     }
     return entry as ParamObject;
   });
   return { vltyp, params: checked };
+}
+
+const JOURNAL_ID = /^[1-9][0-9]{0,15}$/;
+
+/**
+ * The journal id a 997 asks for: `params` is exactly `[{"idws_journal": J}]`, J a positive integer
+ * (a JSON number, or the digits as text, which is all XML can send) with nothing else beside it.
+ * 400/100 otherwise.
+ */
+export function journalIdOfResultRequest(params: readonly ParamObject[]): number {
+  const usage =
+    'vltyp 997 needs params [{"idws_journal": <journal id>}] (XML: <params><idwsJournal>…</idwsJournal></params>)';
+  if (params.length !== 1) throw invalid(`${usage}: exactly one params object`);
+  const [entry] = params;
+  const extra = Object.keys(entry!).find((key) => key !== 'idws_journal');
+  if (extra !== undefined) throw invalid(`${usage}: "${extra.slice(0, 64)}" is not allowed beside it`);
+  const raw = entry!.idws_journal;
+  const id = typeof raw === 'string' && JOURNAL_ID.test(raw) ? Number(raw) : raw;
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) {
+    throw invalid(`${usage}: the journal id must be a positive integer without leading zero`);
+  }
+  return id;
 }

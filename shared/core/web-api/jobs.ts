@@ -192,7 +192,7 @@ async function deliverJob(ctx: JobContext, job: WebApiJob, delivery: JobDelivery
       );
     } else if (!last) {
       log.warn('job attempt failed; it will be delivered again', { ...fields, ...describeError(error) });
-      await ctx.store.releaseJob(entry.id).catch(() => undefined);
+      await ctx.store.releaseJob(entry.id, attempt).catch(() => undefined);
       return 'retry';
     } else {
       log.error('job failed on its last attempt', { ...fields, ...describeError(error) });
@@ -215,6 +215,11 @@ async function deliverJob(ctx: JobContext, job: WebApiJob, delivery: JobDelivery
   if (delivery.signal?.aborted) return 'retry';
   // Should this fail too, the message goes back to the queue and its next delivery finds the
   // attempts used up (or the queue's redrive takes it); 997 ends it once stale at the latest.
-  await ctx.store.finishJournal(entry.id, outcome);
+  // Only while this attempt is the job's latest: a successor that took the job over after this
+  // worker's lease lapsed finishes it, and this worker's answer is dropped.
+  if (!(await ctx.store.finishAttempt(entry.id, attempt, outcome))) {
+    log.warn("job finished by a later attempt or ended meanwhile; this attempt's answer is dropped", fields);
+    return 'ended';
+  }
   return reported ?? (outcome.state === 'finished' ? 'finished' : 'failed');
 }

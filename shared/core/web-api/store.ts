@@ -101,6 +101,12 @@ export interface WebApiStore {
   claimAndOpenJournal(claim: RequestClaim, opening: JournalOpening): Promise<number | undefined>;
   /** Ends a running journal entry; false when it was no longer running (another worker or a sweep ended it). */
   finishJournal(id: number, outcome: JournalOutcome): Promise<boolean>;
+  /**
+   * Ends a running job for the worker of attempt `attempt` only while that attempt is the job's
+   * latest: a slow worker whose lease lapsed and whose job a successor took (counting the next
+   * attempt) finishes nothing, so the row is finished once, by the lease holder. False otherwise.
+   */
+  finishAttempt(id: number, attempt: number, outcome: JournalOutcome): Promise<boolean>;
   readJournal(id: number): Promise<JournalEntry | undefined>;
   /**
    * Starts a worker's attempt at a running job: counts it and leases the job for `leaseSeconds`,
@@ -108,6 +114,9 @@ export interface WebApiStore {
    * already; undefined then (readJournal tells which).
    */
   startAttempt(id: number, leaseSeconds: number, maxAttempts: number): Promise<JournalEntry | undefined>;
-  /** Gives up a worker's lease on a running job, so that its next delivery can start at once. */
-  releaseJob(id: number): Promise<void>;
+  /**
+   * Gives up the lease of attempt `attempt` on a running job, so that its next delivery can start
+   * at once; nothing when a successor holds the job by then.
+   */
+  releaseJob(id: number, attempt: number): Promise<void>;
 }

@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import {
   type CallResult,
   validateEnvelope,
+  vltypOfNumeral,
   type WebApiAnswer,
   WebApiError,
   WebApiErrorCode,
@@ -77,8 +78,20 @@ export function duplicateJsonKey(text: string): string | undefined {
 export function decodeJsonRequest(body: Uint8Array): WebApiRequest {
   const text = bodyText(body);
   let value: unknown;
+  // The text each `vltyp` number was written as, by the object holding it (the reviver's `this`),
+  // so that JSON accepts the same numerals as XML (`1001.0` and `1e3` are numbers JSON.parse reads
+  // as integers).
+  const vltypNumerals = new WeakMap<object, string>();
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(
+      text,
+      function keepVltypNumeral(this: object, key, parsed, context?: { source?: string }) {
+        if (key === 'vltyp' && typeof parsed === 'number' && context?.source !== undefined) {
+          vltypNumerals.set(this, context.source);
+        }
+        return parsed;
+      },
+    );
   } catch (error) {
     if (error instanceof SyntaxError)
       throw invalid(`The body is not valid JSON: ${error.message.slice(0, 200)}`);
@@ -95,6 +108,8 @@ export function decodeJsonRequest(body: Uint8Array): WebApiRequest {
   if (unknown.length > 0) {
     throw invalid(`Unknown field "${unknown[0]!.slice(0, 64)}": the envelope has only vltyp and params`);
   }
+  const numeral = vltypNumerals.get(value);
+  if (numeral !== undefined) vltypOfNumeral(numeral);
   return validateEnvelope(value);
 }
 

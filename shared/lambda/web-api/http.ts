@@ -201,6 +201,7 @@ async function webApiContext(tenant: TenantConfig, request: HttpRequest): Promis
     policy: webApiPolicy(tenant),
     requestId: request.requestId,
     log: serviceLog(),
+    arrivedAt: request.arrivedAt,
   };
 }
 

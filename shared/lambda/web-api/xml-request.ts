@@ -1,5 +1,10 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { type ParamObject, validateEnvelope, type WebApiRequest } from '../../core/web-api/envelope.js';
+import {
+  type ParamObject,
+  validateEnvelope,
+  vltypOfNumeral,
+  type WebApiRequest,
+} from '../../core/web-api/envelope.js';
 import { jsonNameOf } from '../../core/web-api/names.js';
 import { bodyText, invalid } from './codec.js';
 
@@ -178,8 +183,8 @@ export function decodeXmlRequest(body: Uint8Array): WebApiRequest {
     }
     if (tag === 'vlTyp') {
       if (vltyp !== undefined) throw invalid('<vlTyp> appears twice');
-      const value = leafText(child, tag).trim();
-      vltyp = /^-?\d{1,15}$/.test(value) ? Number(value) : value;
+      // Spaces around the number are layout, as around a JSON number; the numeral itself is read as JSON's is.
+      vltyp = vltypOfNumeral(leafText(child, tag).trim());
     } else if (tag === 'params') {
       const entry = decodeParams(child);
       if (entry) params.push(entry);
