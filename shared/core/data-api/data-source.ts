@@ -156,6 +156,12 @@ export async function servedDataSources(
   const names = (await db.listDataSources()).filter(
     (name) => !isInternalTable(name.name) && isAllowed(name, allowed),
   );
-  const found = await Promise.all(names.map((name) => db.findDataSource(name.schema, name.name)));
-  return found.filter((info): info is DataSourceInfo => info !== undefined);
+  // One after another: a function instance holds one connection, and lookups queued on it at once
+  // would each count their wait for it against the pool's acquire time-out (503 database_busy).
+  const found: DataSourceInfo[] = [];
+  for (const name of names) {
+    const info = await db.findDataSource(name.schema, name.name);
+    if (info) found.push(info);
+  }
+  return found;
 }
