@@ -7,8 +7,11 @@ export default defineConfig({
     // the T-SQL engine, npm run test:tsql (vitest.tsql.config.ts).
     exclude: [...configDefaults.exclude, 'tests/browser/**', 'tests/reliability/**', 'tests/tsql/**'],
     globalSetup: ['tests/global-setup.ts'],
-    // In the e2e suites: every answer checked against docs/openapi.yaml.
-    setupFiles: ['tests/support/openapi-recording.ts'],
+    // In the e2e suites: every answer checked against docs/openapi.yaml. Everywhere: expected failure
+    // logs are kept, and shown only for a failing test (tests/support/captured-log.ts).
+    setupFiles: ['tests/support/openapi-recording.ts', 'tests/support/captured-log.ts'],
+    // fauxqs runs on node:sqlite, whose warning would repeat in every worker (npm start disables it too).
+    execArgv: ['--disable-warning=ExperimentalWarning'],
     testTimeout: 30_000,
     // Handlers running in-process would print a JSON line per request; tests that read the logs
     // set their own level (or capture them through useObservability).

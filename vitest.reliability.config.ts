@@ -13,6 +13,6 @@ export default defineConfig({
     // One file at a time: the load figures mean something only on an otherwise idle stack.
     fileParallelism: false,
     // Memory figures after a full collection.
-    execArgv: ['--expose-gc'],
+    execArgv: ['--expose-gc', '--disable-warning=ExperimentalWarning'],
   },
 });

@@ -13,6 +13,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     maxWorkers: 2,
+    execArgv: ['--disable-warning=ExperimentalWarning'],
     reporters: ['default', 'json'],
     outputFile: { json: '.data/test-report-tsql.json' },
     projects: [
@@ -24,6 +25,8 @@ export default defineConfig({
           globalSetup: ['tests/tsql-global-setup.ts'],
           // They share one demo database and each runs the (idempotent, but not concurrent-safe) scripts.
           fileParallelism: false,
+          // Expected failure logs kept, shown only for a failing test.
+          setupFiles: ['tests/support/captured-log.ts'],
         },
       },
       {
@@ -33,7 +36,7 @@ export default defineConfig({
           include: ['tests/e2e/**/*.test.ts', 'tests/tsql/**/*.test.ts'],
           env: { LOCAL_DATABASE: 'tsql', LOCAL_FUNCTIONS: 'packaged' },
           globalSetup: ['tests/global-setup.ts', 'tests/tsql-prepare.ts', 'tests/packaged-setup.ts'],
-          setupFiles: ['tests/support/openapi-recording.ts'],
+          setupFiles: ['tests/support/openapi-recording.ts', 'tests/support/captured-log.ts'],
         },
       },
     ],

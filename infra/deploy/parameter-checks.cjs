@@ -39,6 +39,8 @@ const SHAPES = {
   webhookRetrySchedule: [LIST('[0-9]{1,5}'), 'comma-separated seconds'],
   webhookMaxAttempts: [/^[1-9][0-9]{0,2}$/, 'a whole number from 1'],
   webhookMaxReceives: [/^([1-9][0-9]{0,2}|1000)$/, 'a whole number from 1 to 1000 (SQS maxReceiveCount)'],
+  webhookSecretOverlapHours: [/^[0-9]{1,4}(\.[0-9]+)?$/, 'hours (fractions allowed), 0–8760'],
+  webhookDisableAfterHours: [/^[0-9]{1,4}(\.[0-9]+)?$/, 'hours (fractions allowed), 0–8760'],
   webApiJobWorkerTimeout: [/^[1-9][0-9]{0,2}$/, 'seconds, 1–900'],
   webApiJobVisibility: [/^[1-9][0-9]{0,4}$/, 'seconds'],
   webApiJobMaxAttempts: [/^[1-9][0-9]?$|^100$/, 'a whole number from 1 to 100'],

@@ -109,12 +109,27 @@ export function sendJson(
 /** The answers API Gateway gives on its own, in its shape (`{"message": ...}`). */
 export const gatewayAnswers = {
   badRequest: { status: 400, message: 'Bad Request' },
-  notFound: { status: 404, message: 'Not Found' },
   tooLarge: { status: 413, message: 'Request Entity Too Large' },
   headersTooLarge: { status: 431, message: 'Request Header Fields Too Large' },
   internal: { status: 500, message: 'Internal Server Error' },
   unavailable: { status: 503, message: 'Service Unavailable' },
 } as const;
+
+/**
+ * The local stack's answer to a path no route serves, where API Gateway says only `Not Found`: a
+ * newcomer's first mistake is leaving out the tenant, so the message says how routes start and
+ * where the reference is (CONTRACT.md section 3).
+ */
+export function sendRouteNotFound(response: ServerResponse, method: string, pathname: string): void {
+  const shown = pathname.length > 100 ? `${pathname.slice(0, 100)}…` : pathname;
+  sendJson(response, 404, {
+    message:
+      `Not Found: no route for ${method} ${shown}. Routes start with the tenant: /{tenant}/JsonAPI/… and ` +
+      '/{tenant}/WebAPI/… (the demo tenant: /demo/JsonAPI/Data/getRowsCount/SUBJECT, /demo/WebAPI/test). ' +
+      'The API reference is at /docs.',
+    code: 'route_not_found',
+  });
+}
 
 export function sendGatewayAnswer(
   response: ServerResponse,

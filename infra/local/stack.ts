@@ -26,6 +26,7 @@ import {
 } from './demo-database.js';
 import { localFunctionInstances } from './function-instances.js';
 import { createHttpGateway } from './http-gateway.js';
+import { lambdaInvokeRoute } from './lambda-invoke.js';
 import {
   answerClientError,
   gatewayAnswers,
@@ -33,11 +34,13 @@ import {
   parseRequestTarget,
   sendGatewayAnswer,
   sendJson,
+  sendRouteNotFound,
 } from './local-http.js';
 import { createLocalRoutes } from './local-routes.js';
 import { localQueues, WEB_API_JOB_QUEUE } from './queues.js';
 import { importHandler, lambdaRoutes } from './routes.js';
 import { type SqsLambda, type SqsPoller, startSqsPoller } from './sqs-poller.js';
+import { subjectWebhookRoute } from './webhook-routes.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const LARGE_ANSWER_BUCKET = 'svc-large-answers-local';
@@ -221,6 +224,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   const gateway = createHttpGateway(lambdaRoutes(), instances);
   const localRoutes = createLocalRoutes({ database: db, sqs, queueUrls });
+  // Local-only routes with a parameter in their path: the Lambda Invoke API and the ERP's stand-in.
+  const localPatternRoutes = [
+    lambdaInvokeRoute(instances),
+    subjectWebhookRoute({ database: db, sqs, queueUrls }),
+  ];
   const inFlight = new Set<ServerResponse>();
   let draining = false;
 
@@ -229,13 +237,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (!target || !hasDeterminableBody(request)) {
       return sendJson(response, 400, { message: gatewayAnswers.badRequest.message }, { connection: 'close' });
     }
-    const local = localRoutes.get(`${request.method} ${target.pathname}`);
+    const local =
+      localRoutes.get(`${request.method} ${target.pathname}`) ??
+      localPatternRoutes.map((routes) => routes.match(request.method, target.pathname)).find(Boolean);
     if (local) {
       if (!isLoopback(request))
         return sendJson(response, 403, { message: 'Local routes answer on loopback only' });
       return local(request, response, target);
     }
-    if (!(await gateway(request, response, target))) sendGatewayAnswer(response, gatewayAnswers.notFound);
+    if (await gateway(request, response, target)) return;
+    // `GET /` is where a newcomer's browser lands first: the API reference.
+    if (target.pathname === '/' && (request.method === 'GET' || request.method === 'HEAD')) {
+      response.writeHead(302, { location: '/docs', 'content-length': 0 });
+      return void response.end();
+    }
+    sendRouteNotFound(response, request.method ?? 'GET', target.pathname);
   };
 
   const server: Server = createServer((request, response) => {

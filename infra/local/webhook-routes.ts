@@ -91,3 +91,85 @@ export function webhookLocalRoutes(context: LocalRouteContext): [string, LocalRo
     ['GET /_local/webhook-sink', list],
   ];
 }
+
+const SUBJECT_WEBHOOK_PATH = /^\/_local\/subjects\/([^/]+)\/webhook$/;
+/** SUBJECT's column lengths (infra/sql/*\/010-schema.sql). */
+const MAX_URL_LENGTH = 500;
+const MAX_SECRET_LENGTH = 200;
+
+/**
+ * `PUT /_local/subjects/{subjectId}/webhook` with `{"url":…,"secret":…}` (either may be omitted,
+ * null clears): what the ERP does when a subject's WEBHOOK_URL or SECRET_WEBHOOK changes, for
+ * tenant `demo` (CONTRACT.md section 3). Answers the subject's new values.
+ */
+export function subjectWebhookRoute(context: LocalRouteContext) {
+  const db = context.database;
+  const p = (index: number) => db.dialect.param(index);
+  const route =
+    (subjectText: string): LocalRoute =>
+    async (request, response) => {
+      const subjectId = /^\d{1,10}$/.test(subjectText) ? Number(subjectText) : Number.NaN;
+      if (!isSubjectId(subjectId)) {
+        return sendJson(response, 400, {
+          message: `The subject id in the path must be a positive integer up to ${MAX_SUBJECT_ID}`,
+        });
+      }
+      const text = await readText(request);
+      if (text === undefined) {
+        return sendJson(response, 413, { message: `The body is larger than ${MAX_BODY_BYTES / 1024} KiB` });
+      }
+      let input: unknown;
+      try {
+        input = text ? JSON.parse(text) : undefined;
+      } catch {
+        input = undefined;
+      }
+      if (!input || typeof input !== 'object' || Array.isArray(input)) {
+        return sendJson(response, 400, {
+          message:
+            'The body must be a JSON object like {"url":"https://…","secret":"…"} (either may be omitted, null clears)',
+        });
+      }
+      const body = input as Record<string, unknown>;
+      const unknown = Object.keys(body).filter((key) => key !== 'url' && key !== 'secret');
+      if (unknown.length > 0) {
+        return sendJson(response, 400, {
+          message: `Unknown field "${unknown[0]}": only "url" and "secret" are changed here`,
+        });
+      }
+      const columns: [string, unknown][] = [];
+      for (const [key, column, max] of [
+        ['url', 'WEBHOOK_URL', MAX_URL_LENGTH],
+        ['secret', 'SECRET_WEBHOOK', MAX_SECRET_LENGTH],
+      ] as const) {
+        if (!(key in body)) continue;
+        const value = body[key];
+        if (value !== null && (typeof value !== 'string' || value.length > max)) {
+          return sendJson(response, 400, {
+            message: `"${key}" must be a string of at most ${max} characters, or null`,
+          });
+        }
+        columns.push([column, value]);
+      }
+      const select = `SELECT "ID" AS "subjectId", "WEBHOOK_URL" AS "url", "SECRET_WEBHOOK" AS "secret"
+        FROM dbo."SUBJECT" WHERE "ID" = ${p(1)}`;
+      if (columns.length > 0) {
+        const assignments = columns.map(([column], index) => `"${column}" = ${p(index + 2)}`).join(', ');
+        await db.query(`UPDATE dbo."SUBJECT" SET ${assignments} WHERE "ID" = ${p(1)}`, [
+          subjectId,
+          ...columns.map(([, value]) => value),
+        ]);
+      }
+      const [row] = await db.query(select, [subjectId]);
+      if (!row)
+        return sendJson(response, 404, { message: `Subject ${subjectId} does not exist in tenant demo` });
+      sendJson(response, 200, { subjectId, url: row.url ?? null, secret: row.secret ?? null });
+    };
+  return {
+    match(method: string | undefined, pathname: string): LocalRoute | undefined {
+      if (method !== 'PUT') return undefined;
+      const found = SUBJECT_WEBHOOK_PATH.exec(pathname);
+      return found ? route(found[1]!) : undefined;
+    },
+  };
+}

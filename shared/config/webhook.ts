@@ -1,3 +1,4 @@
+import { type EndpointPolicy, hoursToMs } from '../core/webhook/endpoint.js';
 import { parseRetrySchedule } from '../core/webhook/retry-policy.js';
 import { boolFromEnv, ConfigurationError, intFromEnv } from './settings.js';
 
@@ -9,6 +10,26 @@ export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5,30,120,600,1800,7200,18000,3600
  * the production schedule's 9 attempts and room for 21 receives that never reach the function.
  */
 export const DEFAULT_WEBHOOK_MAX_RECEIVES = 30;
+
+/** CONTRACT.md section 6: both secrets sign for a day after a rotation. */
+export const DEFAULT_WEBHOOK_SECRET_OVERLAP_HOURS = 24;
+/** CONTRACT.md section 6: an endpoint failing for five days is disabled. */
+export const DEFAULT_WEBHOOK_DISABLE_AFTER_HOURS = 120;
+// A year: longer is a typo (and would overflow nothing, but mean "never").
+const MAX_HOURS = 8760;
+
+/** Hours from the environment; fractions allowed (tests use seconds' worth). */
+export function hoursFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = /^\s*\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(value >= 0 && value <= MAX_HOURS)) {
+    throw new ConfigurationError(
+      `${name} must be a number of hours from 0 to ${MAX_HOURS} (fractions allowed), got "${raw}"`,
+    );
+  }
+  return value;
+}
 
 export interface WebhookSettings {
   /** Seconds between attempts; attempt n + 1 follows attempt n after `retrySchedule[n - 1]`. */
@@ -27,6 +48,8 @@ export interface WebhookSettings {
   readonly allowPrivateTargets: boolean;
   /** Time an attempt may take before it counts as failed (CONTRACT.md section 6: 10 s). */
   readonly timeoutMs: number;
+  /** `WEBHOOK_SECRET_OVERLAP_HOURS` and `WEBHOOK_DISABLE_AFTER_HOURS`, in ms. */
+  readonly endpointPolicy: EndpointPolicy;
 }
 
 let cached: { key: string; settings: WebhookSettings } | undefined;
@@ -42,6 +65,8 @@ export function getWebhookSettings(): WebhookSettings {
     process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     process.env.WEBHOOK_MAX_RECEIVES,
     process.env.DOCUMENT_RECEIVED_DEAD_LETTER_QUEUE_URL,
+    process.env.WEBHOOK_SECRET_OVERLAP_HOURS,
+    process.env.WEBHOOK_DISABLE_AFTER_HOURS,
   ].join('\n');
   if (cached?.key === key) return cached.settings;
   let retrySchedule: number[];
@@ -70,6 +95,14 @@ export function getWebhookSettings(): WebhookSettings {
     deadLetterQueueUrl: process.env.DOCUMENT_RECEIVED_DEAD_LETTER_QUEUE_URL?.trim() || undefined,
     allowPrivateTargets: boolFromEnv('WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
     timeoutMs: 10_000,
+    endpointPolicy: Object.freeze({
+      secretOverlapMs: hoursToMs(
+        hoursFromEnv('WEBHOOK_SECRET_OVERLAP_HOURS', DEFAULT_WEBHOOK_SECRET_OVERLAP_HOURS),
+      ),
+      disableAfterMs: hoursToMs(
+        hoursFromEnv('WEBHOOK_DISABLE_AFTER_HOURS', DEFAULT_WEBHOOK_DISABLE_AFTER_HOURS),
+      ),
+    }),
   });
   cached = { key, settings };
   return settings;

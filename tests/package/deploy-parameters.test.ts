@@ -32,6 +32,8 @@ const OVERRIDES: Record<string, string> = {
   webhookRetrySchedule: '7,70,700',
   webhookMaxAttempts: '4',
   webhookMaxReceives: '12',
+  webhookSecretOverlapHours: '48',
+  webhookDisableAfterHours: '72.5',
   webApiJobWorkerTimeout: '120',
   webApiJobVisibility: '720',
   webApiJobMaxAttempts: '2',
@@ -256,6 +258,7 @@ describe('deploy parameters', () => {
       FileGetFile: under('answers/*/files/*'),
       FileSetFile: [],
       DeliverWebhook: [],
+      WebhookAdmin: [],
       WebTest: [],
       WebGetData: under('answers/*/web-api/*'),
       WebGetDataAsync: under('answers/*/web-api/*'),
@@ -319,6 +322,8 @@ describe('deploy parameters', () => {
       // A --param value is a string; CloudFormation takes "3" for an integer property.
       const reserved = fn.Properties.ReservedConcurrentExecutions;
       if (http.has(id)) expect(Number(reserved), id).toBe(3);
+      // The webhook admin: one instance at once, whatever the parameters.
+      else if (id === 'WebhookAdminLambdaFunction') expect(Number(reserved), id).toBe(1);
       // The workers' bound is their event source's: a reserved concurrency would throttle the
       // poller, and a throttled batch goes back to its queue as a failed receive.
       else expect(reserved, id).toBeUndefined();
@@ -346,11 +351,37 @@ describe('deploy parameters', () => {
       FileGetFileLambdaFunction: 1,
       FileSetFileLambdaFunction: 1,
       DeliverWebhookLambdaFunction: 10,
+      WebhookAdminLambdaFunction: 1,
       WebTestLambdaFunction: 1,
       WebGetDataLambdaFunction: 2,
       WebGetDataAsyncLambdaFunction: 1,
       WebJobWorkerLambdaFunction: 5,
     });
+  });
+
+  it('gives the webhook function the rotation overlap and the disabling time, and the admin function the queue', () => {
+    const functions = Object.fromEntries(ofType(overridden, 'AWS::Lambda::Function'));
+    const variables = (id: string) =>
+      (functions[id]!.Properties.Environment as { Variables: Record<string, Json> }).Variables;
+    expect(variables('DeliverWebhookLambdaFunction')).toMatchObject({
+      WEBHOOK_SECRET_OVERLAP_HOURS: OVERRIDES.webhookSecretOverlapHours,
+      WEBHOOK_DISABLE_AFTER_HOURS: OVERRIDES.webhookDisableAfterHours,
+    });
+    expect(variables('WebhookAdminLambdaFunction').DOCUMENT_RECEIVED_QUEUE_URL).toEqual({
+      Ref: 'DocumentReceivedQueue',
+    });
+    // Sending to that queue and nothing else of SQS.
+    const role = String(
+      (functions.WebhookAdminLambdaFunction!.Properties.Role as { 'Fn::GetAtt': [string, string] })[
+        'Fn::GetAtt'
+      ][0],
+    );
+    const sqsGrants = statementsOf(overridden.Resources[role]!).filter((statement) =>
+      [statement.Action].flat().some((action) => String(action).startsWith('sqs:')),
+    );
+    expect(sqsGrants.map((grant) => [grant.Action, grant.Resource])).toEqual([
+      ['sqs:SendMessage', { 'Fn::GetAtt': ['DocumentReceivedQueue', 'Arn'] }],
+    ]);
   });
 
   it('routes the HTTP API under the overridden prefixes', () => {

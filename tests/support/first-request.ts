@@ -451,6 +451,17 @@ export async function startFirstRequestEnvironment(): Promise<FirstRequestEnviro
             (receiver.receivedOn('/first-request').length > before ? undefined : 'the receiver got nothing'),
         };
       },
+      async webhookAdmin() {
+        return {
+          description: "status of subject 1 (the admin function, invoked with the Invoke API's event)",
+          event: { action: 'status', tenant: 'demo', subjectId: 1 },
+          check: (result) =>
+            (result as { ok?: boolean; subjectId?: number })?.ok === true &&
+            (result as { subjectId?: number }).subjectId === 1
+              ? undefined
+              : `answer: ${JSON.stringify(result)}`,
+        };
+      },
       async webTest() {
         return {
           description: 'GET test with the API key',

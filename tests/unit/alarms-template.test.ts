@@ -122,7 +122,7 @@ describe('alarms in the packaged template', () => {
   // function's time-out) or never ran (throttled). Generated per function (function-alarms.yml).
   it('alarms on Lambda errors and throttles of every function, from AWS/Lambda', () => {
     const functions = ofType('AWS::Lambda::Function').map(([name]) => name);
-    expect(functions).toHaveLength(12);
+    expect(functions).toHaveLength(13);
     for (const fn of functions) {
       for (const [metric, suffix] of [
         ['Errors', 'errors'],
@@ -208,6 +208,17 @@ describe('alarms in the packaged template', () => {
     expect(names.sort()).toEqual([MetricName.webhookAttempts, MetricName.webhookFailures].sort());
   });
 
+  it('alarms when a webhook endpoint is disabled', () => {
+    const alarm = alarms().find((a) => a.MetricName === MetricName.webhookEndpointDisabled);
+    expect(alarm).toMatchObject({
+      Namespace: 'ErpIntegrationGateway',
+      Dimensions: [{ Name: 'service', Value: 'erp-integration-gateway' }],
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
   it('notifies the SNS topic of the AlarmTopicArn parameter, or nobody when it is empty', () => {
     expect(template.Parameters.AlarmTopicArn).toMatchObject({ Type: 'String', Default: '' });
     expect(template.Conditions.NotifyAlarmTopic).toEqual({
@@ -215,8 +226,8 @@ describe('alarms in the packaged template', () => {
     });
     const all = alarms();
     // Dead-letter queues, 5xx share per HTTP function, Lambda errors and throttles per function,
-    // webhook failures, HTTP API 5xx, job queue age.
-    expect(all.length).toBe(2 + 10 + 12 + 12 + 1 + 1 + 1);
+    // webhook failures, webhook endpoints disabled, HTTP API 5xx, job queue age.
+    expect(all.length).toBe(2 + 10 + 13 + 13 + 1 + 1 + 1 + 1);
     expect(new Set(all.map((alarm) => alarm.AlarmName)).size).toBe(all.length);
     for (const alarm of all) {
       expect(alarm.TreatMissingData).toBe('notBreaching');

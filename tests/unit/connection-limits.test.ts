@@ -71,6 +71,7 @@ describe('serverless.yml: connections per instance and instances per function', 
       fileGetFile: 1,
       fileSetFile: 1,
       deliverWebhook: 10,
+      webhookAdmin: 1,
       webTest: 1,
       webGetData: 2,
       webGetDataAsync: 1,
@@ -79,7 +80,11 @@ describe('serverless.yml: connections per instance and instances per function', 
     expect(Number(variable('dataGetData', 'DB_POOL_ACQUIRE_TIMEOUT_MS'))).toBeLessThan(29_000);
   });
 
-  it('defaults to 10 per HTTP function and 5 batches of each worker: the formula gives 185', () => {
+  it('runs the webhook admin function (no HTTP route, no queue) in one instance at once', () => {
+    expect((config.functions.webhookAdmin as { reservedConcurrency?: unknown }).reservedConcurrency).toBe(1);
+  });
+
+  it('defaults to 10 per HTTP function, 5 batches of each worker and one admin: the formula gives 186', () => {
     const given = (name: string) => Number(config.params.default[name]);
     const sessions =
       http.reduce(
@@ -87,9 +92,11 @@ describe('serverless.yml: connections per instance and instances per function', 
         0,
       ) +
       given('jobWorkerConcurrency') * Number(variable('webJobWorker', 'DB_POOL_MAX')) +
-      given('webhookConcurrency') * Number(variable('deliverWebhook', 'DB_POOL_MAX'));
+      given('webhookConcurrency') * Number(variable('deliverWebhook', 'DB_POOL_MAX')) +
+      Number((config.functions.webhookAdmin as { reservedConcurrency?: unknown }).reservedConcurrency) *
+        Number(variable('webhookAdmin', 'DB_POOL_MAX'));
     // docs/sql-server.md "Connections to SQL Server" gives this figure.
-    expect(sessions).toBe(185);
+    expect(sessions).toBe(186);
   });
 });
 

@@ -95,6 +95,23 @@ describe('Function: verifySignature', () => {
     }
   });
 
+  it('names the usual causes of a mismatch (a re-encoded body, curl -d instead of --data-binary), and nothing of the request', () => {
+    // What `curl -d @body.json` sends for a file signed with its line breaks: the newlines stripped.
+    const signedFile = Buffer.from('{\n  "vltyp": 1001\n}\n');
+    const sentByCurlD = Buffer.from('{  "vltyp": 1001}');
+    const error = refusal(() =>
+      verifySignature(signatureHeader(HASH, signedFile, NOW), HASH, sentByCurlD, NOW, 300),
+    );
+    expect(error.errorCode).toBe('103');
+    expect(error.message).toContain('the body was changed after it was signed');
+    expect(error.message).toContain('JSON re-encoded');
+    expect(error.message).toContain('curl --data-binary @file, not -d');
+    expect(error.message).toContain("another hash than this key's API hash");
+    // Neither the hash, the expected HMAC nor the body is told.
+    const expected = signBody(HASH, NOW, sentByCurlD);
+    for (const secret of [HASH, expected, '"vltyp"']) expect(error.message).not.toContain(secret);
+  });
+
   it('checks the HMAC over t exactly as sent: a leading zero is signed, not normalised away', () => {
     const sent = `0${NOW}`;
     const overSent = signBody(HASH, sent, body);

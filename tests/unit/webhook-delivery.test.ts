@@ -18,6 +18,7 @@ import {
 import type {
   DeliveryKey,
   DeliveryRecord,
+  EndpointMemory,
   WebhookDeliveryLog,
   WebhookSubject,
 } from '../../shared/core/webhook/delivery-log.js';
@@ -39,12 +40,19 @@ const copy = (receiveCount = 1, finalReceive = false, messageId = MESSAGE_ID): E
 /** An in-memory WEBHOOK_DELIVERY and SUBJECT. */
 class MemoryDeliveryLog implements WebhookDeliveryLog {
   readonly records: DeliveryRecord[] = [];
+  readonly endpoints = new Map<number, EndpointMemory>();
   failing: Error | undefined;
   constructor(readonly subjects = new Map<number, WebhookSubject>()) {}
   async findTarget(key: DeliveryKey) {
     if (this.failing) throw this.failing;
     return {
-      alreadyDelivered: this.records.some((r) => r.eventId === key.eventId && r.outcome === 'delivered'),
+      alreadyDelivered: this.records.some(
+        (r) =>
+          r.eventId === key.eventId &&
+          (r.outcome === 'delivered' || r.outcome === 'resent') &&
+          (!key.resend || r.messageId === key.messageId),
+      ),
+      endpoint: this.endpoints.get(key.subjectId),
       attemptsMade: this.records.filter(
         (r) =>
           r.eventId === key.eventId &&
@@ -73,12 +81,28 @@ class MemoryDeliveryLog implements WebhookDeliveryLog {
     if (this.failing) throw this.failing;
     this.records.push(entry);
   }
+  async rememberEndpoint(subjectId: number, memory: EndpointMemory, before: EndpointMemory | undefined) {
+    if (this.failing) throw this.failing;
+    if (before || !this.endpoints.has(subjectId)) this.endpoints.set(subjectId, memory);
+  }
+  async endpointDelivered(subjectId: number) {
+    const endpoint = this.endpoints.get(subjectId);
+    if (endpoint) this.endpoints.set(subjectId, { ...endpoint, failingSince: null });
+  }
+  async endpointFailed(subjectId: number, at: number, disableIfFailingSince: number) {
+    const endpoint = this.endpoints.get(subjectId);
+    if (!endpoint || endpoint.disabledAt !== null) return false;
+    const failingSince = endpoint.failingSince ?? at;
+    const disabledAt = failingSince <= disableIfFailingSince ? at : null;
+    this.endpoints.set(subjectId, { ...endpoint, failingSince, disabledAt });
+    return disabledAt !== null;
+  }
 }
 
 /** A receiver that answers from a script, one result per request. */
 class ScriptedSender implements WebhookSender {
   readonly requests: WebhookRequest[] = [];
-  constructor(private readonly script: WebhookSendResult[]) {}
+  constructor(readonly script: WebhookSendResult[]) {}
   async send(request: WebhookRequest) {
     this.requests.push(request);
     return this.script.shift() ?? { kind: 'response', status: 200, durationMs: 3 };
@@ -107,6 +131,7 @@ function context(overrides: Partial<DeliveryContext> & { subject?: WebhookSubjec
     sender,
     retrySchedule: [5, 30, 120],
     allowPrivateTargets: false,
+    endpointPolicy: { secretOverlapMs: 24 * 3_600_000, disableAfterMs: 120 * 3_600_000 },
     now: () => NOW,
     random: () => 0.5,
     ...overrides,
@@ -404,6 +429,8 @@ function fakeDatabase(subjectUrl: string | null): Database & { inserts: unknown[
         ).length;
         return [{ delivered: delivered.has(params[0]) ? 1 : 0, attemptsMade, ...subject }];
       }
+      // WEBHOOK_ENDPOINT's statements: not remembered here (every event finds the endpoint new).
+      if (!sql.startsWith('INSERT INTO "dbo"."WEBHOOK_DELIVERY"')) return [];
       inserts.push([...params]);
       if (params[5] === 'delivered') delivered.add(params[0]);
       return [];
@@ -427,6 +454,7 @@ const SETTINGS: WebhookSettings = {
   deadLetterQueueUrl: 'http://queue.example/dlq',
   allowPrivateTargets: false,
   timeoutMs: 10_000,
+  endpointPolicy: { secretOverlapMs: 24 * 3_600_000, disableAfterMs: 120 * 3_600_000 },
 };
 
 function consumer(
@@ -465,6 +493,88 @@ function consumer(
 
 const body = (documentId: number, subjectId = 1, tenant = 'demo') =>
   JSON.stringify({ tenant, subjectId, documentId });
+
+describe('Function: deliverWebhook (rotation, disabling, resend)', () => {
+  const HOUR = 3_600_000;
+
+  it('signs with the new and the previous secret for the overlap after the secret changed', async () => {
+    let clock = NOW;
+    const { ctx, log, sender } = context({ now: () => clock });
+    await deliverWebhook(EVENT, copy(), ctx);
+    log.subjects.set(1, { webhookUrl: 'https://erp.example.cz/hook', secret: 'rotated' });
+    clock = NOW + HOUR;
+    await deliverWebhook({ ...EVENT, documentId: 2 }, copy(1, false, 'm-2'), ctx);
+    clock = NOW + 25 * HOUR;
+    await deliverWebhook({ ...EVENT, documentId: 3 }, copy(1, false, 'm-3'), ctx);
+    const [first, during, after] = sender.requests.map((r) => r.headers);
+    expect(first!['webhook-signature']!.split(' ')).toHaveLength(1);
+    const id = webhookEventId({ ...EVENT, documentId: 2 });
+    const ts = (NOW + HOUR) / 1000;
+    expect(during!['webhook-signature']).toBe(
+      `${signWebhook('rotated', id, ts, '2')} ${signWebhook('demo-webhook-secret', id, ts, '2')}`,
+    );
+    expect(during!['x-peppol-webhook-secret']).toBe('rotated');
+    // The overlap (24 h) counts from the first delivery under the new secret.
+    expect(after!['webhook-signature']!.split(' ')).toHaveLength(1);
+    expect(log.endpoints.get(1)).toMatchObject({
+      secret: 'rotated',
+      previousSecret: 'demo-webhook-secret',
+      secretChangedAt: NOW + HOUR,
+    });
+  });
+
+  it('disables the endpoint at the first failure WEBHOOK_DISABLE_AFTER_HOURS after the first, once; then records disabled', async () => {
+    let clock = NOW;
+    const { ctx, log, sender } = context({ now: () => clock });
+    sender.script.push(status(500), status(500), status(500));
+    expect((await deliverWebhook(EVENT, copy(), ctx)).endpointDisabled).toBeUndefined();
+    clock = NOW + 119 * HOUR;
+    expect(
+      (await deliverWebhook({ ...EVENT, documentId: 2 }, copy(1, false, 'm-2'), ctx)).endpointDisabled,
+    ).toBeUndefined();
+    clock = NOW + 120 * HOUR;
+    expect(await deliverWebhook({ ...EVENT, documentId: 3 }, copy(1, false, 'm-3'), ctx)).toMatchObject({
+      action: 'retry',
+      endpointDisabled: { failingSince: NOW },
+    });
+    const later = await deliverWebhook({ ...EVENT, documentId: 4 }, copy(1, false, 'm-4'), ctx);
+    expect(later).toMatchObject({ action: 'done', outcome: 'disabled' });
+    expect(later.endpointDisabled).toBeUndefined();
+    expect(sender.requests).toHaveLength(3);
+    expect(log.records.at(-1)).toMatchObject({ documentId: 4, outcome: 'disabled' });
+  });
+
+  it('starts the failure count afresh after a delivery', async () => {
+    let clock = NOW;
+    const { ctx, log, sender } = context({ now: () => clock });
+    sender.script.push(status(500), status(200), status(500));
+    await deliverWebhook(EVENT, copy(), ctx);
+    clock = NOW + 60 * HOUR;
+    await deliverWebhook({ ...EVENT, documentId: 2 }, copy(1, false, 'm-2'), ctx);
+    clock = NOW + 121 * HOUR;
+    expect(
+      (await deliverWebhook({ ...EVENT, documentId: 3 }, copy(1, false, 'm-3'), ctx)).endpointDisabled,
+    ).toBeUndefined();
+    expect(log.endpoints.get(1)).toMatchObject({ failingSince: NOW + 121 * HOUR, disabledAt: null });
+  });
+
+  it('sends a resend of a delivered event, recorded as resent, and a second copy of that resend not again', async () => {
+    const { ctx, log, sender } = context();
+    await deliverWebhook(EVENT, copy(), ctx);
+    expect(await deliverWebhook(EVENT, copy(1, false, 'm-2'), ctx)).toMatchObject({ outcome: 'duplicate' });
+    expect(await deliverWebhook({ ...EVENT, resend: true }, copy(1, false, 'm-3'), ctx)).toMatchObject({
+      outcome: 'resent',
+    });
+    expect(await deliverWebhook({ ...EVENT, resend: true }, copy(1, false, 'm-3'), ctx)).toMatchObject({
+      outcome: 'duplicate',
+    });
+    expect(sender.requests.map((r) => r.headers['webhook-id'])).toEqual([
+      webhookEventId(EVENT),
+      webhookEventId(EVENT),
+    ]);
+    expect(log.records.map((r) => r.outcome)).toEqual(['delivered', 'duplicate', 'resent', 'duplicate']);
+  });
+});
 
 describe('Function: documentReceivedHandler', () => {
   it('deletes delivered records and keeps failed ones with their visibility set to the next delay', async () => {
@@ -625,7 +735,7 @@ describe('Function: createMssqlWebhookDeliveryLog', () => {
       '[SUBJECT_ID] = @p2 AND [DOCUMENT_ID] = @p3 AND [EVENT_ID] = @p1 AND [MESSAGE_ID] = @p4',
     );
     expect(select!.sql).toContain("[OUTCOME] IN ('retrying', 'failed')) AS [attemptsMade]");
-    expect(select!.params).toEqual(['msg_1', 1, 123456, 'm-1']);
+    expect(select!.params).toEqual(['msg_1', 1, 123456, 'm-1', 0]);
     expect(insert!.sql).toMatch(
       /^INSERT INTO \[dbo\]\.\[WEBHOOK_DELIVERY\] \(\[EVENT_ID\], .*\[RETRY_IN_SECONDS\], \[MESSAGE_ID\]\)/s,
     );

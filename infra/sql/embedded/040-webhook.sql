@@ -18,13 +18,31 @@ CREATE TABLE dbo."WEBHOOK_DELIVERY" (
     "MESSAGE_ID"       varchar(100) NULL,
     CONSTRAINT "PK_WEBHOOK_DELIVERY" PRIMARY KEY ("ID"),
     CONSTRAINT "CK_WEBHOOK_DELIVERY_OUTCOME" CHECK ("OUTCOME" IN (
-        'delivered', 'retrying', 'failed', 'gone', 'refused', 'skipped', 'duplicate', 'unknown_subject'))
+        'delivered', 'retrying', 'failed', 'gone', 'refused', 'skipped', 'duplicate', 'unknown_subject',
+        'disabled', 'resent'))
 );
 COMMENT ON TABLE dbo."WEBHOOK_DELIVERY" IS 'Pokusy o doručení webhooku o přijetí dokumentu (EVENT_ID = hlavička webhook-id, ATTEMPTED_AT v UTC).';
 COMMENT ON COLUMN dbo."WEBHOOK_DELIVERY"."MESSAGE_ID" IS 'Zpráva fronty, která kopii události nesla: pokusy (ATTEMPT) se počítají pro každou zprávu zvlášť.';
-COMMENT ON COLUMN dbo."WEBHOOK_DELIVERY"."OUTCOME" IS 'delivered, retrying, failed (poslední pokus, zpráva jde do DLQ), gone (410), refused, skipped (bez WEBHOOK_URL), duplicate, unknown_subject.';
+COMMENT ON COLUMN dbo."WEBHOOK_DELIVERY"."OUTCOME" IS 'delivered, retrying, failed (poslední pokus, zpráva jde do DLQ), gone (410), refused, skipped (bez WEBHOOK_URL), duplicate, unknown_subject, disabled (koncový bod vypnut, neodesláno), resent (doručeno znovu odeslanou kopií).';
 
 -- An event is delivered at most once: a second copy finds this row and is not sent again.
 CREATE UNIQUE INDEX "UX_WEBHOOK_DELIVERY_DELIVERED" ON dbo."WEBHOOK_DELIVERY" ("EVENT_ID")
     WHERE "OUTCOME" = 'delivered';
 CREATE INDEX "IX_WEBHOOK_DELIVERY_DOCUMENT" ON dbo."WEBHOOK_DELIVERY" ("SUBJECT_ID", "DOCUMENT_ID");
+-- Outcomes of an event since a time (the admin function's recover) and a subject's last attempts.
+CREATE INDEX "IX_WEBHOOK_DELIVERY_ATTEMPTED" ON dbo."WEBHOOK_DELIVERY" ("ATTEMPTED_AT", "SUBJECT_ID");
+
+-- The webhook secret memory and endpoint state (same as infra/sql/mssql/040-webhook.sql): written
+-- by the service only; holds secrets, so never served by the Data API.
+CREATE TABLE dbo."WEBHOOK_ENDPOINT" (
+    "SUBJECT_ID"        int          NOT NULL,
+    "WEBHOOK_URL"       varchar(500) NULL,
+    "SECRET"            varchar(200) NULL,
+    "PREVIOUS_SECRET"   varchar(200) NULL,
+    "SECRET_CHANGED_AT" timestamp(3) without time zone NULL,
+    "FAILING_SINCE"     timestamp(3) without time zone NULL,
+    "DISABLED_AT"       timestamp(3) without time zone NULL,
+    "ENABLED_AT"        timestamp(3) without time zone NOT NULL,
+    CONSTRAINT "PK_WEBHOOK_ENDPOINT" PRIMARY KEY ("SUBJECT_ID")
+);
+COMMENT ON TABLE dbo."WEBHOOK_ENDPOINT" IS 'Paměť tajemství a stav koncového bodu webhooku pro každý subjekt (interní, API ji nikdy nevydá).';

@@ -25,7 +25,8 @@ BEGIN
         MESSAGE_ID       nvarchar(100) NULL,      -- the queue message that carried this copy of the event
         CONSTRAINT PK_WEBHOOK_DELIVERY PRIMARY KEY (ID),
         CONSTRAINT CK_WEBHOOK_DELIVERY_OUTCOME CHECK (OUTCOME IN (
-            N'delivered', N'retrying', N'failed', N'gone', N'refused', N'skipped', N'duplicate', N'unknown_subject'))
+            N'delivered', N'retrying', N'failed', N'gone', N'refused', N'skipped', N'duplicate', N'unknown_subject',
+            N'disabled', N'resent'))
     );
 END;
 GO
@@ -34,6 +35,18 @@ GO
 -- receive count, which a throttled consumer inflates).
 IF COL_LENGTH(N'dbo.WEBHOOK_DELIVERY', N'MESSAGE_ID') IS NULL
     ALTER TABLE dbo.WEBHOOK_DELIVERY ADD MESSAGE_ID nvarchar(100) NULL;
+GO
+
+-- Added with endpoint disabling and the admin function's resend: outcomes `disabled` and `resent`.
+-- Made anew on every run (the T-SQL engine of the tests cannot read a constraint's definition to
+-- tell the old one from the new): in one transaction, so that the table is never without it.
+BEGIN TRANSACTION;
+IF OBJECT_ID(N'dbo.CK_WEBHOOK_DELIVERY_OUTCOME', N'C') IS NOT NULL
+    ALTER TABLE dbo.WEBHOOK_DELIVERY DROP CONSTRAINT CK_WEBHOOK_DELIVERY_OUTCOME;
+ALTER TABLE dbo.WEBHOOK_DELIVERY ADD CONSTRAINT CK_WEBHOOK_DELIVERY_OUTCOME CHECK (OUTCOME IN (
+    N'delivered', N'retrying', N'failed', N'gone', N'refused', N'skipped', N'duplicate', N'unknown_subject',
+    N'disabled', N'resent'));
+COMMIT TRANSACTION;
 GO
 
 -- An event is delivered at most once: a second copy finds this row and is not sent again.
@@ -60,5 +73,37 @@ BEGIN
         -- 1913 (SQL Server) or 2714 (Babelfish, which stores the name with a hash suffix): it exists.
         IF ERROR_NUMBER() NOT IN (1913, 2714) THROW;
     END CATCH;
+END;
+GO
+
+-- Outcomes of an event since a time (the admin function's recover) and a subject's last attempts
+-- (its status): by time, with the event and subject.
+IF INDEXPROPERTY(OBJECT_ID(N'dbo.WEBHOOK_DELIVERY'), N'IX_WEBHOOK_DELIVERY_ATTEMPTED', 'IndexID') IS NULL
+BEGIN
+    BEGIN TRY
+        CREATE NONCLUSTERED INDEX IX_WEBHOOK_DELIVERY_ATTEMPTED ON dbo.WEBHOOK_DELIVERY (ATTEMPTED_AT, SUBJECT_ID);
+    END TRY
+    BEGIN CATCH
+        IF ERROR_NUMBER() NOT IN (1913, 2714) THROW;
+    END CATCH;
+END;
+GO
+
+-- The webhook secret memory and endpoint state: one row per subject, written by the service only
+-- (CONTRACT.md section 6). Holds the secret last used and the one before it (signing during a
+-- rotation's overlap), so it is never served by the Data API, whatever a tenant allows.
+IF OBJECT_ID(N'dbo.WEBHOOK_ENDPOINT', N'U') IS NULL
+BEGIN
+    CREATE TABLE dbo.WEBHOOK_ENDPOINT (
+        SUBJECT_ID        int           NOT NULL,
+        WEBHOOK_URL       nvarchar(500) NULL,     -- SUBJECT.WEBHOOK_URL as last seen
+        SECRET            nvarchar(200) NULL,     -- SUBJECT.SECRET_WEBHOOK as last used
+        PREVIOUS_SECRET   nvarchar(200) NULL,     -- the one before: signs too until the overlap ends
+        SECRET_CHANGED_AT datetime2(3)  NULL,     -- UTC: when SECRET was first used
+        FAILING_SINCE     datetime2(3)  NULL,     -- UTC: first failed attempt after the last delivery
+        DISABLED_AT       datetime2(3)  NULL,     -- UTC: NULL while enabled
+        ENABLED_AT        datetime2(3)  NOT NULL, -- UTC: first seen or last enabled again
+        CONSTRAINT PK_WEBHOOK_ENDPOINT PRIMARY KEY (SUBJECT_ID)
+    );
 END;
 GO

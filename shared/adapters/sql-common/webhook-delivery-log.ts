@@ -4,16 +4,33 @@
  * lives here; each adapter passes its statements.
  */
 import type { Database } from '../../core/database.js';
-import type { WebhookDeliveryLog } from '../../core/webhook/delivery-log.js';
+import type { EndpointMemory, WebhookDeliveryLog } from '../../core/webhook/delivery-log.js';
 
 /** A dialect's statements of the delivery log. */
 export interface DeliveryLogStatements {
   /**
-   * Parameters: event id, subject id, document id, message id. Exactly one row whether or not the
-   * subject exists: `delivered` (count of delivered rows of the event), `attemptsMade` (rows of
-   * the message with outcome retrying or failed), `subjectId`, `webhookUrl`, `secret`.
+   * Parameters: event id, subject id, document id, message id, resend (1 or 0). Exactly one row
+   * whether or not the subject exists: `delivered` (count of delivered or resent rows of the
+   * event; of a resend, of its own message only), `attemptsMade` (rows of the message with
+   * outcome retrying or failed), `subjectId`, `webhookUrl`, `secret`, and the WEBHOOK_ENDPOINT
+   * row (`endpointSubjectId` null when there is none): `endpointUrl`, `endpointSecret`,
+   * `previousSecret`, `secretChangedAt`, `failingSince`, `disabledAt`, `enabledAt`.
    */
   readonly findTarget: string;
+  /**
+   * Parameters, in order: subject id, URL, secret, previous secret, secret changed at, failing
+   * since, disabled at, enabled at. `insertEndpoint` adds the row unless one exists (and then
+   * leaves it); `updateEndpoint` overwrites it.
+   */
+  readonly insertEndpoint: string;
+  readonly updateEndpoint: string;
+  /** Parameter: subject id. Clears FAILING_SINCE. */
+  readonly endpointDelivered: string;
+  /**
+   * Parameters: subject id, now, disable if failing since at or before this. Sets FAILING_SINCE
+   * unless set, and DISABLED_AT when due, of an enabled endpoint; a row (`disabledAt`) per row changed.
+   */
+  readonly endpointFailed: string;
   /**
    * Parameters, in order: event id, subject id, document id, attempt, attempted at, outcome,
    * HTTP status, error, duration ms, retry in seconds, message id.
@@ -26,8 +43,32 @@ const MAX_ERROR_LENGTH = 400;
 const MAX_MESSAGE_ID_LENGTH = 100;
 
 /** Wall-clock UTC `YYYY-MM-DD hh:mm:ss.mmm`, which both SQL Server and PostgreSQL read as a date-time. */
-function sqlTimestamp(ms: number): string {
+export function sqlTimestamp(ms: number): string {
   return new Date(ms).toISOString().slice(0, 23).replace('T', ' ');
+}
+
+/** A date-time column as ms since the epoch: a Date (SQL Server driver, UTC) or wall-clock UTC text (embedded). */
+export function sqlTimeMs(value: unknown): number | null {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return value.getTime();
+  const text = String(value).replace(' ', 'T');
+  const ms = Date.parse(/Z|[+-]\d\d:?\d\d$/.test(text) ? text : `${text}Z`);
+  return Number.isNaN(ms) ? null : ms;
+}
+
+const nullableTimestamp = (ms: number | null) => (ms === null ? null : sqlTimestamp(ms));
+
+function endpointParameters(subjectId: number, memory: EndpointMemory): unknown[] {
+  return [
+    subjectId,
+    memory.webhookUrl,
+    memory.secret,
+    memory.previousSecret,
+    nullableTimestamp(memory.secretChangedAt),
+    nullableTimestamp(memory.failingSince),
+    nullableTimestamp(memory.disabledAt),
+    sqlTimestamp(memory.enabledAt),
+  ];
 }
 
 /** WEBHOOK_DELIVERY and SUBJECT in a tenant database, in the statements of its dialect. */
@@ -42,6 +83,7 @@ export function createSqlWebhookDeliveryLog(
         key.subjectId,
         key.documentId,
         key.messageId.slice(0, MAX_MESSAGE_ID_LENGTH),
+        key.resend ? 1 : 0,
       ]);
       const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value : null);
       return {
@@ -51,7 +93,33 @@ export function createSqlWebhookDeliveryLog(
           row?.subjectId === null || row?.subjectId === undefined
             ? undefined
             : { webhookUrl: text(row.webhookUrl), secret: text(row.secret) },
+        endpoint:
+          row?.endpointSubjectId === null || row?.endpointSubjectId === undefined
+            ? undefined
+            : {
+                webhookUrl: text(row.endpointUrl),
+                secret: text(row.endpointSecret),
+                previousSecret: text(row.previousSecret),
+                secretChangedAt: sqlTimeMs(row.secretChangedAt),
+                failingSince: sqlTimeMs(row.failingSince),
+                disabledAt: sqlTimeMs(row.disabledAt),
+                enabledAt: sqlTimeMs(row.enabledAt) ?? 0,
+              },
       };
+    },
+    async rememberEndpoint(subjectId, memory, before) {
+      await db.query(before ? sql.updateEndpoint : sql.insertEndpoint, endpointParameters(subjectId, memory));
+    },
+    async endpointDelivered(subjectId) {
+      await db.query(sql.endpointDelivered, [subjectId]);
+    },
+    async endpointFailed(subjectId, at, disableIfFailingSince) {
+      const rows = await db.query(sql.endpointFailed, [
+        subjectId,
+        sqlTimestamp(at),
+        sqlTimestamp(disableIfFailingSince),
+      ]);
+      return rows.some((row) => row.disabledAt !== null && row.disabledAt !== undefined);
     },
     async record(entry) {
       await db.query(sql.insert, [

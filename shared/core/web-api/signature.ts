@@ -103,7 +103,11 @@ export function verifySignature(
   if (!matched) {
     throw new WebApiError(
       WebApiErrorCode.badSignature,
-      'The signature does not match the request body (HMAC-SHA256 of "<t>.<body>" keyed with the API hash)',
+      // The usual causes, named: what a newcomer did wrong is nearly always one of them.
+      'The signature does not match the request body (HMAC-SHA256 of "<t>.<body>" keyed with the API hash). ' +
+        'Usual causes: the body was changed after it was signed (JSON re-encoded or pretty-printed, newlines ' +
+        'stripped or added: send the signed file as it is, with curl --data-binary @file, not -d), or it was ' +
+        "signed with another hash than this key's API hash",
     );
   }
   if (Math.abs(nowSeconds - parsed.timestamp) > maxSkewSeconds) {

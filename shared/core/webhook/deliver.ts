@@ -1,7 +1,14 @@
-import type { DeliveryOutcome, DeliveryRecord, DeliveryTarget, WebhookDeliveryLog } from './delivery-log.js';
+import type {
+  DeliveryOutcome,
+  DeliveryRecord,
+  DeliveryTarget,
+  EndpointMemory,
+  WebhookDeliveryLog,
+} from './delivery-log.js';
+import { type EndpointPolicy, observeEndpoint, signingSecrets } from './endpoint.js';
 import { type DocumentReceivedEvent, webhookEventId } from './event.js';
 import { parseRetryAfter, retryDelaySeconds } from './retry-policy.js';
-import { signWebhook } from './signature.js';
+import { signWebhookWithEach } from './signature.js';
 import { checkWebhookUrl } from './target.js';
 
 /** One POST to a receiver. */
@@ -51,6 +58,10 @@ export type WebhookDecision =
   ) & {
     /** The attempt's number as recorded (absent when nothing was recorded). */
     readonly attempt?: number;
+    /** This attempt's failure disabled the subject's endpoint (failing since then). */
+    readonly endpointDisabled?: { readonly failingSince: number };
+    /** This event's subject had its endpoint enabled again by a new WEBHOOK_URL. */
+    readonly endpointEnabled?: boolean;
   };
 
 /** The copy of an event the queue handed over this time. */
@@ -72,6 +83,8 @@ export interface DeliveryContext {
   /** Seconds between attempts; the last attempt is number `retrySchedule.length + 1`. */
   readonly retrySchedule: readonly number[];
   readonly allowPrivateTargets: boolean;
+  /** Rotation overlap and disabling (WEBHOOK_SECRET_OVERLAP_HOURS, WEBHOOK_DISABLE_AFTER_HOURS). */
+  readonly endpointPolicy: EndpointPolicy;
   readonly now?: () => number;
   readonly random?: () => number;
   /** Told when an attempt could not be recorded (the decision stands). */
@@ -87,6 +100,8 @@ export function webhookRequest(
   documentId: number,
   secret: string | null,
   timestamp: number,
+  /** Secrets besides `secret` that sign too (the previous one during a rotation's overlap). */
+  alsoSignedWith: readonly string[] = [],
 ): WebhookRequest {
   const body = String(documentId);
   const headers: Record<string, string> = {
@@ -95,10 +110,11 @@ export function webhookRequest(
     'webhook-id': eventId,
     'webhook-timestamp': String(timestamp),
   };
-  // A subject without a secret still gets its webhook, without the secret-based headers.
+  // A subject without a secret still gets its webhook, without the secret-based headers. The
+  // secret header carries the current secret only; the signatures cover the overlap.
   if (secret !== null) {
     headers['x-peppol-webhook-secret'] = secret;
-    headers['webhook-signature'] = signWebhook(secret, eventId, timestamp, body);
+    headers['webhook-signature'] = signWebhookWithEach([secret, ...alsoSignedWith], eventId, timestamp, body);
   }
   return { url, headers, body };
 }
@@ -125,6 +141,7 @@ export async function deliverWebhook(
     subjectId: event.subjectId,
     documentId: event.documentId,
   };
+  const resend = event.resend === true;
 
   /** The decision after failed attempt `attempt`. */
   function failedAttempt(attempt: number, detail: string, retryAfterSeconds?: number) {
@@ -137,7 +154,7 @@ export async function deliverWebhook(
 
   let target: DeliveryTarget;
   try {
-    target = await ctx.log.findTarget(key);
+    target = await ctx.log.findTarget({ ...key, resend });
   } catch (error) {
     // Nothing was sent and nothing can be recorded or counted: the receive count stands in for
     // the attempts, and the event is tried again later, on the same schedule.
@@ -178,6 +195,29 @@ export async function deliverWebhook(
   if (!subject) {
     return finish({ action: 'done', outcome: 'unknown_subject' }, { error: 'the subject does not exist' });
   }
+  // What the service remembers of the endpoint follows the subject's settings first: a rotated
+  // secret starts its overlap, a new WEBHOOK_URL enables a disabled endpoint.
+  const observed = observeEndpoint(target.endpoint, subject, startedAt);
+  let endpoint: EndpointMemory = target.endpoint ?? observed.memory;
+  try {
+    if (observed.changed) await ctx.log.rememberEndpoint(event.subjectId, observed.memory, target.endpoint);
+    endpoint = observed.memory;
+  } catch (error) {
+    // Not remembered: signed as before the change, and tried again with the next attempt.
+    const detail = `database: ${(error as Error).message}`;
+    const decision = failedAttempt(attempt, detail);
+    return finish(decision, {
+      error: 'the endpoint state could not be stored',
+      retryInSeconds: decision.action === 'retry' ? decision.delaySeconds : undefined,
+    });
+  }
+  const enabled = observed.enabledByUrlChange ? { endpointEnabled: true } : {};
+  if (endpoint.disabledAt !== null) {
+    return finish(
+      { action: 'done', outcome: 'disabled', detail: 'the endpoint is disabled' },
+      { error: 'the endpoint is disabled (its attempts kept failing)' },
+    );
+  }
   if (subject.webhookUrl === null) {
     return finish({ action: 'done', outcome: 'skipped' }, { error: 'the subject has no WEBHOOK_URL' });
   }
@@ -186,15 +226,37 @@ export async function deliverWebhook(
     return finish({ action: 'done', outcome: 'refused', detail: url.reason }, { error: url.reason });
   }
 
+  const [secret = null, ...alsoSignedWith] = signingSecrets(
+    endpoint,
+    startedAt,
+    ctx.endpointPolicy.secretOverlapMs,
+  );
   const request = webhookRequest(
     url.url,
     eventId,
     event.documentId,
-    subject.secret,
+    secret,
     Math.floor(startedAt / 1000),
+    alsoSignedWith,
   );
   const result = await ctx.sender.send(request);
   const durationMs = result.durationMs;
+
+  /** Counts a failed attempt against the endpoint; says so when that disabled it. */
+  async function endpointFailed(decision: WebhookDecision): Promise<WebhookDecision> {
+    try {
+      const at = now();
+      const disabled = await ctx.log.endpointFailed(
+        event.subjectId,
+        at,
+        at - ctx.endpointPolicy.disableAfterMs,
+      );
+      if (disabled) return { ...decision, endpointDisabled: { failingSince: endpoint.failingSince ?? at } };
+    } catch (error) {
+      ctx.onRecordFailure?.(error, { ...base, outcome: decision.outcome as DeliveryOutcome });
+    }
+    return decision;
+  }
   if (result.kind === 'refused') {
     return finish(
       { action: 'done', outcome: 'refused', detail: result.reason },
@@ -202,7 +264,7 @@ export async function deliverWebhook(
     );
   }
   if (result.kind === 'error') {
-    const decision = failedAttempt(attempt, result.error);
+    const decision = await endpointFailed({ ...failedAttempt(attempt, result.error), ...enabled });
     return finish(decision, {
       error: result.error,
       durationMs,
@@ -211,14 +273,31 @@ export async function deliverWebhook(
   }
   const httpStatus = result.status;
   if (httpStatus >= 200 && httpStatus < 300) {
-    return finish({ action: 'done', outcome: 'delivered' }, { httpStatus, durationMs });
+    if (endpoint.failingSince !== null) {
+      try {
+        await ctx.log.endpointDelivered(event.subjectId);
+      } catch (error) {
+        ctx.onRecordFailure?.(error, { ...base, outcome: 'delivered' });
+      }
+    }
+    const outcome = resend ? 'resent' : 'delivered';
+    return finish({ action: 'done', outcome, ...enabled }, { httpStatus, durationMs });
   }
   if (httpStatus === 410) {
-    return finish({ action: 'done', outcome: 'gone', detail: 'HTTP 410' }, { httpStatus, durationMs });
+    const decision = await endpointFailed({
+      action: 'done',
+      outcome: 'gone',
+      detail: 'HTTP 410',
+      ...enabled,
+    });
+    return finish(decision, { httpStatus, durationMs });
   }
   // Redirects are not followed: a receiver that moved must have its WEBHOOK_URL updated.
   const error = httpStatus >= 300 && httpStatus < 400 ? 'redirect not followed' : undefined;
-  const decision = failedAttempt(attempt, `HTTP ${httpStatus}`, parseRetryAfter(result.retryAfter, now()));
+  const decision = await endpointFailed({
+    ...failedAttempt(attempt, `HTTP ${httpStatus}`, parseRetryAfter(result.retryAfter, now())),
+    ...enabled,
+  });
   return finish(decision, {
     httpStatus,
     error,

@@ -15,7 +15,14 @@ export type DeliveryOutcome =
   /** This copy of the event arrived after the event had been delivered: not sent again. */
   | 'duplicate'
   /** The subject does not exist in the tenant database. */
-  | 'unknown_subject';
+  | 'unknown_subject'
+  /** The subject's endpoint is disabled (all attempts failed for WEBHOOK_DISABLE_AFTER_HOURS): not sent. */
+  | 'disabled'
+  /**
+   * Delivered (2xx) by a copy the admin function sent again (`resend`, `recover`). Kept apart from
+   * `delivered`, of which an event has at most one, so that a resend of a delivered event is sent.
+   */
+  | 'resent';
 
 export interface DeliveryRecord {
   readonly eventId: string;
@@ -48,6 +55,27 @@ export interface WebhookSubject {
   readonly secret: string | null;
 }
 
+/**
+ * What the service remembers of a subject's endpoint (table WEBHOOK_ENDPOINT): the URL and secret
+ * it last saw, the secret before that for the overlap of a rotation, and whether its attempts
+ * keep failing. Times in ms since the epoch.
+ */
+export interface EndpointMemory {
+  readonly webhookUrl: string | null;
+  /** The secret last used. */
+  readonly secret: string | null;
+  /** The secret used before the last change; signs too until the overlap ends. */
+  readonly previousSecret: string | null;
+  /** When the service first used `secret` after another one; null before any change. */
+  readonly secretChangedAt: number | null;
+  /** The first failed attempt after the last delivery; null while deliveries succeed. */
+  readonly failingSince: number | null;
+  /** When the endpoint was disabled; null while it is enabled. */
+  readonly disabledAt: number | null;
+  /** When the endpoint was first seen or last enabled again. */
+  readonly enabledAt: number;
+}
+
 /** Which copy of which event an attempt is about. */
 export interface DeliveryKey {
   readonly eventId: string;
@@ -55,6 +83,11 @@ export interface DeliveryKey {
   readonly documentId: number;
   /** The queue message carrying this copy (see {@link DeliveryRecord.messageId}). */
   readonly messageId: string;
+  /**
+   * A copy the admin function sent again: it counts as delivered only once delivered itself
+   * (outcome `resent` of this message), not because an earlier copy was.
+   */
+  readonly resend?: boolean;
 }
 
 /** What an attempt starts from. */
@@ -65,6 +98,8 @@ export interface DeliveryTarget {
   readonly attemptsMade: number;
   /** The subject's webhook settings; undefined when the subject does not exist. */
   readonly subject: WebhookSubject | undefined;
+  /** What the service remembers of the subject's endpoint; undefined before its first event. */
+  readonly endpoint?: EndpointMemory;
 }
 
 /** The webhook's view of a tenant database: subjects in, attempts out. */
@@ -75,4 +110,21 @@ export interface WebhookDeliveryLog {
    */
   findTarget(key: DeliveryKey): Promise<DeliveryTarget>;
   record(entry: DeliveryRecord): Promise<void>;
+  /**
+   * Stores what the service now remembers of the subject's endpoint (`before` is what
+   * findTarget gave: undefined makes the first row, kept as it is if another copy made it first).
+   */
+  rememberEndpoint(
+    subjectId: number,
+    memory: EndpointMemory,
+    before: EndpointMemory | undefined,
+  ): Promise<void>;
+  /** A delivery succeeded: the endpoint is no longer failing. */
+  endpointDelivered(subjectId: number): Promise<void>;
+  /**
+   * An attempt failed at `at`: the endpoint is failing since then unless it already was; when it
+   * has been failing since `disableIfFailingSince` or earlier it is disabled. True when this call
+   * disabled it (so that exactly one attempt says so).
+   */
+  endpointFailed(subjectId: number, at: number, disableIfFailingSince: number): Promise<boolean>;
 }

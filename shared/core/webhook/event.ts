@@ -5,6 +5,11 @@ export interface DocumentReceivedEvent {
   readonly tenant: string;
   readonly subjectId: number;
   readonly documentId: number;
+  /**
+   * Sent again by the admin function (`resend`, `recover`): delivered even when an earlier copy
+   * was, with the same `webhook-id` so that receivers deduplicate.
+   */
+  readonly resend?: boolean;
 }
 
 /** The queue message cannot be read as a document-received event. */
@@ -38,7 +43,7 @@ export function parseDocumentReceivedEvent(body: string): DocumentReceivedEvent 
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
     throw new InvalidDocumentEventError('The message body is not a JSON object');
   }
-  const { tenant, subjectId, documentId } = value as Record<string, unknown>;
+  const { tenant, subjectId, documentId, resend } = value as Record<string, unknown>;
   if (typeof tenant !== 'string' || !TENANT_ID.test(tenant)) {
     throw new InvalidDocumentEventError('"tenant" must be a tenant id');
   }
@@ -46,12 +51,19 @@ export function parseDocumentReceivedEvent(body: string): DocumentReceivedEvent 
     throw new InvalidDocumentEventError(`"subjectId" must be a positive integer up to ${MAX_SUBJECT_ID}`);
   if (!isDocumentKey(documentId))
     throw new InvalidDocumentEventError('"documentId" must be a positive integer');
-  return { tenant, subjectId, documentId };
+  if (resend !== undefined && typeof resend !== 'boolean')
+    throw new InvalidDocumentEventError('"resend" must be true or false');
+  return resend ? { tenant, subjectId, documentId, resend: true } : { tenant, subjectId, documentId };
 }
 
 /** The queue message body for an event, exactly as the access point writes it. */
 export function documentReceivedMessage(event: DocumentReceivedEvent): string {
-  return JSON.stringify({ tenant: event.tenant, subjectId: event.subjectId, documentId: event.documentId });
+  return JSON.stringify({
+    tenant: event.tenant,
+    subjectId: event.subjectId,
+    documentId: event.documentId,
+    ...(event.resend ? { resend: true } : {}),
+  });
 }
 
 /**

@@ -9,3 +9,16 @@ export function signWebhook(secret: string, id: string, timestamp: number, body:
   const mac = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${id}.${timestamp}.${body}`);
   return `v1,${mac.digest('base64')}`;
 }
+
+/**
+ * The `webhook-signature` header under each secret, space-separated, the current secret's first
+ * (Standard Webhooks: a receiver accepts the message when any one of them verifies).
+ */
+export function signWebhookWithEach(
+  secrets: readonly string[],
+  id: string,
+  timestamp: number,
+  body: string,
+): string {
+  return secrets.map((secret) => signWebhook(secret, id, timestamp, body)).join(' ');
+}

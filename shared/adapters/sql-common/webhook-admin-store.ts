@@ -1,0 +1,86 @@
+/**
+ * The webhook admin's view of a tenant database (`WEBHOOK_DELIVERY`, `WEBHOOK_ENDPOINT`, `SUBJECT`),
+ * shared by the SQL adapters; each passes its dialect's statements.
+ */
+import type { Database } from '../../core/database.js';
+import type { WebhookAdminStore } from '../../core/webhook/admin.js';
+import type { DeliveryOutcome } from '../../core/webhook/delivery-log.js';
+import { sqlTimeMs, sqlTimestamp } from './webhook-delivery-log.js';
+
+export interface WebhookAdminStatements {
+  /** Parameter: event id. One row (`subjectId`, `documentId`) or none. */
+  readonly findEvent: string;
+  /**
+   * Parameters: since, subject id (0: every subject), limit. Per event with rows since then, its
+   * last row when its outcome is failed or disabled: `eventId`, `subjectId`, `documentId`,
+   * `lastOutcome`, `lastAttemptAt`; oldest first.
+   */
+  readonly eventsToRecover: string;
+  /**
+   * Parameter: subject id. One row when the subject exists: `webhookUrl`, `endpointSubjectId`
+   * (null without a WEBHOOK_ENDPOINT row), `disabledAt`, `enabledAt`, `failingSince`, `secretChangedAt`.
+   */
+  readonly subjectState: string;
+  /** Parameters: subject id, limit. Newest first. */
+  readonly lastAttempts: string;
+  /** Parameters: subject id, now. */
+  readonly enable: string;
+}
+
+const numberOrNull = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+
+export function createSqlWebhookAdminStore(
+  db: Pick<Database, 'query'>,
+  sql: WebhookAdminStatements,
+): WebhookAdminStore {
+  return {
+    async findEvent(eventId) {
+      const [row] = await db.query(sql.findEvent, [eventId]);
+      return row
+        ? { eventId, subjectId: Number(row.subjectId), documentId: Number(row.documentId) }
+        : undefined;
+    },
+    async eventsToRecover(since, subjectId, limit) {
+      const rows = await db.query(sql.eventsToRecover, [sqlTimestamp(since), subjectId ?? 0, limit]);
+      return rows.map((row) => ({
+        eventId: String(row.eventId),
+        subjectId: Number(row.subjectId),
+        documentId: Number(row.documentId),
+        lastOutcome: String(row.lastOutcome) as DeliveryOutcome,
+        lastAttemptAt: sqlTimeMs(row.lastAttemptAt) ?? 0,
+      }));
+    },
+    async subjectState(subjectId) {
+      const [row] = await db.query(sql.subjectState, [subjectId]);
+      if (!row) return undefined;
+      const webhookUrl =
+        typeof row.webhookUrl === 'string' && row.webhookUrl.trim() !== '' ? row.webhookUrl : null;
+      if (row.endpointSubjectId === null || row.endpointSubjectId === undefined) return { webhookUrl };
+      return {
+        webhookUrl,
+        endpoint: {
+          disabledAt: sqlTimeMs(row.disabledAt),
+          enabledAt: sqlTimeMs(row.enabledAt) ?? 0,
+          failingSince: sqlTimeMs(row.failingSince),
+          secretChangedAt: sqlTimeMs(row.secretChangedAt),
+        },
+      };
+    },
+    async lastAttempts(subjectId, limit) {
+      const rows = await db.query(sql.lastAttempts, [subjectId, limit]);
+      return rows.map((row) => ({
+        eventId: String(row.eventId),
+        documentId: Number(row.documentId),
+        attempt: Number(row.attempt),
+        attemptedAt: sqlTimeMs(row.attemptedAt) ?? 0,
+        outcome: String(row.outcome),
+        httpStatus: numberOrNull(row.httpStatus),
+        error: row.error === null || row.error === undefined ? null : String(row.error),
+        durationMs: numberOrNull(row.durationMs),
+      }));
+    },
+    async enable(subjectId, now) {
+      await db.query(sql.enable, [subjectId, sqlTimestamp(now)]);
+    },
+  };
+}

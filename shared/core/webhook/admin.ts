@@ -1,0 +1,260 @@
+import type { DeliveryOutcome } from './delivery-log.js';
+import { type DocumentReceivedEvent, isSubjectId, MAX_SUBJECT_ID } from './event.js';
+
+/**
+ * The webhook admin function's use cases (CONTRACT.md section 6): send one event again, recover
+ * what failed since a time, enable a disabled endpoint, show a subject's state. Invoked with the
+ * Lambda Invoke API only; every answer is a JSON object, a bad request one that says what is wrong.
+ */
+
+/** An event as WEBHOOK_DELIVERY knows it. */
+export interface RecordedEvent {
+  readonly eventId: string;
+  readonly subjectId: number;
+  readonly documentId: number;
+}
+
+/** An event whose last outcome since a time is one that `recover` sends again. */
+export interface RecoverableEvent extends RecordedEvent {
+  readonly lastOutcome: DeliveryOutcome;
+  /** ms since the epoch. */
+  readonly lastAttemptAt: number;
+}
+
+/** One row of WEBHOOK_DELIVERY, as `status` shows it (never a secret: none is recorded). */
+export interface AttemptSummary {
+  readonly eventId: string;
+  readonly documentId: number;
+  readonly attempt: number;
+  readonly attemptedAt: number;
+  readonly outcome: string;
+  readonly httpStatus: number | null;
+  readonly error: string | null;
+  readonly durationMs: number | null;
+}
+
+/** A subject's endpoint as the admin sees it; `endpoint` undefined before its first event. */
+export interface SubjectEndpointState {
+  readonly webhookUrl: string | null;
+  readonly endpoint?: {
+    readonly disabledAt: number | null;
+    readonly enabledAt: number;
+    readonly failingSince: number | null;
+    readonly secretChangedAt: number | null;
+  };
+}
+
+/** The admin's view of a tenant database. */
+export interface WebhookAdminStore {
+  /** The subject and document of an event recorded in WEBHOOK_DELIVERY. */
+  findEvent(eventId: string): Promise<RecordedEvent | undefined>;
+  /** Events whose last outcome at or after `since` is failed or disabled, oldest first, at most `limit`. */
+  eventsToRecover(since: number, subjectId: number | undefined, limit: number): Promise<RecoverableEvent[]>;
+  /** The subject's endpoint state; undefined when the subject does not exist. */
+  subjectState(subjectId: number): Promise<SubjectEndpointState | undefined>;
+  /** The subject's last `limit` attempts, newest first. */
+  lastAttempts(subjectId: number, limit: number): Promise<AttemptSummary[]>;
+  /** Enables the endpoint and starts its failure count afresh (no row yet: nothing to do). */
+  enable(subjectId: number, now: number): Promise<void>;
+}
+
+/** Where an event is sent again: the document-received queue. Answers the message id. */
+export interface DocumentEventQueue {
+  send(event: DocumentReceivedEvent): Promise<string | undefined>;
+}
+
+export type WebhookAdminRequest =
+  | { readonly action: 'resend'; readonly tenant: string; readonly eventId: string }
+  | {
+      readonly action: 'recover';
+      readonly tenant: string;
+      readonly since: number;
+      readonly subjectId?: number;
+      readonly dryRun: boolean;
+    }
+  | { readonly action: 'enable'; readonly tenant: string; readonly subjectId: number }
+  | { readonly action: 'status'; readonly tenant: string; readonly subjectId: number };
+
+/** A request the admin function cannot carry out; its message says why. */
+export class WebhookAdminError extends Error {
+  override readonly name = 'WebhookAdminError';
+}
+
+export const ADMIN_ACTIONS = ['resend', 'recover', 'enable', 'status'] as const;
+/** `recover` sends at most this many events per call; a larger set is narrowed with `since` or `subjectId`. */
+export const MAX_RECOVER_EVENTS = 1000;
+/** `status` shows this many attempts. */
+export const STATUS_ATTEMPTS = 20;
+
+const TENANT_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const EVENT_ID = /^msg_[0-9a-f]{32}$/;
+const ISO_TIME = /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)?)?$/;
+
+function subjectIdOf(value: unknown, required: boolean): number | undefined {
+  if (value === undefined && !required) return undefined;
+  if (!isSubjectId(value)) {
+    throw new WebhookAdminError(`"subjectId" must be a positive integer up to ${MAX_SUBJECT_ID}`);
+  }
+  return value;
+}
+
+/** Reads an admin event; throws WebhookAdminError naming what is wrong. */
+export function parseWebhookAdminRequest(input: unknown): WebhookAdminRequest {
+  if (!input || typeof input !== 'object' || Array.isArray(input)) {
+    throw new WebhookAdminError(
+      'The event must be a JSON object like {"action":"status","tenant":"demo","subjectId":1}',
+    );
+  }
+  const event = input as Record<string, unknown>;
+  const { action, tenant } = event;
+  if (typeof action !== 'string' || !(ADMIN_ACTIONS as readonly string[]).includes(action)) {
+    throw new WebhookAdminError(`"action" must be one of ${ADMIN_ACTIONS.join(', ')}`);
+  }
+  if (typeof tenant !== 'string' || !TENANT_ID.test(tenant)) {
+    throw new WebhookAdminError('"tenant" must be a tenant id');
+  }
+  switch (action) {
+    case 'resend': {
+      if (typeof event.eventId !== 'string' || !EVENT_ID.test(event.eventId)) {
+        throw new WebhookAdminError(
+          '"eventId" must be an event id as in webhook-id (msg_ and 32 hex digits)',
+        );
+      }
+      return { action, tenant, eventId: event.eventId };
+    }
+    case 'recover': {
+      const since =
+        typeof event.since === 'string' && ISO_TIME.test(event.since.trim())
+          ? Date.parse(
+              /T.*(Z|[+-]\d\d:\d\d)$/.test(event.since.trim())
+                ? event.since.trim()
+                : `${event.since.trim()}Z`,
+            )
+          : Number.NaN;
+      if (Number.isNaN(since)) {
+        throw new WebhookAdminError(
+          '"since" must be an ISO time like 2025-03-03T00:00:00Z (UTC unless it says otherwise)',
+        );
+      }
+      if (event.dryRun !== undefined && typeof event.dryRun !== 'boolean') {
+        throw new WebhookAdminError('"dryRun" must be true or false');
+      }
+      const subjectId = subjectIdOf(event.subjectId, false);
+      return {
+        action,
+        tenant,
+        since,
+        ...(subjectId === undefined ? {} : { subjectId }),
+        dryRun: event.dryRun === true,
+      };
+    }
+    default:
+      return {
+        action: action as 'enable' | 'status',
+        tenant,
+        subjectId: subjectIdOf(event.subjectId, true)!,
+      };
+  }
+}
+
+const iso = (ms: number | null | undefined) =>
+  ms === null || ms === undefined ? null : new Date(ms).toISOString();
+
+export interface WebhookAdminContext {
+  readonly store: WebhookAdminStore;
+  readonly queue: DocumentEventQueue;
+  readonly now?: () => number;
+}
+
+/** Carries out an admin request; the answer is JSON. Throws WebhookAdminError for what cannot be done. */
+export async function runWebhookAdmin(
+  request: WebhookAdminRequest,
+  ctx: WebhookAdminContext,
+): Promise<Record<string, unknown>> {
+  const now = ctx.now ?? Date.now;
+  const { tenant } = request;
+  switch (request.action) {
+    case 'resend': {
+      const event = await ctx.store.findEvent(request.eventId);
+      if (!event) {
+        throw new WebhookAdminError(`No event ${request.eventId} in WEBHOOK_DELIVERY of tenant ${tenant}`);
+      }
+      const messageId = await ctx.queue.send({
+        tenant,
+        subjectId: event.subjectId,
+        documentId: event.documentId,
+        resend: true,
+      });
+      return { ok: true, action: 'resend', tenant, ...event, messageId };
+    }
+    case 'recover': {
+      const found = await ctx.store.eventsToRecover(request.since, request.subjectId, MAX_RECOVER_EVENTS + 1);
+      const events = found.slice(0, MAX_RECOVER_EVENTS);
+      const answer = {
+        ok: true,
+        action: 'recover',
+        tenant,
+        since: iso(request.since),
+        ...(request.subjectId === undefined ? {} : { subjectId: request.subjectId }),
+        dryRun: request.dryRun,
+        count: events.length,
+        // More than one call sends: the rest follows with a later `since` or per subject.
+        truncated: found.length > MAX_RECOVER_EVENTS,
+        events: events.map((event) => ({
+          eventId: event.eventId,
+          subjectId: event.subjectId,
+          documentId: event.documentId,
+          lastOutcome: event.lastOutcome,
+          lastAttemptAt: iso(event.lastAttemptAt),
+        })),
+      };
+      if (request.dryRun) return answer;
+      let sent = 0;
+      for (const event of events) {
+        await ctx.queue.send({
+          tenant,
+          subjectId: event.subjectId,
+          documentId: event.documentId,
+          resend: true,
+        });
+        sent++;
+      }
+      return { ...answer, sent };
+    }
+    case 'enable': {
+      const state = await ctx.store.subjectState(request.subjectId);
+      if (!state)
+        throw new WebhookAdminError(`Subject ${request.subjectId} does not exist in tenant ${tenant}`);
+      await ctx.store.enable(request.subjectId, now());
+      return {
+        ok: true,
+        action: 'enable',
+        tenant,
+        subjectId: request.subjectId,
+        state: 'enabled',
+        wasDisabled: (state.endpoint?.disabledAt ?? null) !== null,
+      };
+    }
+    case 'status': {
+      const state = await ctx.store.subjectState(request.subjectId);
+      if (!state)
+        throw new WebhookAdminError(`Subject ${request.subjectId} does not exist in tenant ${tenant}`);
+      const attempts = await ctx.store.lastAttempts(request.subjectId, STATUS_ATTEMPTS);
+      const endpoint = state.endpoint;
+      const disabled = (endpoint?.disabledAt ?? null) !== null;
+      return {
+        ok: true,
+        action: 'status',
+        tenant,
+        subjectId: request.subjectId,
+        webhookUrl: state.webhookUrl,
+        state: disabled ? 'disabled' : 'enabled',
+        // Enabled since the endpoint was first seen (or enabled again); null before its first event.
+        since: iso(disabled ? endpoint?.disabledAt : endpoint?.enabledAt),
+        failingSince: iso(endpoint?.failingSince),
+        secretChangedAt: iso(endpoint?.secretChangedAt),
+        lastAttempts: attempts.map((attempt) => ({ ...attempt, attemptedAt: iso(attempt.attemptedAt) })),
+      };
+    }
+  }
+}

@@ -1,0 +1,81 @@
+import type { Context } from 'aws-lambda';
+import { createEmbeddedWebhookAdminStore } from '../adapters/embedded-sql/webhook-admin-store.js';
+import { createMssqlWebhookAdminStore } from '../adapters/mssql/webhook-admin-store.js';
+import { createSqsDocumentEventQueue } from '../adapters/sqs/document-event-queue.js';
+import { byDialect, openDatabase } from '../config/databases.js';
+import { ConfigurationError } from '../config/settings.js';
+import { type DatabaseConnection, findTenant, type TenantConfig } from '../config/tenants.js';
+import type { Database } from '../core/database.js';
+import { describeError } from '../core/log.js';
+import {
+  type DocumentEventQueue,
+  parseWebhookAdminRequest,
+  runWebhookAdmin,
+  WebhookAdminError,
+} from '../core/webhook/admin.js';
+import { logFormatFromEnv, serviceLog } from './observability.js';
+
+/** What the admin function needs; tests replace any of it. */
+export interface WebhookAdminDependencies {
+  readonly tenant: (id: string) => Promise<TenantConfig | undefined>;
+  readonly database: (connection: DatabaseConnection) => Promise<Database>;
+  readonly queue: () => DocumentEventQueue;
+  readonly now?: () => number;
+}
+
+function defaultQueue(): DocumentEventQueue {
+  const queueUrl = process.env.DOCUMENT_RECEIVED_QUEUE_URL;
+  if (!queueUrl) throw new ConfigurationError('DOCUMENT_RECEIVED_QUEUE_URL must be set');
+  return createSqsDocumentEventQueue(queueUrl);
+}
+
+const defaults: WebhookAdminDependencies = {
+  tenant: (id) => findTenant(id, serviceLog()),
+  database: openDatabase,
+  queue: defaultQueue,
+};
+
+/** The answer to a request that cannot be carried out: what is wrong, never a stack or engine text. */
+const refusal = (message: string) => ({ ok: false, error: message });
+
+/**
+ * The webhook admin function (CONTRACT.md section 6), invoked with the Lambda Invoke API only
+ * (`aws lambda invoke`, `npm run webhooks`): resend, recover, enable, status. Every answer is a JSON
+ * object; a bad event or a failure is `{"ok":false,"error":"…"}`, never a crash, and each call is
+ * one log line (what was asked and how it ended).
+ */
+export function webhookAdminHandler(overrides: Partial<WebhookAdminDependencies> = {}) {
+  const deps: WebhookAdminDependencies = { ...defaults, ...overrides };
+  logFormatFromEnv();
+
+  return async function webhookAdmin(event: unknown, context?: Context): Promise<Record<string, unknown>> {
+    const fields: Record<string, unknown> = {
+      requestId: context?.awsRequestId,
+      function: context?.functionName,
+    };
+    let answer: Record<string, unknown>;
+    try {
+      const request = parseWebhookAdminRequest(event);
+      Object.assign(fields, { action: request.action, tenant: request.tenant });
+      const tenant = await deps.tenant(request.tenant);
+      if (!tenant) throw new WebhookAdminError(`Unknown tenant "${request.tenant}"`);
+      const db = await deps.database(tenant.database);
+      const store = byDialect(db, {
+        mssql: createMssqlWebhookAdminStore,
+        postgres: createEmbeddedWebhookAdminStore,
+      });
+      answer = await runWebhookAdmin(request, { store, queue: deps.queue(), now: deps.now });
+      serviceLog().info('webhook admin', { ...fields, ok: true, count: answer.count });
+    } catch (error) {
+      if (error instanceof WebhookAdminError) {
+        serviceLog().warn('webhook admin', { ...fields, ok: false, error: error.message });
+        return refusal(error.message);
+      }
+      serviceLog().error('webhook admin failed', { ...fields, ...describeError(error) });
+      const what =
+        error instanceof ConfigurationError ? error.message : 'the database or queue is not reachable';
+      return refusal(`The request could not be carried out: ${what}; try again`);
+    }
+    return answer;
+  };
+}

@@ -1,0 +1,24 @@
+import type { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe } from 'vitest';
+import { createEmbeddedWebhookDeliveryLog } from '../../shared/adapters/embedded-sql/webhook-delivery-log.js';
+import type { Database } from '../../shared/core/database.js';
+import type { WebhookDeliveryLog } from '../../shared/core/webhook/delivery-log.js';
+import { demoDatabase } from '../support/demo.js';
+import { endpointStateCases } from '../support/webhook-endpoint-state.js';
+
+// The same cases on T-SQL: tests/integration/mssql-webhook-delivery-log.test.ts.
+describe('Webhook endpoint state on the embedded database (integration)', () => {
+  let pg: PGlite;
+  let db: Database;
+  let log: WebhookDeliveryLog;
+
+  beforeAll(async () => {
+    ({ pg, db } = await demoDatabase());
+    log = createEmbeddedWebhookDeliveryLog(db);
+  });
+  afterAll(async () => {
+    await pg?.close();
+  });
+
+  endpointStateCases(() => ({ db, log }), 41);
+});
