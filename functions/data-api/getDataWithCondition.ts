@@ -3,13 +3,14 @@ import { translateMssqlCondition } from '../../shared/adapters/mssql/condition.j
 import { getDataWithCondition } from '../../shared/core/data-api/read.js';
 import { dataApiReadHandler, singleQueryParam } from '../../shared/lambda/data-api.js';
 
-/** GET /{tenant}/JsonAPI/Data/getDataWithCondition/{DataSource}?condition= */
+/** GET /{tenant}/JsonAPI/Data/getDataWithCondition/{DataSource}?condition=[&columns=] */
 export const handler = dataApiReadHandler(
   (ctx, request) =>
     getDataWithCondition(
       ctx,
       request.params.dataSource ?? '',
       singleQueryParam(request, 'condition', 'invalid_condition'),
+      singleQueryParam(request, 'columns', 'invalid_columns'),
     ),
   { mssql: translateMssqlCondition, postgres: translateEmbeddedCondition },
 );

@@ -29,6 +29,7 @@ function remembering(database: Database): Database {
     wrapped = {
       ...database,
       findDataSource: (schema, name) => catalogue.findDataSource(schema, name),
+      listDataSources: () => catalogue.listDataSources(),
       forgetDataSource: (schema, name) => catalogue.forgetDataSource?.(schema, name) ?? false,
     };
     withCatalogue.set(database, wrapped);

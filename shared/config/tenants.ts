@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { createHash, createHmac, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
@@ -100,9 +100,8 @@ const connection = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('embedded'), name: nonEmpty() }),
 ]);
 
-const identifierList = z.array(
-  z.string().check(z.regex(/^(?:[A-Za-z_][A-Za-z0-9_]*\.)?[A-Za-z_][A-Za-z0-9_]*$/)),
-);
+const qualifiedName = z.string().check(z.regex(/^(?:[A-Za-z_][A-Za-z0-9_]*\.)?[A-Za-z_][A-Za-z0-9_]*$/));
+const identifierList = z.array(qualifiedName);
 
 const WEB_API_DEFAULTS = {
   CommandTimeoutAsync: 20,
@@ -141,15 +140,32 @@ const tenant = z.strictObject({
     .check(z.minLength(1)),
   dataSources: z.union([z.literal('*'), identifierList]),
   procedures: z._default(identifierList, []),
+  /**
+   * Columns no Data API user of the tenant sees (CONTRACT 4a): data source (`NAME` or
+   * `schema.NAME`) to column names, case-insensitive. The service's own reads (webhook delivery)
+   * are not affected.
+   */
+  hiddenColumns: z._default(z.record(qualifiedName, z.array(nonEmpty())), {}),
   webApi: z._default(webApiSettings, WEB_API_DEFAULTS),
 });
 
 const registrySchema = z.strictObject({
+  /**
+   * The key of the deployment that signs `getDataPaginate`'s continuation cursors (CONTRACT 4a),
+   * at least 32 characters of secret. Without it, each tenant's key is derived from its Data API
+   * users' password hashes (secrets only the registry holds): cursors then stop working when a
+   * password changes, and a caller starts again from the first page.
+   */
+  pagingCursorKey: z.optional(z.string().check(z.minLength(32, { error: 'must be at least 32 characters' }))),
   tenants: z.record(z.string().check(z.regex(/^[a-z0-9][a-z0-9-]{0,62}$/)), tenant),
 });
 
 export type DatabaseConnection = z.infer<typeof connection>;
-export type TenantConfig = z.infer<typeof tenant> & { readonly id: string };
+export type TenantConfig = z.infer<typeof tenant> & {
+  readonly id: string;
+  /** The key (hex) of the tenant's continuation cursors: see `pagingCursorKey`. */
+  readonly cursorKey: string;
+};
 export type WebApiSettings = z.infer<typeof webApiSettings>;
 
 export interface TenantRegistry {
@@ -167,8 +183,16 @@ export function parseTenantRegistry(document: unknown): TenantRegistry {
     });
     throw new ConfigurationError(`Invalid tenant registry: ${problems.join('; ')}`);
   }
+  const { pagingCursorKey } = parsed.data;
   const tenants = new Map<string, TenantConfig>(
-    Object.entries(parsed.data.tenants).map(([id, config]) => [id, deepFreeze({ ...config, id })]),
+    Object.entries(parsed.data.tenants).map(([id, config]) => {
+      const cursorKey = pagingCursorKey
+        ? createHmac('sha256', pagingCursorKey).update(`paging-cursor\0${id}`).digest('hex')
+        : createHash('sha256')
+            .update(JSON.stringify(['paging-cursor', id, config.dataApiUsers.map((u) => u.passwordHash)]))
+            .digest('hex');
+      return [id, deepFreeze({ ...config, id, cursorKey })];
+    }),
   );
   return Object.freeze({
     get: (id: string) => tenants.get(id),

@@ -27,6 +27,8 @@ export interface ColumnInfo {
   /** Database type name as the catalogue reports it (`nvarchar`, `timestamp without time zone`, ...). */
   readonly dataType: string;
   readonly ordinal: number;
+  /** Whether the column admits NULL (the catalogue's IS_NULLABLE); undefined where not known. */
+  readonly nullable?: boolean;
 }
 
 export interface DataSourceInfo {
@@ -37,6 +39,17 @@ export interface DataSourceInfo {
   readonly columns: readonly ColumnInfo[];
   /** Primary key column names in key order; empty for views and tables without one. */
   readonly primaryKey: readonly string[];
+  /**
+   * The columns a read returns when not all of them (`columns=`), in the order asked; `columns`
+   * still decides the order of the rows, so choosing columns never changes which rows come when.
+   */
+  readonly selected?: readonly ColumnInfo[];
+}
+
+/** A table or view as a catalogue lists it. */
+export interface DataSourceName {
+  readonly schema: string;
+  readonly name: string;
 }
 
 export type SqlDialectName = 'mssql' | 'postgres';
@@ -79,6 +92,8 @@ export interface Database {
   findDataSource(schema: string | undefined, name: string): Promise<DataSourceInfo | undefined>;
   /** Where lookups are remembered: forgets the one of this name; true when there was one. */
   forgetDataSource?(schema: string | undefined, name: string): boolean;
+  /** Every table and view of the database outside the system schemas, by schema and name. */
+  listDataSources(): Promise<DataSourceName[]>;
   /** Runs `fn` in a transaction on one connection. */
   transaction<T>(fn: (tx: Pick<Database, 'query' | 'dialect'>) => Promise<T>): Promise<T>;
   close(): Promise<void>;

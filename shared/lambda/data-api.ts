@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createEmbeddedDataSourceReader } from '../adapters/embedded-sql/data-source-reader.js';
 import { createMssqlDataSourceReader } from '../adapters/mssql/data-source-reader.js';
 import { byDialect, openDatabase } from '../config/databases.js';
@@ -5,11 +6,18 @@ import { getSettings } from '../config/settings.js';
 import type { TenantConfig } from '../config/tenants.js';
 import type { Answer, AnswerLimits } from '../core/answers.js';
 import type { ConditionTranslator } from '../core/condition/index.js';
-import type { DataApiContext } from '../core/data-api/read.js';
+import type { DataAnswer, DataApiContext, NextPage } from '../core/data-api/read.js';
 import { cancelledBy, type SqlDialectName } from '../core/database.js';
 import { badRequest } from '../core/errors.js';
+import { matchesIfNoneMatch } from '../core/files/entity-tag.js';
 import { requireBasicAuth } from './basic-auth.js';
-import { type HttpRequest, httpHandler, type RenderedError, toServiceError } from './http.js';
+import {
+  type HttpRequest,
+  type HttpResponse,
+  httpHandler,
+  type RenderedError,
+  toServiceError,
+} from './http.js';
 import { answerResponse, largeAnswerLimits } from './large-answers.js';
 import { requireTenant } from './tenant.js';
 
@@ -58,23 +66,71 @@ export function singleQueryParam(request: HttpRequest, name: string, code: strin
 /** The condition compiler of each dialect, given by the one function that reads conditions. */
 export type ConditionTranslators = Readonly<Record<SqlDialectName, ConditionTranslator>>;
 
-/** A Data API read route: authenticated, on the tenant's application database. */
+/** The Data API's read context of a tenant: its database, what it may read and see, its cursors' key. */
+export async function dataApiContext(
+  tenant: TenantConfig,
+  request: HttpRequest,
+  conditions?: ConditionTranslators,
+): Promise<DataApiContext> {
+  return {
+    // Reads stop in the database when the invocation's time is up.
+    reader: byDialect(cancelledBy(await openDatabase(tenant.database), request.signal), {
+      mssql: (db) => createMssqlDataSourceReader(db, conditions?.mssql),
+      postgres: (db) => createEmbeddedDataSourceReader(db, conditions?.postgres),
+    }),
+    allowed: tenant.dataSources,
+    hidden: tenant.hiddenColumns,
+    cursors: { key: Buffer.from(tenant.cursorKey, 'hex'), tenant: tenant.id },
+    limits: await answerLimits(tenant),
+    batchRows: getSettings().readBatchRows,
+  };
+}
+
+/**
+ * A Data API read route: authenticated, on the tenant's application database. An answer given
+ * inline carries a strong ETag of its body and is answered 304 when the caller has it already
+ * (CONTRACT 4a); a full page carries the `Link` to the next.
+ */
 export function dataApiReadHandler(
-  read: (ctx: DataApiContext, request: HttpRequest) => Promise<Answer>,
+  read: (ctx: DataApiContext, request: HttpRequest) => Promise<DataAnswer>,
   conditions?: ConditionTranslators,
 ) {
   return httpHandler(async function readRoute(request) {
     const tenant = await authenticate(request);
-    const ctx: DataApiContext = {
-      // Reads stop in the database when the invocation's time is up.
-      reader: byDialect(cancelledBy(await openDatabase(tenant.database), request.signal), {
-        mssql: (db) => createMssqlDataSourceReader(db, conditions?.mssql),
-        postgres: (db) => createEmbeddedDataSourceReader(db, conditions?.postgres),
-      }),
-      allowed: tenant.dataSources,
-      limits: await answerLimits(tenant),
-      batchRows: getSettings().readBatchRows,
-    };
-    return answerResponse(await read(ctx, request), { 'content-type': 'application/json' });
+    const answer = await read(await dataApiContext(tenant, request, conditions), request);
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (answer.next) headers.link = nextPageLink(request, answer.next);
+    if (answer.kind === 'redirect') return answerResponse(answer, headers);
+    return conditionalAnswer(request, answer, headers);
   }, renderDataApiError);
+}
+
+/**
+ * 200 with a strong ETag of the body (SHA-256: it changes whenever a byte does) and
+ * `Cache-Control: private, no-cache` (a cache may keep it, but asks each time); 304 without a body
+ * when `If-None-Match` lists the tag (RFC 9110: weak comparison, several tags, `*`).
+ */
+export function conditionalAnswer(
+  request: HttpRequest,
+  answer: Extract<Answer, { kind: 'inline' }>,
+  headers: Record<string, string>,
+): HttpResponse {
+  const etag = `"${createHash('sha256').update(answer.body).digest('base64url')}"`;
+  const validators = { etag, 'cache-control': 'private, no-cache' };
+  if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) {
+    const { 'content-type': _, ...rest } = headers;
+    return { status: 304, headers: { ...rest, ...validators }, body: '' };
+  }
+  return answerResponse(answer, { ...headers, ...validators });
+}
+
+/** `<path?after=…&rows=…[&columns=…]>; rel="next"` (or `fromRow=` for a source without a key). */
+function nextPageLink(request: HttpRequest, next: NextPage): string {
+  const query = new URLSearchParams();
+  if ('after' in next) query.set('after', next.after);
+  else query.set('fromRow', String(next.fromRow));
+  query.set('rows', request.query.get('rows') ?? '');
+  const columns = request.query.get('columns');
+  if (columns !== null) query.set('columns', columns);
+  return `<${request.path}?${query.toString()}>; rel="next"`;
 }

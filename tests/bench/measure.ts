@@ -37,6 +37,36 @@ export async function sampleInterleaved(
   return [timesA.sort((x, y) => x - y), timesB.sort((x, y) => x - y)];
 }
 
+/**
+ * {@link sampleInterleaved} in CPU time of this process (user + system, ms) instead of wall time:
+ * the work a subject costs, which other processes on a shared machine cannot lengthen. For
+ * subjects that run wholly in this process (the local stack, its embedded database and the client).
+ */
+export async function sampleInterleavedCpu(
+  a: () => Promise<unknown>,
+  b: () => Promise<unknown>,
+  runs: number,
+  warmup = 3,
+): Promise<[number[], number[]]> {
+  const cpu = async (fn: () => Promise<unknown>) => {
+    const start = process.cpuUsage();
+    await fn();
+    const used = process.cpuUsage(start);
+    return (used.user + used.system) / 1000;
+  };
+  for (let i = 0; i < warmup; i++) {
+    await a();
+    await b();
+  }
+  const timesA: number[] = [];
+  const timesB: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    timesA.push(await cpu(a));
+    timesB.push(await cpu(b));
+  }
+  return [timesA.sort((x, y) => x - y), timesB.sort((x, y) => x - y)];
+}
+
 export const median = (sorted: number[]) => sorted[Math.floor(sorted.length / 2)]!;
 export const p95 = (sorted: number[]) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))]!;

@@ -33,7 +33,9 @@ describe('Data API over HTTP (local stack)', () => {
     expect(Object.keys(body)).toEqual(['subject']);
     const rows = body.subject!;
     expect(rows.length).toBeGreaterThanOrEqual(50);
-    expect(rows[0]).toMatchObject({ ID: 1, SECRET_WEBHOOK: 'demo-webhook-secret' });
+    expect(rows[0]).toMatchObject({ ID: 1 });
+    // The demo tenant hides it (infra/local/tenants.json, hiddenColumns).
+    expect(rows[0]).not.toHaveProperty('SECRET_WEBHOOK');
     // Ordered by the primary key.
     expect(rows.map((r) => r.ID)).toEqual([...rows.map((r) => r.ID as number)].sort((a, b) => a - b));
   });

@@ -86,6 +86,32 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
       expect((await data(fn, 'not;a;name', query)).status, fn).toBe(400);
       expect((await data(fn, 'SUBJECT', query, 'offline')).status, fn).toBe(503);
     }
+    // Conditional reads (CONTRACT 4a): the answer's ETag back in If-None-Match is a 304.
+    for (const fn of ['getData', 'getDataWithCondition', 'getRowsCount', 'getDataPaginate']) {
+      const query =
+        fn === 'getDataWithCondition'
+          ? '?condition=ID%20%3C%3D%203'
+          : fn === 'getDataPaginate'
+            ? '?fromRow=1&rows=3'
+            : '';
+      const source = fn === 'getData' ? 'WS_OPERATION' : 'SUBJECT';
+      const etag = (await data(fn, source, query)).headers.get('etag')!;
+      expect((await data(fn, source, query, 'demo', { ...basic, 'if-none-match': etag })).status, fn).toBe(
+        304,
+      );
+    }
+    // The tenant's description.
+    const description = (headers: Record<string, string>, tenant = 'demo') =>
+      call('GET', `/${tenant}/JsonAPI/openapi.json`, { headers });
+    const described = await description(basic);
+    expect(described.status).toBe(200);
+    expect((await description({})).status).toBe(401);
+    expect((await description(basic, 'nope')).status).toBe(404);
+    expect((await description(basic, 'offline')).status).toBe(503);
+    expect((await data('getDataPaginate', 'SUBJECT', '?fromRow=1&rows=3&columns=NOPE')).status).toBe(400);
+    expect(
+      (await data('getDataPaginate', 'SUBJECT', '?after=forged.AAAAAAAAAAAAAAAAAAAAAA&rows=3')).status,
+    ).toBe(400);
     expect((await data('getDataWithCondition', 'SUBJECT', '?condition=1%3B')).status).toBe(400);
     expect((await data('getDataPaginate', 'SUBJECT', '?fromRow=1&rows=0')).status).toBe(400);
     // Over the inline limit: written to S3, answered with a presigned Location.

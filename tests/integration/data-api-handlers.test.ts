@@ -56,6 +56,12 @@ beforeAll(async () => {
           dataApiUsers: user,
           dataSources: ['SUBJECT', 'QUOTES', 'SHIFTING'],
         },
+        beta: {
+          database: { kind: 'embedded', name: 'handlers-demo' },
+          dataApiUsers: user,
+          dataSources: ['SUBJECT', 'QUOTES'],
+          hiddenColumns: { subject: ['secret_webhook', 'ICO'] },
+        },
         down: { database: { kind: 'embedded', name: 'handlers-gone' }, dataApiUsers: user, dataSources: '*' },
       },
     }),
@@ -186,5 +192,64 @@ describe('Data API Lambda handlers', () => {
     const body = JSON.parse(response.body!) as { error: { code: string; message: string } };
     expect(body.error.code).toBe('database_unavailable');
     expect(response.body).not.toMatch(/PGlite|closed|stack|at /);
+  });
+
+  it('binds a cursor to its tenant: one of another tenant on the same database and source is 400 invalid_cursor', async () => {
+    const page = await invoke(
+      getDataPaginate,
+      event('alpha', 'getDataPaginate', 'SUBJECT', 'fromRow=1&rows=5'),
+    );
+    const link = String(page.headers?.link ?? '');
+    expect(link).toMatch(
+      /^<\/alpha\/JsonAPI\/Data\/getDataPaginate\/SUBJECT\?after=[^&>]+&rows=5>; rel="next"$/,
+    );
+    const after = new URLSearchParams(link.slice(link.indexOf('?') + 1, link.indexOf('>'))).get('after')!;
+    const own = await invoke(
+      getDataPaginate,
+      event('alpha', 'getDataPaginate', 'SUBJECT', `after=${after}&rows=5`),
+    );
+    expect(own.statusCode).toBe(200);
+    expect((JSON.parse(own.body!) as { SUBJECT: { ID: number }[] }).SUBJECT.map((r) => r.ID)).toEqual([
+      6, 7, 8, 9, 10,
+    ]);
+    const other = await invoke(
+      getDataPaginate,
+      event('beta', 'getDataPaginate', 'SUBJECT', `after=${after}&rows=5`),
+    );
+    expect(other.statusCode).toBe(400);
+    expect(JSON.parse(other.body!).error.code).toBe('invalid_cursor');
+  });
+
+  it("keeps each tenant's hidden columns to that tenant", async () => {
+    const alpha = JSON.parse((await invoke(getData, event('alpha', 'getData', 'SUBJECT'))).body!) as {
+      SUBJECT: Record<string, unknown>[];
+    };
+    const beta = JSON.parse((await invoke(getData, event('beta', 'getData', 'SUBJECT'))).body!) as {
+      SUBJECT: Record<string, unknown>[];
+    };
+    expect(alpha.SUBJECT[0]).toHaveProperty('SECRET_WEBHOOK');
+    expect(alpha.SUBJECT[0]).toHaveProperty('ICO');
+    expect(beta.SUBJECT[0]).not.toHaveProperty('SECRET_WEBHOOK');
+    expect(beta.SUBJECT[0]).not.toHaveProperty('ICO');
+    expect(Object.keys(beta.SUBJECT[0]!).sort()).toEqual(
+      Object.keys(alpha.SUBJECT[0]!)
+        .filter((k) => k !== 'SECRET_WEBHOOK' && k !== 'ICO')
+        .sort(),
+    );
+  });
+
+  it('gives a 303 no ETag, and a large page its Link all the same', async () => {
+    const stored = await invoke(
+      getDataPaginate,
+      event('alpha', 'getDataPaginate', 'QUOTES', 'fromRow=1&rows=2400'),
+    );
+    expect(stored.statusCode).toBe(303);
+    expect(stored.headers?.etag).toBeUndefined();
+    const full = await invoke(
+      getDataPaginate,
+      event('alpha', 'getDataPaginate', 'QUOTES', 'fromRow=1&rows=2300'),
+    );
+    expect(full.statusCode).toBe(303);
+    expect(String(full.headers?.link)).toMatch(/after=/);
   });
 });

@@ -31,6 +31,20 @@ describe('Class: embedded database adapter', () => {
     expect(await db.findDataSource('pg_catalog', 'pg_class')).toBeUndefined();
   });
 
+  it('tells which columns admit NULL and lists the tables and views, never the system ones (the per-tenant description)', async () => {
+    const subject = await db.findDataSource(undefined, 'SUBJECT');
+    const nullable = Object.fromEntries(subject!.columns.map((c) => [c.name, c.nullable]));
+    expect(nullable).toMatchObject({ ID: false, NAZEV: false, WEBHOOK_URL: true });
+    const listed = await db.listDataSources();
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        { schema: 'dbo', name: 'SUBJECT' },
+        { schema: 'dbo', name: 'V_DOKUMENT_SOUBOR' },
+      ]),
+    );
+    expect(listed.some((entry) => /^(pg_catalog|information_schema)$/.test(entry.schema))).toBe(false);
+  });
+
   it('stops a stream at the next batch once its signal aborts, and closes the cursor', async () => {
     const deadline = new AbortController();
     let batches = 0;

@@ -100,6 +100,16 @@ describe.skipIf(!url)('SQL Server adapter (integration)', () => {
     expect(await db.findDataSource(undefined, `${table}_missing`)).toBeUndefined();
   });
 
+  it('tells which columns admit NULL and lists the tables and views (the per-tenant description)', async () => {
+    const info = await db.findDataSource(undefined, table);
+    const nullable = Object.fromEntries(info!.columns.map((column) => [column.name, column.nullable]));
+    expect(nullable).toMatchObject({ Tenant: false, Id: false, Big: true, Name: true });
+    const listed = await db.listDataSources();
+    expect(listed).toEqual(expect.arrayContaining([{ schema: 'dbo', name: table }]));
+    expect(listed.map((entry) => entry.name.toLowerCase())).toContain(view.toLowerCase());
+    expect(listed.some((entry) => /^(sys|INFORMATION_SCHEMA)$/i.test(entry.schema))).toBe(false);
+  });
+
   it('detects views', async () => {
     const info = await db.findDataSource('dbo', view.toLowerCase());
     // The service uses the name only in SQL (case-insensitive there); answers use the caller's spelling.

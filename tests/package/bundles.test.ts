@@ -43,6 +43,7 @@ const BUDGETS: Record<string, { entry: number; total: number }> = {
   dataGetDataWithCondition: { entry: 160 * KB, total: 1140 * KB },
   dataGetRowsCount: { entry: 130 * KB, total: 1100 * KB },
   dataGetDataPaginate: { entry: 130 * KB, total: 1100 * KB },
+  dataOpenApi: { entry: 130 * KB, total: 1100 * KB },
   fileGetFile: { entry: 130 * KB, total: 1100 * KB },
   fileSetFile: { entry: 130 * KB, total: 1110 * KB },
   deliverWebhook: { entry: 130 * KB, total: 960 * KB },

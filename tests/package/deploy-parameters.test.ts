@@ -253,6 +253,8 @@ describe('deploy parameters', () => {
       DataGetDataWithCondition: under('answers/*'),
       DataGetRowsCount: under('answers/*'),
       DataGetDataPaginate: under('answers/*'),
+      // The description shares the reads' role; it answers inline.
+      DataOpenApi: under('answers/*'),
       FileGetFile: under('answers/*/files/*'),
       FileSetFile: [],
       DeliverWebhook: [],
@@ -315,7 +317,7 @@ describe('deploy parameters', () => {
             (permission.Properties.FunctionName as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0],
         ),
     );
-    expect(http.size).toBe(9);
+    expect(http.size).toBe(10);
     for (const [id, fn] of functions) {
       // A --param value is a string; CloudFormation takes "3" for an integer property.
       const reserved = fn.Properties.ReservedConcurrentExecutions;
@@ -345,6 +347,7 @@ describe('deploy parameters', () => {
       DataGetDataWithConditionLambdaFunction: 1,
       DataGetRowsCountLambdaFunction: 1,
       DataGetDataPaginateLambdaFunction: 1,
+      DataOpenApiLambdaFunction: 1,
       FileGetFileLambdaFunction: 1,
       FileSetFileLambdaFunction: 1,
       DeliverWebhookLambdaFunction: 10,

@@ -393,6 +393,20 @@ export async function startFirstRequestEnvironment(): Promise<FirstRequestEnviro
           ),
         };
       },
+      async dataOpenApi() {
+        return {
+          description: "the demo tenant's description (every readable table and view)",
+          event: httpApiEvent({
+            method: 'GET',
+            route: '/{tenant}/JsonAPI/openapi.json',
+            pathParameters: { tenant: 'demo' },
+            headers: { authorization: DEMO_AUTH },
+          }),
+          check: expectStatus(200, (_r, body) =>
+            (JSON.parse(body) as { openapi?: string }).openapi === '3.1.0' ? undefined : 'not OpenAPI 3.1',
+          ),
+        };
+      },
       async fileGetFile() {
         return {
           description: 'getFile of a 1.5 KB demo file (inline)',

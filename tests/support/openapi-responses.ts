@@ -23,31 +23,17 @@ interface Operation {
 }
 
 /**
- * What docs/openapi.yaml describes from CONTRACT.md section 4a (issue 20, items 1 to 4) ahead of
- * the service, which another branch is building: while absent, these are not reported. Empty it
- * once that work has landed, so that the checks hold the service to them.
+ * What docs/openapi.yaml describes ahead of the service, which the checks then let be absent:
+ * nothing since CONTRACT.md section 4a (issue 20) landed; the sets stay for the next time the
+ * document leads.
  */
 export const AWAITED_FROM_CONTRACT_4A = {
   /** `operationId status header` */
-  headers: new Set(
-    ['getData', 'getDataWithCondition', 'getRowsCount', 'getDataPaginate'].flatMap((operation) => [
-      `${operation} 200 ETag`,
-      `${operation} 200 Cache-Control`,
-    ]),
-  ),
+  headers: new Set<string>(),
   /** `METHOD path` */
-  routes: new Set(['GET /{tenant}/JsonAPI/openapi.json']),
+  routes: new Set<string>(),
   /** `operationId status`, documented answers no test can provoke yet */
-  answers: new Set([
-    'getData 304',
-    'getDataWithCondition 304',
-    'getRowsCount 304',
-    'getDataPaginate 304',
-    'getDataApiDescription 200',
-    'getDataApiDescription 401',
-    'getDataApiDescription 404',
-    'getDataApiDescription 503',
-  ]),
+  answers: new Set<string>(),
 };
 
 interface WebhookOperation {

@@ -45,6 +45,7 @@ export function recordingDatabase(dialect: SqlDialect, options: RecordingOptions
           throw new Error('not used');
         },
     findDataSource: options.findDataSource ?? (async () => undefined),
+    listDataSources: async () => [],
     transaction: () => Promise.reject(new Error('not used')),
     close: async () => undefined,
   };

@@ -80,3 +80,36 @@ describe('Function: verifyPassword', () => {
     expect(await verifyPassword('s3cret', hash)).toBe(true);
   });
 });
+
+describe('Tenant registry: hidden columns and the paging cursor key (CONTRACT 4a)', () => {
+  it('takes hiddenColumns per data source (NAME or schema.NAME), none by default', () => {
+    const registry = parseTenantRegistry({
+      tenants: {
+        a: { ...tenant, hiddenColumns: { SUBJECT: ['SECRET_WEBHOOK'], 'dbo.UCET': ['X'] } },
+        b: tenant,
+      },
+    });
+    expect(registry.get('a')!.hiddenColumns).toEqual({ SUBJECT: ['SECRET_WEBHOOK'], 'dbo.UCET': ['X'] });
+    expect(registry.get('b')!.hiddenColumns).toEqual({});
+    expect(() =>
+      parseTenantRegistry({ tenants: { a: { ...tenant, hiddenColumns: { 'not a name': ['X'] } } } }),
+    ).toThrow(/hiddenColumns/);
+    expect(() =>
+      parseTenantRegistry({ tenants: { a: { ...tenant, hiddenColumns: { SUBJECT: [''] } } } }),
+    ).toThrow(/hiddenColumns\.SUBJECT/);
+  });
+
+  it('keys each tenant’s cursors apart, from pagingCursorKey when given (at least 32 characters), else from its users’ hashes', () => {
+    const key = 'k'.repeat(32);
+    const keyed = parseTenantRegistry({ pagingCursorKey: key, tenants: { a: tenant, b: tenant } });
+    const again = parseTenantRegistry({ pagingCursorKey: key, tenants: { a: tenant } });
+    expect(keyed.get('a')!.cursorKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(keyed.get('a')!.cursorKey).not.toBe(keyed.get('b')!.cursorKey);
+    expect(again.get('a')!.cursorKey).toBe(keyed.get('a')!.cursorKey);
+    const derived = parseTenantRegistry({ tenants: { a: tenant } });
+    expect(derived.get('a')!.cursorKey).not.toBe(keyed.get('a')!.cursorKey);
+    expect(() => parseTenantRegistry({ pagingCursorKey: 'short', tenants: { a: tenant } })).toThrow(
+      /pagingCursorKey/,
+    );
+  });
+});

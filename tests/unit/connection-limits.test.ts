@@ -28,7 +28,7 @@ describe('serverless.yml: connections per instance and instances per function', 
   const workers = Object.entries(config.functions).filter(([, fn]) => fn.events?.some((event) => event.sqs));
 
   it('gives every HTTP function the reserved concurrency of requestFunctionConcurrency', () => {
-    expect(http.map(([name]) => name).sort()).toHaveLength(9);
+    expect(http.map(([name]) => name).sort()).toHaveLength(10);
     for (const [name, fn] of http) {
       expect((fn as { reservedConcurrency?: unknown }).reservedConcurrency, name).toBe(
         param('requestFunctionConcurrency'),
@@ -67,6 +67,7 @@ describe('serverless.yml: connections per instance and instances per function', 
       dataGetDataWithCondition: 1,
       dataGetRowsCount: 1,
       dataGetDataPaginate: 1,
+      dataOpenApi: 1,
       fileGetFile: 1,
       fileSetFile: 1,
       deliverWebhook: 10,
@@ -83,7 +84,7 @@ describe('serverless.yml: connections per instance and instances per function', 
     expect((config.functions.webhookAdmin as { reservedConcurrency?: unknown }).reservedConcurrency).toBe(1);
   });
 
-  it('defaults to 10 per HTTP function, 5 batches of each worker and one admin: the formula gives 176', () => {
+  it('defaults to 10 per HTTP function, 5 batches of each worker and one admin: the formula gives 186', () => {
     const given = (name: string) => Number(config.params.default[name]);
     const sessions =
       http.reduce(
@@ -95,7 +96,7 @@ describe('serverless.yml: connections per instance and instances per function', 
       Number((config.functions.webhookAdmin as { reservedConcurrency?: unknown }).reservedConcurrency) *
         Number(variable('webhookAdmin', 'DB_POOL_MAX'));
     // docs/sql-server.md "Connections to SQL Server" gives this figure.
-    expect(sessions).toBe(176);
+    expect(sessions).toBe(186);
   });
 });
 

@@ -23,6 +23,7 @@ function fakeCatalogue(objects: DataSourceInfo[]): Database & { lookups: number 
     },
     query: async () => [],
     streamBatches: async function* () {},
+    listDataSources: async () => [],
     transaction: async () => {
       throw new Error('unused');
     },
@@ -158,6 +159,7 @@ describe('Function: rememberedCatalogue', () => {
     let fail = true;
     const catalogue = rememberedCatalogue(
       {
+        listDataSources: async () => [],
         async findDataSource() {
           calls++;
           await new Promise((resolve) => setTimeout(resolve, 5));

@@ -240,6 +240,7 @@ describe('findDataSource', () => {
       objectType: 'U',
       columnName: 'Id',
       dataType: 'int',
+      isNullable: 'NO',
       keyOrdinal: 2,
     },
     {
@@ -248,6 +249,7 @@ describe('findDataSource', () => {
       objectType: 'U',
       columnName: 'Tenant',
       dataType: 'uniqueidentifier',
+      isNullable: 'NO',
       keyOrdinal: 1,
     },
     {
@@ -256,6 +258,7 @@ describe('findDataSource', () => {
       objectType: 'U',
       columnName: 'Amount',
       dataType: 'money',
+      isNullable: 'YES',
       keyOrdinal: null,
     },
     {
@@ -285,10 +288,11 @@ describe('findDataSource', () => {
       name: 'Orders',
       kind: 'table',
       columns: [
-        { name: 'Id', kind: 'int', dataType: 'int', ordinal: 1 },
-        { name: 'Tenant', kind: 'guid', dataType: 'uniqueidentifier', ordinal: 2 },
-        { name: 'Amount', kind: 'decimal', dataType: 'money', ordinal: 3 },
-        { name: 'Placed', kind: 'datetime', dataType: 'datetime2', ordinal: 4 },
+        { name: 'Id', kind: 'int', dataType: 'int', ordinal: 1, nullable: false },
+        { name: 'Tenant', kind: 'guid', dataType: 'uniqueidentifier', ordinal: 2, nullable: false },
+        { name: 'Amount', kind: 'decimal', dataType: 'money', ordinal: 3, nullable: true },
+        // What the catalogue does not say is not taken for "may be NULL".
+        { name: 'Placed', kind: 'datetime', dataType: 'datetime2', ordinal: 4, nullable: false },
       ],
       primaryKey: ['Tenant', 'Id'],
     });

@@ -23,10 +23,27 @@ describe('openApiResponseChecker', () => {
   it('wants the headers the document declares required, x-request-id on every Data API answer too', () => {
     const url = `${BASE}/demo/JsonAPI/Data/getRowsCount/SUBJECT`;
     const body = '{"SUBJECT":[{"rowsCount":60}]}';
-    const headers = { 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'r1' };
+    const headers = {
+      'content-type': 'application/json; charset=utf-8',
+      'x-request-id': 'r1',
+      etag: '"t"',
+      'cache-control': 'private, no-cache',
+    };
     expect(checker.check('GET', url, answer(200, headers, body))).toEqual([]);
-    expect(checker.check('GET', url, answer(200, { 'content-type': 'application/json' }, body))).toEqual([
+    const { 'x-request-id': _id, ...withoutId } = headers;
+    expect(checker.check('GET', url, answer(200, withoutId, body))).toEqual([
       'getRowsCount 200: header x-request-id is missing',
+    ]);
+    // A read's conditional-request headers (CONTRACT 4a) are required too.
+    expect(
+      checker.check(
+        'GET',
+        url,
+        answer(200, { 'content-type': 'application/json', 'x-request-id': 'r1' }, body),
+      ),
+    ).toEqual([
+      'getRowsCount 200: header ETag is missing',
+      'getRowsCount 200: header Cache-Control is missing',
     ]);
     const denied = '{"error":{"code":"unauthorized","message":"no","requestId":"r1"}}';
     expect(checker.check('GET', url, answer(401, { 'content-type': 'application/json' }, denied))).toEqual([

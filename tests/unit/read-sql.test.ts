@@ -62,7 +62,7 @@ const ctx = (db: Database, inlineLimitBytes = limits.inlineLimitBytes, store?: L
 describe('Data API SQL for SQL Server', () => {
   it('pages as a deferred join: the keys with OFFSET/FETCH in primary-key order, then their rows; parameters only', async () => {
     const { db, statements } = recordingSubjects(mssqlDialect);
-    await getDataPaginate(ctx(db), 'subject', '11', '5');
+    await getDataPaginate(ctx(db), 'subject', { fromRow: '11', rows: '5' });
     expect(statements[0]).toEqual({
       sql:
         'SELECT page_row.[ID], page_row.[NAZEV] FROM [dbo].[SUBJECT] AS page_row ' +
@@ -74,7 +74,7 @@ describe('Data API SQL for SQL Server', () => {
 
   it('pages a source without a primary key with a plain OFFSET/FETCH in the order of its columns', async () => {
     const { db, statements } = recordingSubjects(mssqlDialect);
-    await getDataPaginate(ctx(db), 'V_X', '1', '5');
+    await getDataPaginate(ctx(db), 'V_X', { fromRow: '1', rows: '5' });
     expect(statements[0]!.sql).toBe(
       'SELECT [ID], [NAZEV], [OBSAH] FROM [dbo].[V_X] ORDER BY [ID], [NAZEV] OFFSET @p1 ROWS FETCH NEXT @p2 ROWS ONLY',
     );
@@ -109,7 +109,7 @@ describe('Data API SQL for SQL Server', () => {
 describe('Data API reads in batches', () => {
   it('pages on PostgreSQL with $1/$2, as a deferred join', async () => {
     const { db, statements } = recordingSubjects(postgresDialect);
-    await getDataPaginate(ctx(db), 'SUBJECT', '1', '10');
+    await getDataPaginate(ctx(db), 'SUBJECT', { fromRow: '1', rows: '10' });
     expect(statements[0]!.sql).toBe(
       'SELECT "ID", "NAZEV" FROM "dbo"."SUBJECT" WHERE "ID" = ANY(ARRAY(' +
         'SELECT "ID" FROM "dbo"."SUBJECT" ORDER BY "ID" OFFSET $1 ROWS FETCH NEXT $2 ROWS ONLY)) ORDER BY "ID"',
@@ -185,5 +185,112 @@ describe('Data API reads of a table that changed', () => {
     const other = changing('22012', 1, true);
     await expect(getRowsCount(ctx(other.db), 'SUBJECT')).rejects.toBeInstanceOf(DatabaseStatementError);
     expect(other.counts()).toEqual({ calls: 1, lookups: 1 });
+  });
+});
+
+describe('Data API reads beyond the ERP (CONTRACT 4a): the SQL', () => {
+  const PAIRS: DataSourceInfo = {
+    schema: 'dbo',
+    name: 'PAIRS',
+    kind: 'table',
+    columns: [
+      { name: 'A', kind: 'int', dataType: 'int', ordinal: 1 },
+      { name: 'B', kind: 'string', dataType: 'nvarchar', ordinal: 2 },
+      { name: 'V', kind: 'int', dataType: 'int', ordinal: 3 },
+    ],
+    primaryKey: ['A', 'B'],
+  };
+  const cursors = { key: Buffer.alloc(32, 7), tenant: 'alpha' };
+  const withPairs = (dialect: SqlDialect, rows: Row[]) =>
+    recordingDatabase(dialect, {
+      answer: rows,
+      findDataSource: async (_schema, name) =>
+        [SUBJECT, VIEW, PAIRS].find((s) => s.name.toLowerCase() === name.toLowerCase()),
+    });
+
+  it('columns= selects the chosen columns and the primary key (to continue from), and answers only the chosen', async () => {
+    for (const dialect of [mssqlDialect, postgresDialect]) {
+      const { db, statements } = withPairs(dialect, [{ V: 1, A: 1, B: 'x' }]);
+      const answer = await getDataPaginate({ ...ctx(db), cursors }, 'PAIRS', {
+        fromRow: '1',
+        rows: '1',
+        columns: 'v',
+      });
+      const q = dialect.quoteIdent;
+      expect(statements[0]!.sql).toContain(
+        `SELECT page_row.${q('V')}, page_row.${q('A')}, page_row.${q('B')} FROM`,
+      );
+      expect(answer.kind === 'inline' && JSON.parse(answer.body.toString())).toEqual({ PAIRS: [{ V: 1 }] });
+      expect(answer.next).toEqual({ after: expect.stringMatching(/^[\w-]+\.[\w-]{22}$/) });
+    }
+  });
+
+  it('a page by cursor is a seek after the key, with the key values and the page size as parameters', async () => {
+    const first = withPairs(mssqlDialect, [{ A: 2, B: "o'k", V: 1 }]);
+    const page = await getDataPaginate({ ...ctx(first.db), cursors }, 'PAIRS', { fromRow: '1', rows: '1' });
+    const after = page.next && 'after' in page.next ? page.next.after : '';
+    const ms = withPairs(mssqlDialect, []);
+    await getDataPaginate({ ...ctx(ms.db), cursors }, 'PAIRS', { after, rows: '50' });
+    expect(ms.statements[0]).toEqual({
+      sql:
+        'SELECT [A], [B], [V] FROM [dbo].[PAIRS] WHERE [A] >= @p1 AND (([A] > @p1) OR ([A] = @p1 AND [B] > @p2)) ' +
+        'ORDER BY [A], [B] OFFSET 0 ROWS FETCH NEXT @p3 ROWS ONLY',
+      params: [2, "o'k", 50],
+    });
+    const pg = withPairs(postgresDialect, []);
+    await getDataPaginate({ ...ctx(pg.db), cursors }, 'PAIRS', { after, rows: '50' });
+    expect(pg.statements[0]).toEqual({
+      sql: 'SELECT "A", "B", "V" FROM "dbo"."PAIRS" WHERE ("A", "B") > ($1, $2) ORDER BY "A", "B" FETCH FIRST $3 ROWS ONLY',
+      params: [2, "o'k", 50],
+    });
+  });
+
+  it('a cursor of another tenant, another source or another key order is refused before any read', async () => {
+    const first = withPairs(mssqlDialect, [{ A: 2, B: 'x', V: 1 }]);
+    const page = await getDataPaginate({ ...ctx(first.db), cursors }, 'PAIRS', { fromRow: '1', rows: '1' });
+    const after = page.next && 'after' in page.next ? page.next.after : '';
+    const attempts = [
+      { cursors: { ...cursors, tenant: 'beta' }, source: 'PAIRS', hidden: undefined },
+      { cursors: { ...cursors, key: Buffer.alloc(32, 8) }, source: 'PAIRS', hidden: undefined },
+      { cursors, source: 'SUBJECT', hidden: undefined },
+      // A hidden key column: the source is ordered as one without a key, so no cursor is its own.
+      { cursors, source: 'PAIRS', hidden: { PAIRS: ['b'] } },
+    ];
+    for (const attempt of attempts) {
+      const { db, statements } = withPairs(mssqlDialect, []);
+      await expect(
+        getDataPaginate({ ...ctx(db), cursors: attempt.cursors, hidden: attempt.hidden }, attempt.source, {
+          after,
+          rows: '5',
+        }),
+      ).rejects.toMatchObject({ status: 400, code: 'invalid_cursor' });
+      expect(statements).toEqual([]);
+    }
+  });
+
+  it('hidden columns are never read, in any case of the registry entry; a hidden key orders by the visible columns', async () => {
+    for (const dialect of [mssqlDialect, postgresDialect]) {
+      const { db, statements } = withPairs(dialect, [{ A: 1, V: 1 }]);
+      const hidden = { 'dbo.pairs': ['b'] };
+      const answer = await getDataPaginate({ ...ctx(db), cursors, hidden }, 'PAIRS', {
+        fromRow: '1',
+        rows: '1',
+      });
+      const q = dialect.quoteIdent;
+      expect(statements[0]!.sql).not.toContain(q('B'));
+      expect(statements[0]!.sql).toContain(`ORDER BY ${q('A')}, ${q('V')}`);
+      // Without a key the next page is by row number.
+      expect(answer.next).toEqual({ fromRow: 2 });
+      await expect(getDataWithCondition({ ...ctx(db), hidden }, 'PAIRS', "B = 'x'")).rejects.toMatchObject({
+        status: 400,
+        code: 'invalid_condition',
+      });
+    }
+  });
+
+  it('a page with fewer rows than asked has no next page', async () => {
+    const { db } = withPairs(mssqlDialect, [{ A: 1, B: 'x', V: 1 }]);
+    const answer = await getDataPaginate({ ...ctx(db), cursors }, 'PAIRS', { fromRow: '1', rows: '2' });
+    expect(answer.next).toBeUndefined();
   });
 });

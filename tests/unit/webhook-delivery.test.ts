@@ -439,6 +439,7 @@ function fakeDatabase(subjectUrl: string | null): Database & { inserts: unknown[
       throw new Error('not used');
     },
     findDataSource: async () => undefined,
+    listDataSources: async () => [],
     transaction: () => {
       throw new Error('not used');
     },

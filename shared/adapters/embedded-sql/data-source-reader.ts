@@ -2,12 +2,15 @@
 import type { ConditionTranslator } from '../../core/condition/index.js';
 import type { DataSourceReader } from '../../core/data-api/reader.js';
 import type { Database, DataSourceInfo } from '../../core/database.js';
-import { createSqlDataSourceReader, sortColumns } from '../sql-common/data-source-reader.js';
+import { createSqlDataSourceReader, readColumns, sortColumns } from '../sql-common/data-source-reader.js';
 import { postgresDialect } from './dialect.js';
 
 const PAGE = 'OFFSET $1 ROWS FETCH NEXT $2 ROWS ONLY';
 const q = postgresDialect.quoteIdent;
-const columnList = (source: DataSourceInfo) => source.columns.map((c) => q(c.name)).join(', ');
+const columnList = (source: DataSourceInfo) =>
+  readColumns(source)
+    .map((c) => q(c.name))
+    .join(', ');
 const from = (source: DataSourceInfo) => `${q(source.schema)}.${q(source.name)}`;
 function orderBy(source: DataSourceInfo): string {
   const columns = sortColumns(source);
@@ -29,8 +32,23 @@ function deferredJoinPage(source: DataSourceInfo): string {
   }
   const on = keys.map((k) => `page_row.${k} = page_key.${k}`).join(' AND ');
   return (
-    `SELECT ${source.columns.map((c) => `page_row.${q(c.name)}`).join(', ')} FROM ${from(source)} AS page_row ` +
+    `SELECT ${readColumns(source)
+      .map((c) => `page_row.${q(c.name)}`)
+      .join(', ')} FROM ${from(source)} AS page_row ` +
     `INNER JOIN (${keyPage}) AS page_key ON ${on} ORDER BY ${keys.map((k) => `page_row.${k}`).join(', ')}`
+  );
+}
+
+/**
+ * The rows after a key, as a row comparison: PostgreSQL seeks it on the primary key's index
+ * (a B-tree compares rows of its columns in the same order).
+ */
+function afterKeyPage(source: DataSourceInfo): string {
+  const keys = source.primaryKey.map(q);
+  const params = keys.map((_, index) => `$${index + 1}`);
+  return (
+    `SELECT ${columnList(source)} FROM ${from(source)} WHERE (${keys.join(', ')}) > (${params.join(', ')}) ` +
+    `ORDER BY ${keys.join(', ')} FETCH FIRST $${keys.length + 1} ROWS ONLY`
   );
 }
 
@@ -49,6 +67,7 @@ export function createEmbeddedDataSourceReader(
         source.primaryKey.length > 0
           ? deferredJoinPage(source)
           : `SELECT ${columnList(source)} FROM ${from(source)} ${orderBy(source)} ${PAGE}`,
+      selectAfter: afterKeyPage,
       count: (source) => `SELECT count(*) AS "n" FROM ${from(source)}`,
     },
     translate,

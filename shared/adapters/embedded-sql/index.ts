@@ -167,7 +167,8 @@ export function createEmbeddedDatabase(pg: PGlite): Database {
       const realSchema = String(object.schema);
       const realName = String(object.name);
       const columns = await query(
-        `SELECT column_name AS "name", data_type AS "dataType", ordinal_position AS "ordinal"
+        `SELECT column_name AS "name", data_type AS "dataType", ordinal_position AS "ordinal",
+                is_nullable = 'YES' AS "nullable"
            FROM information_schema.columns
           WHERE table_schema = $1 AND table_name = $2
           ORDER BY ordinal_position`,
@@ -192,6 +193,7 @@ export function createEmbeddedDatabase(pg: PGlite): Database {
             dataType: String(c.dataType),
             kind: columnKind(String(c.dataType)),
             ordinal: Number(c.ordinal),
+            nullable: c.nullable === true,
           }),
         ),
         primaryKey: keys.map((k) => String(k.name)),
@@ -200,11 +202,24 @@ export function createEmbeddedDatabase(pg: PGlite): Database {
     return undefined;
   }
 
+  /** Tables and views of the schemas a name without one is looked up in, then of the others. */
+  async function listDataSources() {
+    const rows = await query(
+      `SELECT table_schema AS "schema", table_name AS "name"
+         FROM information_schema.tables
+        WHERE table_type IN ('BASE TABLE', 'VIEW')
+          AND table_schema NOT IN ('pg_catalog', 'information_schema')
+        ORDER BY table_schema, table_name`,
+    );
+    return rows.map((row) => ({ schema: String(row.schema), name: String(row.name) }));
+  }
+
   return {
     dialect: postgresDialect,
     query,
     streamBatches,
     findDataSource,
+    listDataSources,
     async transaction(fn) {
       try {
         return await pg.transaction((tx) =>

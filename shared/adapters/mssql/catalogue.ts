@@ -1,4 +1,4 @@
-import type { ColumnInfo, Database, DataSourceInfo, Row } from '../../core/database.js';
+import type { ColumnInfo, Database, DataSourceInfo, DataSourceName, Row } from '../../core/database.js';
 import { columnKind } from './types.js';
 
 /**
@@ -21,7 +21,8 @@ WITH target AS (
 )
 SELECT target.schema_name AS schemaName, target.object_name AS objectName,
   CASE WHEN target.table_type = 'VIEW' THEN 'V' ELSE 'U' END AS objectType,
-  c.COLUMN_NAME AS columnName, c.DATA_TYPE AS dataType, k.ORDINAL_POSITION AS keyOrdinal
+  c.COLUMN_NAME AS columnName, c.DATA_TYPE AS dataType, c.IS_NULLABLE AS isNullable,
+  k.ORDINAL_POSITION AS keyOrdinal
 FROM target
 JOIN INFORMATION_SCHEMA.COLUMNS AS c
   ON c.TABLE_SCHEMA = target.schema_name AND c.TABLE_NAME = target.object_name
@@ -47,6 +48,7 @@ export async function findMssqlDataSource(
     kind: columnKind(String(row.dataType)),
     dataType: String(row.dataType),
     ordinal: index + 1,
+    nullable: String(row.isNullable).toUpperCase() === 'YES',
   }));
   const primaryKey = rows
     .filter((row): row is Row & { keyOrdinal: number } => typeof row.keyOrdinal === 'number')
@@ -59,4 +61,17 @@ export async function findMssqlDataSource(
     columns,
     primaryKey,
   };
+}
+
+/** Every table and view outside the system schemas, by schema and name. */
+export const LIST_DATA_SOURCES_SQL = `
+SELECT t.TABLE_SCHEMA AS schemaName, t.TABLE_NAME AS objectName
+FROM INFORMATION_SCHEMA.TABLES AS t
+WHERE t.TABLE_TYPE IN ('BASE TABLE', 'VIEW') AND t.TABLE_SCHEMA NOT IN (N'sys', N'INFORMATION_SCHEMA')
+ORDER BY t.TABLE_SCHEMA, t.TABLE_NAME`;
+
+/** Lists the tables and views of a SQL Server database. */
+export async function listMssqlDataSources(query: Database['query']): Promise<DataSourceName[]> {
+  const rows = await query(LIST_DATA_SOURCES_SQL);
+  return rows.map((row) => ({ schema: String(row.schemaName), name: String(row.objectName) }));
 }

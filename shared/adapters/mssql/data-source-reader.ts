@@ -2,12 +2,15 @@
 import type { ConditionTranslator } from '../../core/condition/index.js';
 import type { DataSourceReader } from '../../core/data-api/reader.js';
 import type { Database, DataSourceInfo } from '../../core/database.js';
-import { createSqlDataSourceReader, sortColumns } from '../sql-common/data-source-reader.js';
+import { createSqlDataSourceReader, readColumns, sortColumns } from '../sql-common/data-source-reader.js';
 import { mssqlDialect } from './dialect.js';
 
 const PAGE = 'OFFSET @p1 ROWS FETCH NEXT @p2 ROWS ONLY';
 const q = mssqlDialect.quoteIdent;
-const columnList = (source: DataSourceInfo) => source.columns.map((c) => q(c.name)).join(', ');
+const columnList = (source: DataSourceInfo) =>
+  readColumns(source)
+    .map((c) => q(c.name))
+    .join(', ');
 const from = (source: DataSourceInfo) => `${q(source.schema)}.${q(source.name)}`;
 /** T-SQL requires an ORDER BY for OFFSET/FETCH; without sortable columns, an explicitly arbitrary one. */
 function orderBy(source: DataSourceInfo): string {
@@ -24,9 +27,31 @@ function deferredJoinPage(source: DataSourceInfo): string {
   const keys = source.primaryKey.map(q);
   const on = keys.map((k) => `page_row.${k} = page_key.${k}`).join(' AND ');
   return (
-    `SELECT ${source.columns.map((c) => `page_row.${q(c.name)}`).join(', ')} FROM ${from(source)} AS page_row ` +
+    `SELECT ${readColumns(source)
+      .map((c) => `page_row.${q(c.name)}`)
+      .join(', ')} FROM ${from(source)} AS page_row ` +
     `INNER JOIN (SELECT ${keys.join(', ')} FROM ${from(source)} ORDER BY ${keys.join(', ')} ${PAGE}) AS page_key ` +
     `ON ${on} ORDER BY ${keys.map((k) => `page_row.${k}`).join(', ')}`
+  );
+}
+
+/**
+ * The rows after a key. T-SQL has no row comparison: `(a, b) > (x, y)` is spelled out, its first
+ * column bounded on its own as well (`a >= x`) so that the optimiser seeks the key's index there.
+ */
+function afterKeyPage(source: DataSourceInfo): string {
+  const keys = source.primaryKey.map(q);
+  const param = (index: number) => `@p${index + 1}`;
+  const after = keys.map((key, index) =>
+    [...keys.slice(0, index).map((k, i) => `${k} = ${param(i)}`), `${key} > ${param(index)}`].join(' AND '),
+  );
+  const where =
+    keys.length === 1
+      ? after[0]
+      : `${keys[0]} >= ${param(0)} AND (${after.map((a) => `(${a})`).join(' OR ')})`;
+  return (
+    `SELECT ${columnList(source)} FROM ${from(source)} WHERE ${where} ` +
+    `ORDER BY ${keys.join(', ')} OFFSET 0 ROWS FETCH NEXT ${param(keys.length)} ROWS ONLY`
   );
 }
 
@@ -42,6 +67,7 @@ export function createMssqlDataSourceReader(db: Database, translate?: ConditionT
         source.primaryKey.length > 0
           ? deferredJoinPage(source)
           : `SELECT ${columnList(source)} FROM ${from(source)} ${orderBy(source)} ${PAGE}`,
+      selectAfter: afterKeyPage,
       count: (source) => `SELECT COUNT_BIG(*) AS [n] FROM ${from(source)}`,
     },
     translate,

@@ -1,5 +1,5 @@
 import { type Database, type Row, StatementCancelledError } from '../../core/database.js';
-import { findMssqlDataSource } from './catalogue.js';
+import { findMssqlDataSource, listMssqlDataSources } from './catalogue.js';
 import { closeSharedPool, mapError, type PoolOwner, type SqlServerTls, sharedPool } from './connection.js';
 import { mssqlDialect } from './dialect.js';
 import {
@@ -165,6 +165,10 @@ export function createMssqlDatabase(options: MssqlDatabaseOptions): Database {
 
     findDataSource(schema, name) {
       return findMssqlDataSource(query, schema, name);
+    },
+
+    listDataSources() {
+      return listMssqlDataSources(query);
     },
 
     async transaction(fn) {

@@ -5,7 +5,7 @@
 import type { CompiledCondition, Condition } from '../../core/condition/index.js';
 import { type ConditionTranslator, translateCondition } from '../../core/condition/index.js';
 import type { DataSourceReader } from '../../core/data-api/reader.js';
-import type { Database, DataSourceInfo, Row } from '../../core/database.js';
+import type { ColumnInfo, Database, DataSourceInfo, Row } from '../../core/database.js';
 
 // Types SQL Server cannot sort by; ordering on them would fail.
 const UNSORTABLE_TYPES = new Set(['text', 'ntext', 'image', 'xml', 'sql_variant', 'geography', 'geometry']);
@@ -19,7 +19,19 @@ export function sortColumns(source: DataSourceInfo): readonly string[] {
         .map((c) => c.name);
 }
 
-/** A dialect's statements of the Data API's reads, every one selecting all columns in {@link sortColumns} order. */
+/**
+ * The columns a read selects: those chosen (`columns=`), else all, and the primary key's after
+ * them where not chosen, so that a page's last row always tells where the next one starts.
+ */
+export function readColumns(source: DataSourceInfo): readonly ColumnInfo[] {
+  const selected = source.selected;
+  if (!selected) return source.columns;
+  const chosen = new Set(selected.map((c) => c.name));
+  const keys = source.columns.filter((c) => source.primaryKey.includes(c.name) && !chosen.has(c.name));
+  return keys.length === 0 ? selected : [...selected, ...keys];
+}
+
+/** A dialect's statements of the Data API's reads, every one selecting {@link readColumns} in {@link sortColumns} order. */
 export interface DataSourceStatements {
   selectAll(source: DataSourceInfo): string;
   /** Rows satisfying `where`, a translated condition whose placeholders start at 1. */
@@ -31,6 +43,12 @@ export interface DataSourceStatements {
    * order as the plain OFFSET query.
    */
   selectPage(source: DataSourceInfo): string;
+  /**
+   * Keyset continuation: the rows whose primary key comes after parameters 1..k (one per key
+   * column, in key order), in key order, at most parameter k+1 of them; a seek on the key's index,
+   * so it costs the same at any depth.
+   */
+  selectAfter(source: DataSourceInfo): string;
   /** One row, one column `n`: the number of rows. */
   count(source: DataSourceInfo): string;
 }
@@ -62,6 +80,11 @@ export function createSqlDataSourceReader(
       // A page that fits one batch is read in one statement, without a cursor's extra round trips.
       if (rows > batchRows) return db.streamBatches(sql.selectPage(source), [offset, rows], batchRows);
       return oneBatch(db.query(sql.selectPage(source), [offset, rows]));
+    },
+    readAfter(source, after, rows, batchRows) {
+      const params = [...after, rows];
+      if (rows > batchRows) return db.streamBatches(sql.selectAfter(source), params, batchRows);
+      return oneBatch(db.query(sql.selectAfter(source), params));
     },
     async count(source) {
       const rows = await db.query(sql.count(source));

@@ -1,9 +1,11 @@
-import type { DataSourceInfo } from '../database.js';
+import type { DataSourceInfo, DataSourceName } from '../database.js';
 
 /** Port: the tables and views of a tenant database, looked up case-insensitively. */
 export interface DataSourceCatalogue {
   /** Undefined when absent. */
   findDataSource(schema: string | undefined, name: string): Promise<DataSourceInfo | undefined>;
+  /** Every table and view, by schema and name. */
+  listDataSources(): Promise<DataSourceName[]>;
   /**
    * Where lookups are remembered ({@link rememberedCatalogue}): forgets the one of this name, as
    * asked; true when there was one to forget.
@@ -92,6 +94,7 @@ export function rememberedCatalogue(catalogue: DataSourceCatalogue, ttlMs: numbe
   const cache = new Map<string, CacheEntry>();
   const keyOf = (schema: string | undefined, name: string) => `${schema ?? ''}.${name}`.toLowerCase();
   return {
+    listDataSources: () => catalogue.listDataSources(),
     forgetDataSource: (schema, name) => cache.delete(keyOf(schema, name)),
     findDataSource(schema, name) {
       const key = keyOf(schema, name);
@@ -131,7 +134,7 @@ export async function resolveDataSource(
   return info;
 }
 
-function isAllowed(info: DataSourceInfo, allowed: AllowedDataSources): boolean {
+function isAllowed(info: DataSourceName, allowed: AllowedDataSources): boolean {
   if (allowed === '*') return true;
   const bare = info.name.toLowerCase();
   const qualified = `${info.schema}.${info.name}`.toLowerCase();
@@ -139,4 +142,26 @@ function isAllowed(info: DataSourceInfo, allowed: AllowedDataSources): boolean {
     const candidate = entry.toLowerCase();
     return candidate === bare || candidate === qualified;
   });
+}
+
+/**
+ * Every data source a tenant may read, looked up in the catalogue, in schema and name order:
+ * those it allows, never the ones never served. One that vanishes between the list and its
+ * lookup is left out.
+ */
+export async function servedDataSources(
+  db: DataSourceCatalogue,
+  allowed: AllowedDataSources,
+): Promise<DataSourceInfo[]> {
+  const names = (await db.listDataSources()).filter(
+    (name) => !isInternalTable(name.name) && isAllowed(name, allowed),
+  );
+  // One after another: a function instance holds one connection, and lookups queued on it at once
+  // would each count their wait for it against the pool's acquire time-out (503 database_busy).
+  const found: DataSourceInfo[] = [];
+  for (const name of names) {
+    const info = await db.findDataSource(name.schema, name.name);
+    if (info) found.push(info);
+  }
+  return found;
 }

@@ -1,7 +1,9 @@
-import { type AnswerLimits, AnswerWriter } from '../answers.js';
+import { type Answer, type AnswerLimits, AnswerWriter } from '../answers.js';
 import { type Condition, ConditionError, checkCondition } from '../condition/index.js';
 import { DatabaseStatementError, type DataSourceInfo, type Row } from '../database.js';
 import { badRequest } from '../errors.js';
+import { chooseColumns, type HiddenColumns, visibleDataSource } from './columns.js';
+import { type CursorSigner, continuesByKey, makeCursor, readCursor } from './cursor.js';
 import { type AllowedDataSources, parseDataSourceName, resolveDataSource } from './data-source.js';
 import type { DataSourceReader } from './reader.js';
 import { recordEncoder } from './records.js';
@@ -9,6 +11,10 @@ import { recordEncoder } from './records.js';
 export interface DataApiContext {
   readonly reader: DataSourceReader;
   readonly allowed: AllowedDataSources;
+  /** The tenant's hidden columns: never read, named nowhere. */
+  readonly hidden?: HiddenColumns;
+  /** Signs and checks `getDataPaginate`'s continuation cursors; without it, pages link by `fromRow`. */
+  readonly cursors?: CursorSigner;
   readonly limits: AnswerLimits;
   /** Rows fetched from the database per batch. */
   readonly batchRows: number;
@@ -16,28 +22,36 @@ export interface DataApiContext {
 
 export const MAX_PAGE_ROWS = 10_000;
 
-/** Streams `{"<root>":[record, ...]}` batch by batch into an answer. */
+/** Where the next page of a `getDataPaginate` answer starts: a cursor, or a row number. */
+export type NextPage = { readonly after: string } | { readonly fromRow: number };
+
+/** A read's answer; a full page of `getDataPaginate` also says where the next one starts. */
+export type DataAnswer = Answer & { readonly next?: NextPage };
+
+/** Streams `{"<root>":[record, ...]}` batch by batch into an answer; also gives the last row read and how many. */
 async function writeRecords(
   ctx: DataApiContext,
   rootKey: string,
   source: DataSourceInfo,
   rows: AsyncIterable<Row[]>,
-) {
+): Promise<{ answer: Answer; count: number; last: Row | undefined }> {
   const writer = new AnswerWriter(ctx.limits, 'application/json; charset=utf-8', 'json');
   try {
     await writer.write(`{${JSON.stringify(rootKey)}:[`);
-    const encode = recordEncoder(source.columns);
-    let first = true;
+    const encode = recordEncoder(source.selected ?? source.columns);
+    let count = 0;
+    let last: Row | undefined;
     for await (const batch of rows) {
       let text = '';
       for (const row of batch) {
-        text += (first ? '' : ',') + encode(row);
-        first = false;
+        text += (count === 0 ? '' : ',') + encode(row);
+        count++;
       }
+      last = batch[batch.length - 1] ?? last;
       await writer.write(text);
     }
     await writer.write(']}');
-    return await writer.finish();
+    return { answer: await writer.finish(), count, last };
   } catch (error) {
     await writer.abort();
     throw error;
@@ -61,22 +75,25 @@ async function readCurrent<T>(
   read: (source: DataSourceInfo) => Promise<T>,
 ): Promise<T> {
   const catalogue = ctx.reader.catalogue;
-  const source = await resolveDataSource(catalogue, rawName, ctx.allowed);
+  const resolve = async () =>
+    visibleDataSource(await resolveDataSource(catalogue, rawName, ctx.allowed), ctx.hidden);
+  const source = await resolve();
   try {
     return await read(source);
   } catch (error) {
     if (!(error instanceof DatabaseStatementError) || !OBJECT_CHANGED.has(error.dbCode ?? '')) throw error;
     const name = parseDataSourceName(rawName);
     if (!catalogue.forgetDataSource?.(name.schema, name.name)) throw error;
-    return read(await resolveDataSource(catalogue, rawName, ctx.allowed));
+    return read(await resolve());
   }
 }
 
-/** `getData`: every row of a table or view. */
-export async function getData(ctx: DataApiContext, rawName: string) {
-  return readCurrent(ctx, rawName, (source) =>
-    writeRecords(ctx, rawName, source, ctx.reader.readAll(source, ctx.batchRows)),
-  );
+/** `getData`: every row of a table or view (`columns`: only those columns). */
+export async function getData(ctx: DataApiContext, rawName: string, columns?: string): Promise<DataAnswer> {
+  return readCurrent(ctx, rawName, async (visible) => {
+    const source = chooseColumns(visible, columns);
+    return (await writeRecords(ctx, rawName, source, ctx.reader.readAll(source, ctx.batchRows))).answer;
+  });
 }
 
 /** `getDataWithCondition`: rows that satisfy a checked T-SQL condition. */
@@ -84,21 +101,24 @@ export async function getDataWithCondition(
   ctx: DataApiContext,
   rawName: string,
   condition: string | undefined,
-) {
+  columns?: string,
+): Promise<DataAnswer> {
   if (condition === undefined || condition.trim() === '') {
     throw badRequest('invalid_condition', 'The query parameter "condition" is required');
   }
   try {
-    return await readCurrent(ctx, rawName, (source) => {
+    return await readCurrent(ctx, rawName, async (visible) => {
+      const source = chooseColumns(visible, columns);
       let rows: AsyncIterable<Row[]>;
       try {
+        // Every visible column may be tested, chosen or not; a hidden one is unknown here.
         const checked: Condition = checkCondition(condition, source.columns);
         rows = ctx.reader.readMatching(source, checked, ctx.batchRows);
       } catch (error) {
         if (error instanceof ConditionError) throw badRequest('invalid_condition', error.message);
         throw error;
       }
-      return writeRecords(ctx, rawName, source, rows);
+      return (await writeRecords(ctx, rawName, source, rows)).answer;
     });
   } catch (error) {
     // The condition is checked, so what the database still refuses is a value that does not fit
@@ -128,7 +148,7 @@ function evaluationProblem(error: DatabaseStatementError): string {
 }
 
 /** `getRowsCount`: `{"<root>":[{"rowsCount":N}]}`. */
-export async function getRowsCount(ctx: DataApiContext, rawName: string) {
+export async function getRowsCount(ctx: DataApiContext, rawName: string): Promise<DataAnswer> {
   const count = await readCurrent(ctx, rawName, (source) => ctx.reader.count(source));
   const body = JSON.stringify({ [rawName]: [{ rowsCount: count }] });
   return { kind: 'inline' as const, body: Buffer.from(body), contentType: 'application/json; charset=utf-8' };
@@ -148,16 +168,46 @@ function pagingNumber(name: string, raw: string | undefined, max: number): numbe
   return value;
 }
 
-/** `getDataPaginate`: `rows` rows starting at the 1-based row `fromRow`. */
+/** What `getDataPaginate` is asked: query parameters as given (undefined when absent). */
+export interface PageRequest {
+  readonly fromRow?: string;
+  readonly rows?: string;
+  /** A cursor of a previous page's `next` link. */
+  readonly after?: string;
+  readonly columns?: string;
+}
+
+/**
+ * `getDataPaginate`: `rows` rows starting at the 1-based row `fromRow`, or right after the row a
+ * cursor (`after`) names. A page with as many rows as asked tells where the next one starts: by
+ * cursor where the source continues by key, else by row number.
+ */
 export async function getDataPaginate(
   ctx: DataApiContext,
   rawName: string,
-  fromRowRaw: string | undefined,
-  rowsRaw: string | undefined,
-) {
-  const fromRow = pagingNumber('fromRow', fromRowRaw, Number.MAX_SAFE_INTEGER);
-  const rows = pagingNumber('rows', rowsRaw, MAX_PAGE_ROWS);
-  return readCurrent(ctx, rawName, (source) =>
-    writeRecords(ctx, rawName, source, ctx.reader.readPage(source, fromRow - 1, rows, ctx.batchRows)),
-  );
+  page: PageRequest,
+): Promise<DataAnswer> {
+  if (page.after !== undefined && page.fromRow !== undefined) {
+    throw badRequest('invalid_paging', 'Give either "fromRow" or "after", not both');
+  }
+  const fromRow =
+    page.after === undefined ? pagingNumber('fromRow', page.fromRow, Number.MAX_SAFE_INTEGER) : 0;
+  const rows = pagingNumber('rows', page.rows, MAX_PAGE_ROWS);
+  return readCurrent(ctx, rawName, async (visible) => {
+    const source = chooseColumns(visible, page.columns);
+    const keyed = ctx.cursors !== undefined && continuesByKey(source);
+    let read: AsyncIterable<Row[]>;
+    if (page.after !== undefined) {
+      if (!ctx.cursors) throw badRequest('invalid_cursor', 'Paging by cursor is not available here');
+      const after = readCursor(ctx.cursors, source, page.after);
+      read = ctx.reader.readAfter(source, after, rows, ctx.batchRows);
+    } else {
+      read = ctx.reader.readPage(source, fromRow - 1, rows, ctx.batchRows);
+    }
+    const { answer, count, last } = await writeRecords(ctx, rawName, source, read);
+    if (count < rows || !last) return answer;
+    const next: NextPage =
+      keyed && ctx.cursors ? { after: makeCursor(ctx.cursors, source, last) } : { fromRow: fromRow + rows };
+    return { ...answer, next };
+  });
 }

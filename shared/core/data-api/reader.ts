@@ -4,8 +4,8 @@ import type { DataSourceCatalogue } from './data-source.js';
 
 /**
  * Port: the Data API's reads of a tenant database's tables and views. Every read returns the rows
- * of all columns of `source` in a deterministic order (the primary key, else every sortable
- * column), batch by batch, never holding more than one batch of `batchRows` in memory. The SQL
+ * of the columns of `source` (those `selected`, else all; the primary key's always) in a
+ * deterministic order (the primary key, else every sortable column), batch by batch, never holding more than one batch of `batchRows` in memory. The SQL
  * adapters implement it in their dialect (`shared/adapters/<dialect>/data-source-reader.ts`).
  */
 export interface DataSourceReader {
@@ -20,6 +20,16 @@ export interface DataSourceReader {
   readMatching(source: DataSourceInfo, condition: Condition, batchRows: number): AsyncIterable<Row[]>;
   /** `rows` rows after skipping `offset` rows. */
   readPage(source: DataSourceInfo, offset: number, rows: number, batchRows: number): AsyncIterable<Row[]>;
+  /**
+   * At most `rows` rows whose primary key comes after `after` (the key's values of the row before
+   * them, in key order), in key order; only for sources with a primary key.
+   */
+  readAfter(
+    source: DataSourceInfo,
+    after: readonly unknown[],
+    rows: number,
+    batchRows: number,
+  ): AsyncIterable<Row[]>;
   /** How many rows the source has. */
   count(source: DataSourceInfo): Promise<number>;
 }

@@ -1,0 +1,27 @@
+import { SERVICE_VERSION } from '../../shared/config/version.js';
+import { describeDataApi } from '../../shared/core/data-api/description.js';
+import {
+  authenticate,
+  conditionalAnswer,
+  dataApiContext,
+  renderDataApiError,
+} from '../../shared/lambda/data-api.js';
+import { httpHandler } from '../../shared/lambda/http.js';
+
+/** GET /{tenant}/JsonAPI/openapi.json: the Data API as this tenant may call it (CONTRACT 4a). */
+export const handler = httpHandler(async function describeTenant(request) {
+  const tenant = await authenticate(request);
+  const base = request.path.replace(/\/openapi\.json$/, '');
+  const document = await describeDataApi(
+    await dataApiContext(tenant, request),
+    tenant.id,
+    base,
+    SERVICE_VERSION,
+  );
+  const body = JSON.stringify(document);
+  return conditionalAnswer(
+    request,
+    { kind: 'inline', body, contentType: 'application/json; charset=utf-8' },
+    {},
+  );
+}, renderDataApiError);

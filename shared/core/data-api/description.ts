@@ -1,0 +1,278 @@
+import type { ColumnInfo, DataSourceInfo } from '../database.js';
+import { visibleDataSource } from './columns.js';
+import { servedDataSources } from './data-source.js';
+import type { DataApiContext } from './read.js';
+import { MAX_PAGE_ROWS } from './read.js';
+
+/**
+ * The per-tenant description (`GET /{tenant}/JsonAPI/openapi.json`, CONTRACT 4a): the Data API as
+ * this tenant's users may call it, as OpenAPI 3.1. Each data source it may read has its own row
+ * schema in `components.schemas` (its visible columns with their JSON types, formats and
+ * nullability from the catalogue) and its own four read paths answering with it, so that a client
+ * generated from the document types `body.SUBJECT[0].NAZEV` and refuses a table or column that is
+ * not there.
+ */
+type Schema = Record<string, unknown>;
+
+const TIMESTAMP = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}$';
+
+/** The JSON Schema of a column's values as the Data API writes them (see records.ts). */
+export function columnSchema(column: ColumnInfo): Schema {
+  const type = column.dataType.toLowerCase();
+  switch (column.kind) {
+    case 'int':
+      return { type: 'integer', format: type === 'bigint' ? 'int64' : 'int32' };
+    case 'decimal':
+      return { type: 'number' };
+    case 'float':
+      return { type: 'number', format: type === 'real' ? 'float' : 'double' };
+    case 'string':
+      return { type: 'string' };
+    case 'datetime':
+      return { type: 'string', pattern: TIMESTAMP, description: 'Date and time, no zone, no fraction' };
+    case 'date':
+      return { type: 'string', pattern: TIMESTAMP, description: 'A date, at T00:00:00' };
+    case 'time':
+      return { type: 'string', pattern: '^\\d{2}:\\d{2}:\\d{2}$' };
+    case 'guid':
+      return { type: 'string', format: 'uuid' };
+    case 'binary':
+      return { type: 'string', contentEncoding: 'base64' };
+    case 'bool':
+      return { type: 'integer', enum: [0, 1] };
+    default:
+      return { description: `Database type ${column.dataType}` };
+  }
+}
+
+/** The name a source is called by in paths and answers: bare in `dbo`, else `schema.NAME`. */
+export function describedName(source: DataSourceInfo): string {
+  return source.schema.toLowerCase() === 'dbo' ? source.name : `${source.schema}.${source.name}`;
+}
+
+/** A record of the source: every visible column; those that cannot be NULL are always present. */
+function rowSchema(source: DataSourceInfo): Schema {
+  const required = source.columns.filter((c) => c.nullable === false).map((c) => c.name);
+  return {
+    type: 'object',
+    description: `A record of ${source.kind} ${source.schema}.${source.name}; a NULL column is left out.`,
+    properties: Object.fromEntries(source.columns.map((c) => [c.name, columnSchema(c)])),
+    ...(required.length > 0 ? { required } : {}),
+    additionalProperties: false,
+  };
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const response = (name: string) => ({ $ref: `#/components/responses/${name}` });
+const ERRORS = {
+  '400': response('BadRequest'),
+  '401': response('Unauthorized'),
+  '404': response('NotFound'),
+  '503': response('Unavailable'),
+};
+const NOT_MODIFIED = {
+  description: '`If-None-Match` names the current `ETag`: no body.',
+  headers: { ETag: { $ref: '#/components/headers/ETag' } },
+};
+const columnsParameter = { $ref: '#/components/parameters/columns' };
+const ifNoneMatch = { $ref: '#/components/parameters/ifNoneMatch' };
+
+function answer(root: string, items: Schema, description: string, link = false): Schema {
+  return {
+    description,
+    headers: {
+      ETag: { $ref: '#/components/headers/ETag' },
+      ...(link ? { Link: { $ref: '#/components/headers/Link' } } : {}),
+    },
+    content: {
+      'application/json': {
+        schema: {
+          type: 'object',
+          required: [root],
+          properties: { [root]: { type: 'array', items } },
+          additionalProperties: false,
+        },
+      },
+    },
+  };
+}
+
+/** The paths of one data source, under `base` (`/{tenant}/JsonAPI`). */
+function sourcePaths(base: string, source: DataSourceInfo, schemaName: string): [string, Schema][] {
+  const name = describedName(source);
+  const row = ref(schemaName);
+  const id = name.replace(/[^A-Za-z0-9_]/g, '_');
+  const records = (summary: string, link = false) => answer(name, row, summary, link);
+  const redirect = {
+    description: 'Over the inline limit: written to S3; `Location` is a presigned URL valid 15 minutes.',
+    headers: { Location: { required: true, schema: { type: 'string', format: 'uri' } } },
+  };
+  const read = (operationId: string, summary: string, parameters: Schema[], ok: Schema) => ({
+    get: {
+      operationId: `${operationId}_${id}`,
+      summary,
+      tags: [name],
+      parameters: [...parameters, ifNoneMatch],
+      responses: { '200': ok, '303': redirect, '304': NOT_MODIFIED, ...ERRORS },
+    },
+  });
+  return [
+    [
+      `${base}/Data/getData/${name}`,
+      read('getData', `Every row of ${name}`, [columnsParameter], records(`Every row of ${name}`)),
+    ],
+    [
+      `${base}/Data/getDataWithCondition/${name}`,
+      read(
+        'getDataWithCondition',
+        `The rows of ${name} that satisfy a T-SQL condition`,
+        [
+          {
+            name: 'condition',
+            in: 'query',
+            required: true,
+            description: `A T-SQL boolean expression over the columns of ${name}.`,
+            schema: { type: 'string' },
+          },
+          columnsParameter,
+        ],
+        records('The rows that satisfy the condition'),
+      ),
+    ],
+    [
+      `${base}/Data/getDataPaginate/${name}`,
+      read(
+        'getDataPaginate',
+        `One page of ${name} in its deterministic order`,
+        [
+          {
+            name: 'fromRow',
+            in: 'query',
+            required: false,
+            description: 'The first row, from 1; give it or `after`.',
+            schema: { type: 'integer', minimum: 1 },
+          },
+          {
+            name: 'rows',
+            in: 'query',
+            required: true,
+            schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_ROWS },
+          },
+          {
+            name: 'after',
+            in: 'query',
+            required: false,
+            description: 'The cursor of the `Link: <…>; rel="next"` of the page before.',
+            schema: { type: 'string' },
+          },
+          columnsParameter,
+        ],
+        records('The page; a full one links to the next', true),
+      ),
+    ],
+    [
+      `${base}/Data/getRowsCount/${name}`,
+      read(
+        'getRowsCount',
+        `The number of rows of ${name}`,
+        [],
+        answer(
+          name,
+          {
+            type: 'object',
+            required: ['rowsCount'],
+            properties: { rowsCount: { type: 'integer', minimum: 0 } },
+            additionalProperties: false,
+          },
+          'The number of rows',
+        ),
+      ),
+    ],
+  ];
+}
+
+/** The document for the tenant of `ctx`; `base` is the Data API's path of the tenant (`/demo/JsonAPI`). */
+export async function describeDataApi(
+  ctx: Pick<DataApiContext, 'reader' | 'allowed' | 'hidden'>,
+  tenant: string,
+  base: string,
+  version: string,
+): Promise<Schema> {
+  const sources = (await servedDataSources(ctx.reader.catalogue, ctx.allowed)).map((source) =>
+    visibleDataSource(source, ctx.hidden),
+  );
+  const schemas: Record<string, Schema> = {
+    Error: {
+      type: 'object',
+      required: ['error'],
+      properties: {
+        error: {
+          type: 'object',
+          required: ['code', 'message', 'requestId'],
+          properties: {
+            code: { type: 'string' },
+            message: { type: 'string' },
+            requestId: { type: 'string' },
+          },
+        },
+      },
+    },
+  };
+  const paths: Record<string, Schema> = {};
+  for (const source of sources) {
+    const schemaName = describedName(source);
+    schemas[schemaName] = rowSchema(source);
+    for (const [path, item] of sourcePaths(base, source, schemaName)) paths[path] = item;
+  }
+  const error = (description: string, headers?: Schema) => ({
+    description,
+    ...(headers ? { headers } : {}),
+    content: { 'application/json': { schema: ref('Error') } },
+  });
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: `Data API of tenant ${tenant}`,
+      version,
+      description:
+        'The tables and views this tenant may read, each with its own record schema. Records leave ' +
+        'NULL columns out; with `columns=` they hold only the columns chosen.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ basicAuth: [] }],
+    tags: sources.map((source) => ({ name: describedName(source) })),
+    paths,
+    components: {
+      securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' } },
+      schemas,
+      parameters: {
+        columns: {
+          name: 'columns',
+          in: 'query',
+          required: false,
+          description: 'Only these columns, separated by commas (bare or `[..]`, any case).',
+          schema: { type: 'string' },
+        },
+        ifNoneMatch: {
+          name: 'If-None-Match',
+          in: 'header',
+          required: false,
+          description: 'The `ETag` of an answer held: 304 while it is still current.',
+          schema: { type: 'string' },
+        },
+      },
+      headers: {
+        ETag: { description: 'A strong tag of the body.', schema: { type: 'string' } },
+        Link: { description: '`<…?after=…&rows=…>; rel="next"` on a full page.', schema: { type: 'string' } },
+      },
+      responses: {
+        BadRequest: error('The request is wrong; the message says how.'),
+        Unauthorized: error('HTTP Basic credentials missing or wrong.', {
+          'WWW-Authenticate': { required: true, schema: { type: 'string' } },
+        }),
+        NotFound: error('Unknown tenant or data source.'),
+        Unavailable: error('The database is not reachable.'),
+      },
+    },
+  };
+}
