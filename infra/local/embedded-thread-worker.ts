@@ -49,6 +49,8 @@ async function handle(request: Request): Promise<unknown> {
       return (await pg.query(request.sql, [...request.params])).rows;
     case 'find':
       return database.findDataSource(request.schema, request.name);
+    case 'list':
+      return database.listDataSources();
     case 'stream': {
       const iterator = database
         .streamBatches(request.sql, request.params, request.batchSize)

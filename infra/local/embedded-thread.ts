@@ -12,6 +12,7 @@ import {
   DatabaseStatementError,
   DatabaseUnavailableError,
   type DataSourceInfo,
+  type DataSourceName,
   type QueryOptions,
   type Row,
   StatementCancelledError,
@@ -22,6 +23,7 @@ export type Request = { readonly id: number } & (
   | { op: 'query'; sql: string; params: readonly unknown[]; tx?: number }
   | { op: 'inspect'; sql: string; params: readonly unknown[] }
   | { op: 'find'; schema: string | undefined; name: string }
+  | { op: 'list' }
   | { op: 'stream'; sql: string; params: readonly unknown[]; batchSize: number }
   | { op: 'next'; stream: number }
   | { op: 'return'; stream: number }
@@ -159,6 +161,7 @@ export async function openEmbeddedDatabaseThread(dataDir: Uint8Array): Promise<E
       }
     },
     findDataSource: (schema, name) => ask<DataSourceInfo | undefined>({ op: 'find', schema, name }),
+    listDataSources: () => ask<DataSourceName[]>({ op: 'list' }),
     async transaction(fn) {
       const tx = await ask<number>({ op: 'begin' });
       let result: Awaited<ReturnType<typeof fn>>;
