@@ -8,6 +8,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['tests/tsql/**/*.test.ts'],
+    // fauxqs opens node:sqlite, whose ExperimentalWarning would be the run's only warning line.
+    execArgv: ['--disable-warning=ExperimentalWarning'],
     env: { CONDITION_DIFF_SEED: process.env.CONDITION_DIFF_SEED ?? 'random' },
     globalSetup: ['tests/global-setup.ts', 'tests/tsql-prepare.ts'],
     testTimeout: 600_000,

@@ -8,6 +8,8 @@ export default defineConfig({
     // Read by .ci/run for its closing summary.
     outputFile: { json: '.data/test-report-browser.json' },
     include: ['tests/browser/**/*.test.ts'],
+    // fauxqs opens node:sqlite, whose ExperimentalWarning would be the run's only warning line.
+    execArgv: ['--disable-warning=ExperimentalWarning'],
     globalSetup: ['tests/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 900_000,
