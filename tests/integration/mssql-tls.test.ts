@@ -6,6 +6,7 @@ import { handler as getRowsCount } from '../../functions/data-api/getRowsCount.j
 import { handler as webApiTest } from '../../functions/web-api/test.js';
 import { startTsqlDemo, type TsqlDemo, tsqlEngineDir } from '../../infra/local/tsql-engine.js';
 import { fetchServerCertificates } from '../../infra/tools/server-certificates.js';
+import { createPowertoolsLog } from '../../shared/adapters/powertools/log.js';
 import { openDatabase } from '../../shared/config/databases.js';
 import {
   type DatabaseConnection,
@@ -13,6 +14,7 @@ import {
   setTenantRegistry,
 } from '../../shared/config/tenants.js';
 import { type Database, DatabaseTlsError } from '../../shared/core/database.js';
+import { logFormatFromEnv, serviceLog, useObservability } from '../../shared/lambda/observability.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import { httpApiEvent, invokeHttp } from '../support/http-api-event.js';
 import { mssqlUrl } from '../support/mssql.js';
@@ -264,9 +266,14 @@ describe.skipIf(!runs)('SQL Server connections over TLS (T-SQL engine with TLS o
       };
       const out = vi.spyOn(process.stdout, 'write').mockImplementation(capture as never);
       const err = vi.spyOn(process.stderr, 'write').mockImplementation(capture as never);
+      // The service's real log (tests/support/captured-log.ts keeps lines aside otherwise): what it
+      // writes, redacted, is what is checked here.
+      const kept = serviceLog();
+      useObservability({ log: createPowertoolsLog(logFormatFromEnv()) });
       try {
         return { result: await act(), output: lines.join('') };
       } finally {
+        useObservability({ log: kept });
         out.mockRestore();
         err.mockRestore();
       }

@@ -131,8 +131,11 @@ export function edgePredicates(table: TableVocabulary): fc.Arbitrary<string> {
       .tuple(pick(['UPPER', 'LOWER']), foreign, compare, foreign)
       .map(([f, a, op, b]) => `${f}(${a}) ${op} ${b}`),
     fc.tuple(foreign, compare, foreign).map(([a, op, b]) => `${a} ${op} ${b}`),
+    // Not UPPER(… + N'ß') LIKE '%' + N'ß': SQL Server's UPPER leaves ß as it is (so does the
+    // embedded database) and the pattern matches; on the engine it does not (docs/sql-server.md).
     fc
       .tuple(pick(['UPPER', 'LOWER']), pick(table.texts), foreign)
+      .filter(([f, , a]) => !(f === 'UPPER' && a === "N'ß'"))
       .map(([f, c, a]) => `${f}(${c} + ${a}) LIKE '%' + ${a}`),
     fc.tuple(pick(table.texts), foreign).map(([c, a]) => `${c} + ${a} = UPPER(${c}) + ${a}`),
     // Not LOWER(N'İ'): SQL Server maps it to one character, the engine to two ('i' and a combining
