@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import {
   documentReceivedMessage,
@@ -27,6 +27,33 @@ const readText = async (request: IncomingMessage) =>
   (await readBody(request, MAX_BODY_BYTES))?.toString('utf8');
 
 /**
+ * The body as a JSON object, or undefined once the answer is sent: 413 past MAX_BODY_BYTES, 400
+ * with `shape` (what the route expects) for anything but a JSON object.
+ */
+async function readJsonObject(
+  request: IncomingMessage,
+  response: ServerResponse,
+  shape: string,
+): Promise<Record<string, unknown> | undefined> {
+  const text = await readText(request);
+  if (text === undefined) {
+    sendJson(response, 413, { message: `The body is larger than ${MAX_BODY_BYTES / 1024} KiB` });
+    return undefined;
+  }
+  let input: unknown;
+  try {
+    input = text ? JSON.parse(text) : undefined;
+  } catch {
+    input = undefined;
+  }
+  if (!input || typeof input !== 'object' || Array.isArray(input)) {
+    sendJson(response, 400, { message: shape });
+    return undefined;
+  }
+  return input as Record<string, unknown>;
+}
+
+/**
  * `POST /_local/documents/received` (what the access point does, for tenant `demo`) and the
  * `/_local/webhook-sink` receiver that SUBJECT 1's WEBHOOK_URL points to (CONTRACT.md section 3).
  */
@@ -34,22 +61,13 @@ export function webhookLocalRoutes(context: LocalRouteContext): [string, LocalRo
   const sink: SinkEntry[] = [];
 
   const documentReceived: LocalRoute = async (request, response) => {
-    const text = await readText(request);
-    if (text === undefined) {
-      return sendJson(response, 413, { message: `The body is larger than ${MAX_BODY_BYTES / 1024} KiB` });
-    }
-    let input: unknown;
-    try {
-      input = text ? JSON.parse(text) : undefined;
-    } catch {
-      input = undefined;
-    }
-    if (!input || typeof input !== 'object' || Array.isArray(input)) {
-      return sendJson(response, 400, {
-        message: 'The body must be a JSON object like {"subjectId":1,"documentId":123456}',
-      });
-    }
-    const { subjectId, documentId } = input as Record<string, unknown>;
+    const input = await readJsonObject(
+      request,
+      response,
+      'The body must be a JSON object like {"subjectId":1,"documentId":123456}',
+    );
+    if (!input) return;
+    const { subjectId, documentId } = input;
     if (!isSubjectId(subjectId)) {
       return sendJson(response, 400, {
         message: `"subjectId" must be a positive integer up to ${MAX_SUBJECT_ID}`,
@@ -114,23 +132,12 @@ export function subjectWebhookRoute(context: LocalRouteContext) {
           message: `The subject id in the path must be a positive integer up to ${MAX_SUBJECT_ID}`,
         });
       }
-      const text = await readText(request);
-      if (text === undefined) {
-        return sendJson(response, 413, { message: `The body is larger than ${MAX_BODY_BYTES / 1024} KiB` });
-      }
-      let input: unknown;
-      try {
-        input = text ? JSON.parse(text) : undefined;
-      } catch {
-        input = undefined;
-      }
-      if (!input || typeof input !== 'object' || Array.isArray(input)) {
-        return sendJson(response, 400, {
-          message:
-            'The body must be a JSON object like {"url":"https://…","secret":"…"} (either may be omitted, null clears)',
-        });
-      }
-      const body = input as Record<string, unknown>;
+      const body = await readJsonObject(
+        request,
+        response,
+        'The body must be a JSON object like {"url":"https://…","secret":"…"} (either may be omitted, null clears)',
+      );
+      if (!body) return;
       const unknown = Object.keys(body).filter((key) => key !== 'url' && key !== 'secret');
       if (unknown.length > 0) {
         return sendJson(response, 400, {

@@ -469,5 +469,13 @@ describe('PUT /_local/subjects/{subjectId}/webhook', () => {
     expect((await changeSubject(28, { name: 'x' })).status).toBe(400);
     const bad = await fetch(`${stack.url}/_local/subjects/abc/webhook`, { method: 'PUT', body: '{}' });
     expect(bad.status).toBe(400);
+    for (const body of ['[]', 'not json', '']) {
+      const notObject = await fetch(`${stack.url}/_local/subjects/28/webhook`, { method: 'PUT', body });
+      expect([body, notObject.status, ((await notObject.json()) as { message: string }).message]).toEqual([
+        body,
+        400,
+        expect.stringContaining('The body must be a JSON object like {"url"'),
+      ]);
+    }
   });
 });
