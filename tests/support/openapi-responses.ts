@@ -22,20 +22,6 @@ interface Operation {
   responses: Record<string, ResponseObject>;
 }
 
-/**
- * What docs/openapi.yaml describes ahead of the service, which the checks then let be absent:
- * nothing since CONTRACT.md section 4a (issue 20) landed; the sets stay for the next time the
- * document leads.
- */
-export const AWAITED_FROM_CONTRACT_4A = {
-  /** `operationId status header` */
-  headers: new Set<string>(),
-  /** `METHOD path` */
-  routes: new Set<string>(),
-  /** `operationId status`, documented answers no test can provoke yet */
-  answers: new Set<string>(),
-};
-
 interface WebhookOperation {
   parameters: { name: string; in: string; required?: boolean }[];
   requestBody: { content: Record<string, unknown> };
@@ -192,11 +178,7 @@ export function openApiResponseChecker(document: Record<string, unknown>) {
       );
       const problems: string[] = [];
       for (const [name, spec] of Object.entries(response.headers ?? {})) {
-        if (
-          header(spec).required &&
-          !observed.headers.has(name) &&
-          !AWAITED_FROM_CONTRACT_4A.headers.has(`${answer} ${name}`)
-        )
+        if (header(spec).required && !observed.headers.has(name))
           problems.push(`${answer}: header ${name} is missing`);
       }
       if (observed.body === '') return problems;
