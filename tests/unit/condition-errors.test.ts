@@ -425,7 +425,7 @@ describe('columns', () => {
       '([we]]ird"name] = @p1)',
     );
     expect(compileCondition('"we]ird""name" = \'x\'', columns, postgresDialect).sql).toBe(
-      '((rtrim(lower("we]ird""name")) COLLATE "und-x-icu") = (rtrim(lower(CAST($1 AS text))) COLLATE "und-x-icu"))',
+      '(rtrim(lower(("we]ird""name") COLLATE "und-x-icu")) = rtrim(lower((CAST($1 AS text)) COLLATE "und-x-icu")))',
     );
   });
 });

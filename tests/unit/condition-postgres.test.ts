@@ -237,6 +237,14 @@ describe('PostgreSQL translation runs with SQL Server semantics', () => {
   });
 
   const truths: [string, boolean][] = [
+    // İ is I with an accent under SQL Server's _CI_AS: apart from I and i, ordered after them
+    // (PostgreSQL's own lower made it 'i'); LOWER(N'İ') itself is 'i', as on SQL Server
+    ["N'I' = N'İ'", false],
+    ["UPPER(N'i') = N'İ'", false],
+    ["N'I' < N'İ'", true],
+    ["N'İ' > N'i'", true],
+    ["N'İ' = N'i̇'", true],
+    ["LOWER(N'İ') = N'I'", true],
     ["LEN('ab  ') = 2", true],
     ["LEN('') = 0", true],
     ["DATEDIFF(week, '2024-01-13', '2024-01-14') = 1", true],
@@ -405,7 +413,7 @@ describe('PostgreSQL SQL text', () => {
   const cases: [string, string, unknown[]][] = [
     [
       "NAZEV = 'alfa'",
-      '((rtrim(lower("NAZEV")) COLLATE "und-x-icu") = (rtrim(lower(CAST($1 AS text))) COLLATE "und-x-icu"))',
+      '(rtrim(lower(("NAZEV") COLLATE "und-x-icu")) = rtrim(lower((CAST($1 AS text)) COLLATE "und-x-icu")))',
       ['alfa'],
     ],
     // the value as it is or without trailing blanks (SQL Server ignores them in the value, not in the pattern)
@@ -426,23 +434,23 @@ describe('PostgreSQL SQL text', () => {
     ],
     [
       "NAZEV + 'x' = 'y'",
-      '((rtrim(lower(("NAZEV" || CAST($1 AS text)))) COLLATE "und-x-icu") = (rtrim(lower(CAST($2 AS text))) COLLATE "und-x-icu"))',
+      '(rtrim(lower((("NAZEV" || CAST($1 AS text))) COLLATE "und-x-icu")) = rtrim(lower((CAST($2 AS text)) COLLATE "und-x-icu")))',
       ['x', 'y'],
     ],
     [
       "ISNULL(NAZEV, 'x') = 'y'",
-      '((rtrim(lower(COALESCE("NAZEV", CAST($1 AS text)))) COLLATE "und-x-icu") = (rtrim(lower(CAST($2 AS text))) COLLATE "und-x-icu"))',
+      '(rtrim(lower((COALESCE("NAZEV", CAST($1 AS text))) COLLATE "und-x-icu")) = rtrim(lower((CAST($2 AS text)) COLLATE "und-x-icu")))',
       ['x', 'y'],
     ],
     ['LEN(NAZEV) = 1', '(length(rtrim("NAZEV")) = CAST($1 AS integer))', [1]],
     [
       "SUBSTRING(NAZEV, 1, 2) = 'x'",
-      '((rtrim(lower(substr("NAZEV", CAST($1 AS integer), CAST($2 AS integer)))) COLLATE "und-x-icu") = (rtrim(lower(CAST($3 AS text))) COLLATE "und-x-icu"))',
+      '(rtrim(lower((substr("NAZEV", CAST($1 AS integer), CAST($2 AS integer))) COLLATE "und-x-icu")) = rtrim(lower((CAST($3 AS text)) COLLATE "und-x-icu")))',
       [1, 2, 'x'],
     ],
     [
       'LEFT(NAZEV, 1) = RIGHT(NAZEV, 1)',
-      '((rtrim(lower(left("NAZEV", CAST($1 AS integer)))) COLLATE "und-x-icu") = (rtrim(lower(right("NAZEV", CAST($2 AS integer)))) COLLATE "und-x-icu"))',
+      '(rtrim(lower((left("NAZEV", CAST($1 AS integer))) COLLATE "und-x-icu")) = rtrim(lower((right("NAZEV", CAST($2 AS integer))) COLLATE "und-x-icu")))',
       [1, 1],
     ],
     ['YEAR(DATUM) = 2024', '(CAST(EXTRACT(YEAR FROM "DATUM") AS integer) = CAST($1 AS integer))', [2024]],
@@ -484,7 +492,7 @@ describe('PostgreSQL SQL text', () => {
     ],
     [
       "CAST(NAZEV AS NVARCHAR(10)) = 'x'",
-      '((rtrim(lower(CAST("NAZEV" AS varchar(10)))) COLLATE "und-x-icu") = (rtrim(lower(CAST($1 AS text))) COLLATE "und-x-icu"))',
+      '(rtrim(lower((CAST("NAZEV" AS varchar(10))) COLLATE "und-x-icu")) = rtrim(lower((CAST($1 AS text)) COLLATE "und-x-icu")))',
       ['x'],
     ],
     [
@@ -524,7 +532,7 @@ describe('PostgreSQL SQL text', () => {
     ["ID IN (1, '2')", '("ID" IN (CAST($1 AS integer), CAST($2 AS numeric)))', [1, '2']],
     [
       "CONVERT(VARCHAR(10), DATUM, 104) = 'x'",
-      '((rtrim(lower(CAST(to_char("DATUM", CAST($1 AS text)) AS varchar(10)))) COLLATE "und-x-icu") = (rtrim(lower(CAST($2 AS text))) COLLATE "und-x-icu"))',
+      '(rtrim(lower((CAST(to_char("DATUM", CAST($1 AS text)) AS varchar(10))) COLLATE "und-x-icu")) = rtrim(lower((CAST($2 AS text)) COLLATE "und-x-icu")))',
       ['DD.MM.YYYY', 'x'],
     ],
     [
@@ -534,12 +542,12 @@ describe('PostgreSQL SQL text', () => {
     ],
     [
       "'a' = 'a''; DROP TABLE x; --'",
-      '((rtrim(lower(CAST($1 AS text))) COLLATE "und-x-icu") = (rtrim(lower(CAST($2 AS text))) COLLATE "und-x-icu"))',
+      '(rtrim(lower((CAST($1 AS text)) COLLATE "und-x-icu")) = rtrim(lower((CAST($2 AS text)) COLLATE "und-x-icu")))',
       ['a', "a'; DROP TABLE x; --"],
     ],
     [
       'NULL IS NULL AND NAZEV = NULL',
-      '((NULL IS NULL) AND ((rtrim(lower("NAZEV")) COLLATE "und-x-icu") = (rtrim(lower(CAST(NULL AS text))) COLLATE "und-x-icu")))',
+      '((NULL IS NULL) AND (rtrim(lower(("NAZEV") COLLATE "und-x-icu")) = rtrim(lower((CAST(NULL AS text)) COLLATE "und-x-icu"))))',
       [],
     ],
   ];

@@ -209,11 +209,14 @@ export class PostgresCompiler {
   /**
    * An operand of a comparison converted to `kind`. Text compares as under SQL Server's default
    * collation: case-insensitively, trailing spaces ignored (`'FV' = 'FV '`), and ordered by the
-   * Unicode collation (`'Česká' < 'h'`), not by code points.
+   * Unicode collation (`'Česká' < 'h'`), not by code points. Case is folded by ICU's full
+   * lower-case mapping, as the engine folds it: PostgreSQL's own `lower` maps `İ` (U+0130) to `i`
+   * alone, which made `N'I' = N'İ'` true, where SQL Server's accent-sensitive collation keeps the
+   * two apart (`N'I' < N'İ'`).
    */
   private side(node: Expr, kind: Kind): string {
     return kind === 'string'
-      ? `(rtrim(lower(${this.as(node, 'string')})) COLLATE "und-x-icu")`
+      ? `rtrim(lower((${this.as(node, 'string')}) COLLATE "und-x-icu"))`
       : this.as(node, kind);
   }
 
