@@ -177,9 +177,12 @@ export function createHttpGateway(
     }
     const responseHeaders: Record<string, string | number | boolean | string[]> = { ...result.headers };
     if (result.cookies?.length) responseHeaders['set-cookie'] = result.cookies;
-    const payload = result.body
-      ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8')
-      : Buffer.alloc(0);
+    // A text body is written as the text it is (sendBytes); a base64 one as its bytes.
+    const payload = !result.body
+      ? ''
+      : result.isBase64Encoded
+        ? Buffer.from(result.body, 'base64')
+        : result.body;
     sendBytes(response, result.statusCode ?? 200, responseHeaders as Record<string, string>, payload);
     return true;
   };

@@ -97,9 +97,11 @@ export function sendBytes(
   payload: Buffer | string,
 ): void {
   if (response.headersSent || response.destroyed || response.writableEnded) return;
-  const body = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload;
-  response.writeHead(status, { ...headers, 'content-length': body.length });
-  response.end(body);
+  // Text goes to the socket as it is (Node encodes it as it writes): no copy of a page of records
+  // into a Buffer of its own first; its length counted in UTF-8 bytes.
+  const length = typeof payload === 'string' ? Buffer.byteLength(payload, 'utf8') : payload.length;
+  response.writeHead(status, { ...headers, 'content-length': length });
+  response.end(payload, 'utf8');
 }
 
 export function sendJson(
