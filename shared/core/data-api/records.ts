@@ -92,9 +92,9 @@ function valueEncoder(column: ColumnInfo): (value: unknown) => string {
       // general path's calls per value (a page of 1,000 records has thousands of them).
       return (value) => {
         if (typeof value === 'string' && WALL_CLOCK.test(value)) return `"${value}"`;
-        if (value instanceof Date && !Number.isNaN(value.getTime())) {
-          const text = value.toISOString();
-          if (text.length === 24) return `"${text.slice(0, 19)}"`;
+        if (value instanceof Date) {
+          const text = quotedWallClock(value);
+          if (text !== undefined) return text;
         }
         return JSON.stringify(encodeValue(value, column));
       };
@@ -109,6 +109,22 @@ function valueEncoder(column: ColumnInfo): (value: unknown) => string {
 }
 
 const WALL_CLOCK = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/;
+const TWO_DIGITS = Array.from({ length: 60 }, (_, n) => String(n).padStart(2, '0'));
+
+/**
+ * `"YYYY-MM-DDThh:mm:ss"` of a Date in years 1000–9999 (the same text as the first 19 characters of
+ * its `toISOString()`), from its UTC fields; undefined for any other Date. SQL Server's driver gives
+ * every date-time as a Date, four of them a record in DOKUMENT: written from the fields they take
+ * a third of the time `toISOString` and a slice do (measured in docs/development.md).
+ */
+function quotedWallClock(date: Date): string | undefined {
+  const year = date.getUTCFullYear();
+  if (!(year >= 1000 && year <= 9999)) return undefined;
+  return (
+    `"${year}-${TWO_DIGITS[date.getUTCMonth() + 1]}-${TWO_DIGITS[date.getUTCDate()]}` +
+    `T${TWO_DIGITS[date.getUTCHours()]}:${TWO_DIGITS[date.getUTCMinutes()]}:${TWO_DIGITS[date.getUTCSeconds()]}"`
+  );
+}
 const UPPER_GUID = /^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$/;
 
 function encodeValue(value: unknown, column: ColumnInfo): unknown {
