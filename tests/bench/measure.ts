@@ -14,27 +14,17 @@ export async function sample(fn: () => Promise<unknown>, runs: number, warmup = 
  * Times two subjects in alternation (a, b, a, b, …), so that a noisy neighbour on a shared machine
  * slows both alike rather than whichever ran during its burst; both sorted.
  */
-export async function sampleInterleaved(
+export function sampleInterleaved(
   a: () => Promise<unknown>,
   b: () => Promise<unknown>,
   runs: number,
   warmup = 3,
 ): Promise<[number[], number[]]> {
-  for (let i = 0; i < warmup; i++) {
-    await a();
-    await b();
-  }
-  const timesA: number[] = [];
-  const timesB: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    let start = performance.now();
-    await a();
-    timesA.push(performance.now() - start);
-    start = performance.now();
-    await b();
-    timesB.push(performance.now() - start);
-  }
-  return [timesA.sort((x, y) => x - y), timesB.sort((x, y) => x - y)];
+  return alternate(a, b, runs, warmup, async (fn) => {
+    const start = performance.now();
+    await fn();
+    return performance.now() - start;
+  });
 }
 
 /**
@@ -42,18 +32,28 @@ export async function sampleInterleaved(
  * the work a subject costs, which other processes on a shared machine cannot lengthen. For
  * subjects that run wholly in this process (the local stack, its embedded database and the client).
  */
-export async function sampleInterleavedCpu(
+export function sampleInterleavedCpu(
   a: () => Promise<unknown>,
   b: () => Promise<unknown>,
   runs: number,
   warmup = 3,
 ): Promise<[number[], number[]]> {
-  const cpu = async (fn: () => Promise<unknown>) => {
+  return alternate(a, b, runs, warmup, async (fn) => {
     const start = process.cpuUsage();
     await fn();
     const used = process.cpuUsage(start);
     return (used.user + used.system) / 1000;
-  };
+  });
+}
+
+/** `warmup` unmeasured runs of each, then `runs` measured ones in alternation; both sorted. */
+async function alternate(
+  a: () => Promise<unknown>,
+  b: () => Promise<unknown>,
+  runs: number,
+  warmup: number,
+  measure: (fn: () => Promise<unknown>) => Promise<number>,
+): Promise<[number[], number[]]> {
   for (let i = 0; i < warmup; i++) {
     await a();
     await b();
@@ -61,8 +61,8 @@ export async function sampleInterleavedCpu(
   const timesA: number[] = [];
   const timesB: number[] = [];
   for (let i = 0; i < runs; i++) {
-    timesA.push(await cpu(a));
-    timesB.push(await cpu(b));
+    timesA.push(await measure(a));
+    timesB.push(await measure(b));
   }
   return [timesA.sort((x, y) => x - y), timesB.sort((x, y) => x - y)];
 }

@@ -4,16 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDemoDatabase } from '../../infra/local/demo-database.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { startTsqlDemo } from '../../infra/local/tsql-engine.js';
-import { translateEmbeddedCondition } from '../../shared/adapters/embedded-sql/condition.js';
-import { createEmbeddedDataSourceReader } from '../../shared/adapters/embedded-sql/data-source-reader.js';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
-import { translateMssqlCondition } from '../../shared/adapters/mssql/condition.js';
-import { createMssqlDataSourceReader } from '../../shared/adapters/mssql/data-source-reader.js';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { MAX_LIKE_WILDCARDS } from '../../shared/core/condition/index.js';
-import { type DataApiContext, getDataWithCondition } from '../../shared/core/data-api/read.js';
-import type { Database } from '../../shared/core/database.js';
-import { ServiceError } from '../../shared/core/errors.js';
+import { answerCondition, conditionReadContext } from '../support/conditions.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import { DOKUMENT, edgePredicates, SUBJECT } from '../tsql/condition-grammar.js';
 import { printFigures } from './figures.js';
@@ -121,24 +115,7 @@ describe('Conditions under attack', () => {
     const [pg, engine] = await Promise.all([openDemoDatabase(), startTsqlDemo()]);
     const embedded = createEmbeddedDatabase(pg);
     const tsql = createMssqlDatabase({ connectionString: engine.url });
-    const context = (db: Database): DataApiContext => ({
-      reader:
-        db.dialect.name === 'mssql'
-          ? createMssqlDataSourceReader(db, translateMssqlCondition)
-          : createEmbeddedDataSourceReader(db, translateEmbeddedCondition),
-      allowed: '*',
-      limits: { inlineLimitBytes: 64 * 1024 * 1024, presignSeconds: 60, store: undefined, keyPrefix: 'rel' },
-      batchRows: 1000,
-    });
-    const answer = async (db: Database, table: string, text: string) => {
-      try {
-        const result = await getDataWithCondition(context(db), table, text);
-        return result.kind === 'inline' ? Buffer.from(result.body).toString('utf8') : result.kind;
-      } catch (error) {
-        if (error instanceof ServiceError) return `${error.status} ${error.message}`;
-        throw error;
-      }
-    };
+    const [onEmbeddedCtx, onTsqlCtx] = [conditionReadContext(embedded), conditionReadContext(tsql)];
     try {
       for (const table of [SUBJECT, DOKUMENT]) {
         const window = table.name === 'DOKUMENT' ? 'ID BETWEEN 1 AND 400 AND ' : '';
@@ -147,11 +124,11 @@ describe('Conditions under attack', () => {
         for (const predicate of cases) {
           const text = `${window}(${predicate})`;
           const [onEmbedded, onTsql] = await Promise.all([
-            answer(embedded, table.name, text),
-            answer(tsql, table.name, text),
+            answerCondition(onEmbeddedCtx, table.name, text),
+            answerCondition(onTsqlCtx, table.name, text),
           ]);
-          expect({ text, answer: onEmbedded }).toEqual({ text, answer: onTsql });
-          if (onTsql.startsWith('400')) refused += 1;
+          expect({ text, ...onEmbedded }).toEqual({ text, ...onTsql });
+          if ('error' in onTsql) refused += 1;
         }
         figures.push({
           class: `condition classes of issue 19 on both databases (${table.name})`,

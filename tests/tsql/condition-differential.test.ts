@@ -4,20 +4,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDemoDatabase } from '../../infra/local/demo-database.js';
 import { startTsqlDemo, type TsqlDemo } from '../../infra/local/tsql-engine.js';
 import { translateEmbeddedCondition } from '../../shared/adapters/embedded-sql/condition.js';
-import { createEmbeddedDataSourceReader } from '../../shared/adapters/embedded-sql/data-source-reader.js';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { translateMssqlCondition } from '../../shared/adapters/mssql/condition.js';
-import { createMssqlDataSourceReader } from '../../shared/adapters/mssql/data-source-reader.js';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
-import type { Answer } from '../../shared/core/answers.js';
 import {
   ConditionError,
   type ConditionTranslator,
   compileConditionWith,
 } from '../../shared/core/condition/index.js';
-import { type DataApiContext, getDataWithCondition } from '../../shared/core/data-api/read.js';
+import type { DataApiContext } from '../../shared/core/data-api/read.js';
 import type { Database } from '../../shared/core/database.js';
-import { ServiceError } from '../../shared/core/errors.js';
+import { answerCondition, conditionReadContext } from '../support/conditions.js';
 import { conditions, DOKUMENT, SUBJECT } from './condition-grammar.js';
 
 /**
@@ -43,32 +40,6 @@ const SEED =
 // Printed so that a failure found with a random seed can be replayed (CONDITION_DIFF_SEED=<seed>).
 console.log(`condition differential test: seed ${SEED} (CONDITION_DIFF_SEED=${SEED} replays it)`);
 
-/** What the Data API answers: the exact body, or the 400's code and message. */
-type Outcome = { body: string } | { error: string };
-
-async function answer(ctx: DataApiContext, table: string, condition: string): Promise<Outcome> {
-  try {
-    const result: Answer = await getDataWithCondition(ctx, table, condition);
-    if (result.kind !== 'inline') throw new Error(`unexpected ${result.kind} answer`);
-    return { body: Buffer.from(result.body).toString('utf8') };
-  } catch (error) {
-    if (error instanceof ServiceError) return { error: `${error.status} ${error.code}: ${error.message}` };
-    throw error;
-  }
-}
-
-/** The Data API's context on `db`, with the reader and condition compiler of its dialect (as in Lambda). */
-const context = (db: Database): DataApiContext => ({
-  reader:
-    db.dialect.name === 'mssql'
-      ? createMssqlDataSourceReader(db, translateMssqlCondition)
-      : createEmbeddedDataSourceReader(db, translateEmbeddedCondition),
-  allowed: '*',
-  // Everything inline: the answers are compared whole.
-  limits: { inlineLimitBytes: 64 * 1024 * 1024, presignSeconds: 60, store: undefined, keyPrefix: 'diff' },
-  batchRows: 1000,
-});
-
 let pg: PGlite;
 let embedded: Database;
 let engine: TsqlDemo;
@@ -80,8 +51,8 @@ beforeAll(async () => {
   [pg, engine] = await Promise.all([openDemoDatabase(), startTsqlDemo()]);
   embedded = createEmbeddedDatabase(pg);
   tsql = createMssqlDatabase({ connectionString: engine.url });
-  onEmbeddedCtx = context(embedded);
-  onTsqlCtx = context(tsql);
+  onEmbeddedCtx = conditionReadContext(embedded);
+  onTsqlCtx = conditionReadContext(tsql);
 }, 120_000);
 afterAll(async () => {
   await tsql?.close();
@@ -96,8 +67,8 @@ describe.each([SUBJECT, DOKUMENT])('The condition language on both databases: $n
     await fc.assert(
       fc.asyncProperty(conditions(table), async (condition) => {
         const [onEmbedded, onTsql] = await Promise.all([
-          answer(onEmbeddedCtx, table.name, condition),
-          answer(onTsqlCtx, table.name, condition),
+          answerCondition(onEmbeddedCtx, table.name, condition),
+          answerCondition(onTsqlCtx, table.name, condition),
         ]);
         expect({ condition, ...onEmbedded }).toEqual({ condition, ...onTsql });
         if ('body' in onTsql) rowsSeen += (onTsql.body.match(/"ID":/g) ?? []).length;
