@@ -10,6 +10,7 @@ import { webhookEventId } from '../../shared/core/webhook/event.js';
 import { serviceLog, useObservability } from '../../shared/lambda/observability.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import { until } from '../support/until.js';
+import { deliveryOutcomes, webhookDeliveries } from '../support/webhook-deliveries.js';
 import {
   type ReceivedWebhook,
   startWebhookReceiver,
@@ -56,20 +57,7 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-type Delivery = Record<string, unknown> & { ATTEMPT: number; OUTCOME: string; EVENT_ID: string };
-
-/** The WEBHOOK_DELIVERY rows of a document, through the Data API as a user reads them. */
-async function deliveries(documentId: number): Promise<Delivery[]> {
-  const condition = encodeURIComponent(`DOCUMENT_ID = ${documentId}`);
-  const response = await fetch(
-    `${stack.url}/demo/JsonAPI/Data/getDataWithCondition/WEBHOOK_DELIVERY?condition=${condition}`,
-    { headers: { authorization: DEMO_AUTH } },
-  );
-  expect(response.status).toBe(200);
-  const rows = ((await response.json()) as { WEBHOOK_DELIVERY: Delivery[] }).WEBHOOK_DELIVERY;
-  return rows.sort((a, b) => Number(a.ID) - Number(b.ID));
-}
-const outcomes = (rows: Delivery[]) => rows.map((row) => row.OUTCOME);
+const deliveries = (documentId: number) => webhookDeliveries(stack.url, documentId);
 
 /** What the ERP does: `PUT /_local/subjects/{id}/webhook`. */
 async function changeSubject(subjectId: number, change: Record<string, unknown>) {
@@ -157,7 +145,7 @@ describe('Secret rotation (local stack)', () => {
     expect(String(after!.headers['webhook-signature']).split(' ')).toHaveLength(1);
     expect(verifies(after!, 'new-secret')).toBe(true);
     expect(verifies(after!, 'old-secret')).toBe(false);
-    expect(outcomes(await deliveries(21003))).toEqual(['delivered']);
+    expect(deliveryOutcomes(await deliveries(21003))).toEqual(['delivered']);
 
     // The secret's last change shows in the status, the secrets themselves nowhere.
     const status = await admin({ action: 'status', tenant: 'demo', subjectId: 21 });
@@ -201,7 +189,7 @@ describe('Failing endpoints (local stack)', () => {
         (rows) => rows.length >= 3,
         15_000,
       );
-      expect(outcomes(await deliveries(22001))).toEqual(['retrying', 'retrying', 'failed']);
+      expect(deliveryOutcomes(await deliveries(22001))).toEqual(['retrying', 'retrying', 'failed']);
       await until(
         'the disabling metric',
         async () => documents,
@@ -227,7 +215,7 @@ describe('Failing endpoints (local stack)', () => {
       (rows) => rows.length >= 1,
     );
     await sleep(1500);
-    expect(outcomes(await deliveries(22002))).toEqual(['disabled']);
+    expect(deliveryOutcomes(await deliveries(22002))).toEqual(['disabled']);
     expect(receiver.receivedOn('/dead')).toHaveLength(3);
 
     // A new WEBHOOK_URL enables it again.
@@ -240,7 +228,7 @@ describe('Failing endpoints (local stack)', () => {
       () => deliveries(22003),
       (rows) => rows.length >= 1,
     );
-    expect(outcomes(await deliveries(22003))).toEqual(['delivered']);
+    expect(deliveryOutcomes(await deliveries(22003))).toEqual(['delivered']);
     expect(await admin({ action: 'status', tenant: 'demo', subjectId: 22 })).toMatchObject({
       state: 'enabled',
       failingSince: null,
@@ -277,7 +265,7 @@ describe('Failing endpoints (local stack)', () => {
       () => deliveries(23002),
       (rows) => rows.length >= 1,
     );
-    expect(outcomes(await deliveries(23002))).toEqual(['delivered']);
+    expect(deliveryOutcomes(await deliveries(23002))).toEqual(['delivered']);
     expect(receiver.receivedOn('/flaky')).toHaveLength(4);
   });
 });
@@ -309,7 +297,7 @@ describe('Admin function over the Lambda Invoke API (local stack)', () => {
       () => deliveries(24001),
       (rows) => rows.length >= 2,
     );
-    expect(outcomes(await deliveries(24001))).toEqual(['delivered', 'resent']);
+    expect(deliveryOutcomes(await deliveries(24001))).toEqual(['delivered', 'resent']);
 
     // Unknown event: an answer that says so, not a crash.
     const unknown = webhookEventId({ tenant: 'demo', subjectId: 24, documentId: 99_999_999 });
@@ -361,12 +349,12 @@ describe('Admin function over the Lambda Invoke API (local stack)', () => {
     await until(
       'both sent again',
       () => deliveries(25002),
-      (rows) => outcomes(rows).includes('resent'),
+      (rows) => deliveryOutcomes(rows).includes('resent'),
     );
     await until(
       'both sent again',
       () => deliveries(25001),
-      (rows) => outcomes(rows).includes('resent'),
+      (rows) => deliveryOutcomes(rows).includes('resent'),
     );
     const bodies = receiver
       .receivedOn('/outage')

@@ -22,6 +22,7 @@ import { serviceLog, useObservability } from '../../shared/lambda/observability.
 import { DEMO_AUTH, sqlOn } from '../support/demo.js';
 import { openApiResponseChecker } from '../support/openapi-responses.js';
 import { until } from '../support/until.js';
+import { deliveryOutcomes, type WebhookDelivery, webhookDeliveries } from '../support/webhook-deliveries.js';
 import {
   type ReceivedWebhook,
   startWebhookReceiver,
@@ -36,8 +37,6 @@ const checker = openApiResponseChecker(await readOpenApiDocument());
 let stack: LocalStack;
 let receiver: WebhookReceiver;
 let sqs: SQSClient;
-
-type Delivery = Record<string, unknown> & { ATTEMPT: number; OUTCOME: string };
 
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
@@ -80,19 +79,8 @@ async function documentReceived(subjectId: number, documentId: number) {
   return (await response.json()) as { webhookId: string; messageId: string };
 }
 
-/** The WEBHOOK_DELIVERY rows of a document, read through the Data API as a user would. */
-async function deliveries(documentId: number): Promise<Delivery[]> {
-  const condition = encodeURIComponent(`DOCUMENT_ID = ${documentId}`);
-  const response = await fetch(
-    `${stack.url}/demo/JsonAPI/Data/getDataWithCondition/WEBHOOK_DELIVERY?condition=${condition}`,
-    { headers: { authorization: DEMO_AUTH } },
-  );
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { WEBHOOK_DELIVERY: Delivery[] }).WEBHOOK_DELIVERY;
-}
-
-const outcomes = (rows: Delivery[]) => rows.map((row) => row.OUTCOME);
-const finished = (count: number) => (rows: Delivery[]) => rows.length >= count;
+const deliveries = (documentId: number) => webhookDeliveries(stack.url, documentId);
+const finished = (count: number) => (rows: WebhookDelivery[]) => rows.length >= count;
 const gaps = (requests: ReceivedWebhook[]) =>
   requests.slice(1).map((r, i) => (r.at - requests[i]!.at) / 1000);
 
@@ -186,7 +174,7 @@ describe('Receipt webhook over HTTP (local stack)', () => {
       headers: { authorization: DEMO_AUTH },
     });
     expect(response.status).toBe(200);
-    const body = (await response.json()) as { WEBHOOK_DELIVERY: Delivery[] };
+    const body = (await response.json()) as { WEBHOOK_DELIVERY: WebhookDelivery[] };
     expect(
       body.WEBHOOK_DELIVERY.some((row) => row.DOCUMENT_ID === 123456 && row.OUTCOME === 'delivered'),
     ).toBe(true);
@@ -202,7 +190,9 @@ describe('Receipt webhook over HTTP (local stack)', () => {
     expect((await readmeVerifier('whsec_first-try-secret'))(got!.headers, got!.body)).toBe(true);
     // As docs/openapi.yaml describes it under webhooks.
     expect(checker.checkWebhook('documentReceived', got!)).toEqual([]);
-    expect(outcomes(await until('the record', () => deliveries(2001), finished(1)))).toEqual(['delivered']);
+    expect(deliveryOutcomes(await until('the record', () => deliveries(2001), finished(1)))).toEqual([
+      'delivered',
+    ]);
   });
 
   it('succeeds after two 500s, on the schedule, with the same webhook-id every time', async () => {
@@ -241,7 +231,7 @@ describe('Receipt webhook over HTTP (local stack)', () => {
     const body = JSON.stringify({ tenant: 'demo', subjectId: 4, documentId: 4001 });
     const dead = await until('the DLQ', dlqBodies, (bodies) => bodies.includes(body), 8000);
     expect(dead).toContain(body);
-    expect(outcomes(await deliveries(4001))).toEqual(['retrying', 'retrying', 'failed']);
+    expect(deliveryOutcomes(await deliveries(4001))).toEqual(['retrying', 'retrying', 'failed']);
     // No fourth attempt.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(receiver.receivedOn('/always-500')).toHaveLength(3);
@@ -277,7 +267,7 @@ describe('Receipt webhook over HTTP (local stack)', () => {
     await documentReceived(6, 6001);
     await until('the delivery', () => deliveries(6001), finished(1));
     await documentReceived(6, 6001);
-    expect(outcomes(await until('the duplicate', () => deliveries(6001), finished(2)))).toEqual([
+    expect(deliveryOutcomes(await until('the duplicate', () => deliveries(6001), finished(2)))).toEqual([
       'delivered',
       'duplicate',
     ]);
@@ -288,7 +278,7 @@ describe('Receipt webhook over HTTP (local stack)', () => {
     await Promise.all(
       [1, 2].map(() => sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: copy }))),
     );
-    expect(outcomes(await until('both copies', () => deliveries(6002), finished(2))).sort()).toEqual([
+    expect(deliveryOutcomes(await until('both copies', () => deliveries(6002), finished(2))).sort()).toEqual([
       'delivered',
       'duplicate',
     ]);
@@ -360,11 +350,11 @@ describe('Receipt webhook over HTTP (local stack)', () => {
     expect(await until('the skip', () => deliveries(10001), finished(1))).toEqual([
       expect.objectContaining({ OUTCOME: 'skipped', ERROR: 'the subject has no WEBHOOK_URL' }),
     ]);
-    expect(outcomes(await until('the unknown subject', () => deliveries(10002), finished(1)))).toEqual([
-      'unknown_subject',
-    ]);
+    expect(
+      deliveryOutcomes(await until('the unknown subject', () => deliveries(10002), finished(1))),
+    ).toEqual(['unknown_subject']);
     await new Promise((resolve) => setTimeout(resolve, 1200));
-    expect(outcomes(await deliveries(10002))).toEqual(['unknown_subject']);
+    expect(deliveryOutcomes(await deliveries(10002))).toEqual(['unknown_subject']);
     expect(receiver.received.length).toBe(before);
   });
 
