@@ -253,8 +253,8 @@ describe('deploy parameters', () => {
       DataGetDataWithCondition: under('answers/*'),
       DataGetRowsCount: under('answers/*'),
       DataGetDataPaginate: under('answers/*'),
-      // The description shares the reads' role; it answers inline.
-      DataOpenApi: under('answers/*'),
+      // The description answers inline: a role of its own, without S3.
+      DataOpenApi: [],
       FileGetFile: under('answers/*/files/*'),
       FileSetFile: [],
       DeliverWebhook: [],
