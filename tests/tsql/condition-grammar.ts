@@ -70,7 +70,10 @@ const ASCII_CLASS_PIECES = [...LIKE_PIECES, '[^x]', '[^0-4]', '[^F]'];
  * literals that become `datetime` (years from 1753) in DATEADD, YEAR and comparisons, and CAST of
  * a number to CHAR/NCHAR of every length around the number's width.
  */
-export function edgePredicates(table: TableVocabulary): fc.Arbitrary<string> {
+export function edgePredicates(
+  table: TableVocabulary,
+  { combined = false }: { combined?: boolean } = {},
+): fc.Arbitrary<string> {
   const pick = <T>(items: readonly T[]) => fc.constantFrom(...items);
   const compare = pick(['=', '<>', '<', '<=', '>', '>=']);
   const dateColumns = [...table.dateTimes, ...table.dates];
@@ -186,7 +189,15 @@ export function edgePredicates(table: TableVocabulary): fc.Arbitrary<string> {
     toChar.map((c) => `${c} + 'x' LIKE '% x'`),
     fc.tuple(numberValue).map(([n]) => `CAST(${n} AS CHAR) LIKE '1%'`),
   );
-  return fc.oneof(fractions, emptyNumbers, folding, oldDates, chars);
+  // Inside AND/OR, only the classes that never fail in the database. A blank text as a decimal
+  // (error 8114) or a date-time out of range (517) fails for every row, and whether a condition
+  // holding such a part fails or answers rows depends on the order in which the database evaluates
+  // AND and OR, which SQL Server leaves to its optimiser: the engine drops `x OR <failing part>`
+  // when it can fold x to true, the embedded database fails while planning (the random seed
+  // 1678445762 found one). Such parts are generated as whole conditions, where both must refuse.
+  return combined
+    ? fc.oneof(fractions, folding, chars)
+    : fc.oneof(fractions, emptyNumbers, folding, oldDates, chars);
 }
 
 /** A grammar of valid conditions over one table: values by kind, predicates, AND/OR/NOT. */
@@ -292,7 +303,7 @@ export function conditions(table: TableVocabulary): fc.Arbitrary<string> {
       .map(([a, not, lo, hi]) => `${a} ${not ? 'NOT ' : ''}BETWEEN ${lo} AND ${hi}`),
     fc.tuple(fc.oneof(num, str, dt), fc.boolean()).map(([a, not]) => `${a} IS ${not ? 'NOT ' : ''}NULL`),
     ...(guidPredicates.length > 0 ? [pick(guidPredicates)] : []),
-    edgePredicates(table),
+    edgePredicates(table, { combined: true }),
   );
   const { condition } = fc.letrec<{ condition: string }>((tie) => ({
     condition: fc.oneof(
@@ -302,5 +313,7 @@ export function conditions(table: TableVocabulary): fc.Arbitrary<string> {
       tie('condition').map((c) => `NOT (${c})`),
     ),
   }));
-  return fc.tuple(table.window, condition).map(([window, c]) => (window ? `${window}(${c})` : c));
+  // The edge classes also as whole conditions, those that fail in the database included.
+  const whole = fc.oneof(condition, edgePredicates(table));
+  return fc.tuple(table.window, whole).map(([window, c]) => (window ? `${window}(${c})` : c));
 }
