@@ -108,11 +108,8 @@ export class AnswerWriter {
 
   async finish(): Promise<Answer> {
     if (!this.upload || !this.key) {
-      // One chunk (a page written whole) is the body as it is: no copy.
       const body = this.chunks.every((chunk) => typeof chunk === 'string')
-        ? this.chunks.length === 1
-          ? this.chunks[0]!
-          : this.chunks.join('')
+        ? this.chunks.join('')
         : Buffer.concat(this.chunks.map(toBuffer), this.size);
       return { kind: 'inline', body, contentType: this.contentType };
     }
