@@ -2,12 +2,23 @@
 export async function sample(fn: () => Promise<unknown>, runs: number, warmup = 3): Promise<number[]> {
   for (let i = 0; i < warmup; i++) await fn();
   const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now();
-    await fn();
-    times.push(performance.now() - start);
-  }
+  for (let i = 0; i < runs; i++) times.push(await wallMs(fn));
   return times.sort((a, b) => a - b);
+}
+
+/** Milliseconds of wall time `fn` takes. */
+async function wallMs(fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+/** Milliseconds of this process's CPU time (user + system) `fn` takes. */
+async function cpuMs(fn: () => Promise<unknown>): Promise<number> {
+  const start = process.cpuUsage();
+  await fn();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
 }
 
 /**
@@ -20,11 +31,7 @@ export function sampleInterleaved(
   runs: number,
   warmup = 3,
 ): Promise<[number[], number[]]> {
-  return alternate(a, b, runs, warmup, async (fn) => {
-    const start = performance.now();
-    await fn();
-    return performance.now() - start;
-  });
+  return alternate(a, b, runs, warmup, wallMs);
 }
 
 /**
@@ -38,12 +45,7 @@ export function sampleInterleavedCpu(
   runs: number,
   warmup = 3,
 ): Promise<[number[], number[]]> {
-  return alternate(a, b, runs, warmup, async (fn) => {
-    const start = process.cpuUsage();
-    await fn();
-    const used = process.cpuUsage(start);
-    return (used.user + used.system) / 1000;
-  });
+  return alternate(a, b, runs, warmup, cpuMs);
 }
 
 /** `warmup` unmeasured runs of each, then `runs` measured ones in alternation; both sorted. */
