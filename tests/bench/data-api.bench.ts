@@ -1,7 +1,12 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { createEmbeddedDataSourceReader } from '../../shared/adapters/embedded-sql/data-source-reader.js';
 import { createMssqlDataSourceReader } from '../../shared/adapters/mssql/data-source-reader.js';
 import { byDialect } from '../../shared/config/databases.js';
+import type { DataSourceReader } from '../../shared/core/data-api/reader.js';
+import { recordEncoder } from '../../shared/core/data-api/records.js';
+import type { DataSourceInfo } from '../../shared/core/database.js';
 import {
   figureNaming,
   type OtherDatabase,
@@ -131,6 +136,50 @@ export async function pagingFigures(stack: LocalStack, on?: OtherDatabase): Prom
     // The goal of issue 20 on both databases.
     { id: id('dataApi.paginateViaStackVsDirect'), goal: 1.25 },
   );
+  // The least any HTTP answer of these rows costs here: a bare server that runs the same query, the
+  // same record encoder, one join and one write (no routing, event, authentication, ETag or
+  // answer limits), read by the same client. Its answer is the stack's, byte for byte (checked).
+  const bare = await bareRecordServer(reader, source);
+  try {
+    const viaBare = async (fromRow: number) => {
+      const response = await fetch(`${bare.url}?fromRow=${fromRow}&rows=${ROWS}`);
+      if (response.status !== 200) throw new Error(`bare page ${fromRow}: ${response.status}`);
+      await response.arrayBuffer();
+    };
+    for (const fromRow of [1, 99_001]) {
+      const [fromStack, fromBare] = await Promise.all([
+        fetch(pageUrl(fromRow), { headers: { authorization: AUTH } }).then((r) => r.text()),
+        fetch(`${bare.url}?fromRow=${fromRow}&rows=${ROWS}`).then((r) => r.text()),
+      ]);
+      if (fromStack !== fromBare) throw new Error(`the bare server's page ${fromRow} is not the stack's`);
+    }
+    const [bareTimes, directAgain] = await sampleInterleaved(
+      () => viaBare(pages[a++ % pages.length]!),
+      () => direct(pages[b++ % pages.length]!),
+      runs,
+    );
+    report(
+      label('bare HTTP server: the same query, encoder and write, 1000 rows'),
+      bareTimes,
+      'the same query run directly on the database',
+      directAgain,
+      { id: id('dataApi.barePageVsDirect') },
+    );
+    const [stackAgain, bareAgain] = await sampleInterleaved(
+      () => viaHttp(pages[a++ % pages.length]!),
+      () => viaBare(pages[b++ % pages.length]!),
+      runs,
+    );
+    report(
+      label('getDataPaginate 1000 rows via HTTP (local stack)'),
+      stackAgain,
+      'the bare HTTP server',
+      bareAgain,
+      { id: id('dataApi.paginateViaStackVsBare') },
+    );
+  } finally {
+    await new Promise((resolve) => bare.server.close(resolve));
+  }
   // The same in CPU time of this process (stack, database and client all run here): what the
   // service adds to the query, which the load of other processes on the machine cannot change.
   // On the T-SQL engine the database works in its own process: there the direct query's CPU time
@@ -177,4 +226,36 @@ export async function pagingFigures(stack: LocalStack, on?: OtherDatabase): Prom
       id: id('dataApi.plainOffsetDeepVsFirstDirect'),
     },
   );
+}
+
+/**
+ * An HTTP server that answers `?fromRow=&rows=` with the page's records as the stack writes them
+ * (`{"DOKUMENT":[…]}`) and does nothing else: the floor under any service's answer of those rows.
+ */
+async function bareRecordServer(
+  reader: DataSourceReader,
+  source: DataSourceInfo,
+): Promise<{ server: Server; url: string }> {
+  const encode = recordEncoder(source.columns);
+  const server = createServer((request, response) => {
+    const query = new URL(request.url ?? '/', 'http://bare').searchParams;
+    const fromRow = Number(query.get('fromRow'));
+    const rows = Number(query.get('rows'));
+    void (async () => {
+      const records: string[] = [];
+      for await (const batch of reader.readPage(source, fromRow - 1, rows, rows)) {
+        for (const row of batch) records.push(encode(row));
+      }
+      const body = `{${JSON.stringify(source.name)}:[${records.join(',')}]}`;
+      response.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body, 'utf8'),
+      });
+      response.end(body, 'utf8');
+    })().catch((error: unknown) => {
+      response.writeHead(500).end(String(error));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
 }
