@@ -123,60 +123,50 @@ export async function pagingFigures(stack: LocalStack, on?: OtherDatabase): Prom
   await checkPages(pages);
   let a = 0;
   let b = 0;
-  const [stackTimes, directTimes] = await sampleInterleaved(
-    () => viaHttp(pages[a++ % pages.length]!),
-    () => direct(pages[b++ % pages.length]!),
-    runs,
-  );
-  report(
-    label('getDataPaginate 1000 rows via HTTP (local stack), pages across the table'),
-    stackTimes,
-    'the same query run directly on the database',
-    directTimes,
-    // The goal of issue 20 on both databases.
-    { id: id('dataApi.paginateViaStackVsDirect'), goal: 1.25 },
-  );
+  /** `subject` against `baseline`, alternating, each on the next of the pages across the table. */
+  const acrossPages = async (
+    subject: readonly [string, (fromRow: number) => Promise<void>],
+    baseline: readonly [string, (fromRow: number) => Promise<void>],
+    options: { id: string; goal?: number },
+    sampler = sampleInterleaved,
+  ) => {
+    const [subjectTimes, baselineTimes] = await sampler(
+      () => subject[1](pages[a++ % pages.length]!),
+      () => baseline[1](pages[b++ % pages.length]!),
+      runs,
+    );
+    report(label(subject[0]), subjectTimes, baseline[0], baselineTimes, options);
+  };
+  const viaStack = [
+    'getDataPaginate 1000 rows via HTTP (local stack), pages across the table',
+    viaHttp,
+  ] as const;
+  const directly = ['the same query run directly on the database', direct] as const;
+  // The goal of issue 20 on both databases.
+  await acrossPages(viaStack, directly, { id: id('dataApi.paginateViaStackVsDirect'), goal: 1.25 });
   // The least any HTTP answer of these rows costs here: a bare server that runs the same query, the
   // same record encoder, one join and one write (no routing, event, authentication, ETag or
   // answer limits), read by the same client. Its answer is the stack's, byte for byte (checked).
   const bare = await bareRecordServer(reader, source);
   try {
+    const bareUrl = (fromRow: number) => `${bare.url}?fromRow=${fromRow}&rows=${ROWS}`;
     const viaBare = async (fromRow: number) => {
-      const response = await fetch(`${bare.url}?fromRow=${fromRow}&rows=${ROWS}`);
+      const response = await fetch(bareUrl(fromRow));
       if (response.status !== 200) throw new Error(`bare page ${fromRow}: ${response.status}`);
       await response.arrayBuffer();
     };
     for (const fromRow of [1, 99_001]) {
       const [fromStack, fromBare] = await Promise.all([
         fetch(pageUrl(fromRow), { headers: { authorization: AUTH } }).then((r) => r.text()),
-        fetch(`${bare.url}?fromRow=${fromRow}&rows=${ROWS}`).then((r) => r.text()),
+        fetch(bareUrl(fromRow)).then((r) => r.text()),
       ]);
       if (fromStack !== fromBare) throw new Error(`the bare server's page ${fromRow} is not the stack's`);
     }
-    const [bareTimes, directAgain] = await sampleInterleaved(
-      () => viaBare(pages[a++ % pages.length]!),
-      () => direct(pages[b++ % pages.length]!),
-      runs,
-    );
-    report(
-      label('bare HTTP server: the same query, encoder and write, 1000 rows'),
-      bareTimes,
-      'the same query run directly on the database',
-      directAgain,
-      { id: id('dataApi.barePageVsDirect') },
-    );
-    const [stackAgain, bareAgain] = await sampleInterleaved(
-      () => viaHttp(pages[a++ % pages.length]!),
-      () => viaBare(pages[b++ % pages.length]!),
-      runs,
-    );
-    report(
-      label('getDataPaginate 1000 rows via HTTP (local stack)'),
-      stackAgain,
-      'the bare HTTP server',
-      bareAgain,
-      { id: id('dataApi.paginateViaStackVsBare') },
-    );
+    const barely = ['bare HTTP server: the same query, encoder and write, 1000 rows', viaBare] as const;
+    await acrossPages(barely, directly, { id: id('dataApi.barePageVsDirect') });
+    await acrossPages(viaStack, ['the bare HTTP server', viaBare], {
+      id: id('dataApi.paginateViaStackVsBare'),
+    });
   } finally {
     await new Promise((resolve) => bare.server.close(resolve));
   }
@@ -184,17 +174,11 @@ export async function pagingFigures(stack: LocalStack, on?: OtherDatabase): Prom
   // service adds to the query, which the load of other processes on the machine cannot change.
   // On the T-SQL engine the database works in its own process: there the direct query's CPU time
   // here is the driver's alone, so that figure carries no goal.
-  const [stackCpu, directCpu] = await sampleInterleavedCpu(
-    () => viaHttp(pages[a++ % pages.length]!),
-    () => direct(pages[b++ % pages.length]!),
-    runs,
-  );
-  report(
-    label('getDataPaginate 1000 rows via HTTP (local stack), CPU time of this process'),
-    stackCpu,
-    'the same query run directly, CPU time',
-    directCpu,
+  await acrossPages(
+    ['getDataPaginate 1000 rows via HTTP (local stack), CPU time of this process', viaHttp],
+    ['the same query run directly, CPU time', direct],
     { id: id('dataApi.paginateViaStackVsDirectCpu'), goal: on ? undefined : 1.25 },
+    sampleInterleavedCpu,
   );
 
   const [directDeep, directFirst] = await sampleInterleaved(
