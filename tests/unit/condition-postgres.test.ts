@@ -331,6 +331,16 @@ describe('PostgreSQL translation runs with SQL Server semantics', () => {
     // CHAR(n) keeps its padding where it meets other text.
     ["CAST(7 AS CHAR(3)) + 'x' = '7  x'", true],
     ["CAST(7 AS NCHAR(2)) + 'x' LIKE '7 x'", true],
+    // An int too wide for its char/varchar is '*' on SQL Server, padded in CHAR(n); not cut.
+    ["CAST(12345678 AS CHAR(3)) = '*'", true],
+    ["CAST(12345678 AS CHAR(3)) + 'x' = '*  x'", true],
+    ["CAST(12345678 AS VARCHAR(7)) + 'x' = '*x'", true],
+    ["CAST(12345678 AS CHAR(8)) = '12345678'", true],
+    ["CAST(-7 AS CHAR(2)) = '-7'", true],
+    ["CAST(-7 AS VARCHAR(1)) = '*'", true],
+    ["CONVERT(VARCHAR(1), 10) = '*'", true],
+    ["LEN(CAST(12345678 AS VARCHAR)) = 8", true],
+    ["CAST(1234.50 AS VARCHAR(7)) = '1234.50'", true],
   ];
 
   it.each(truths)('%s is %s', async (condition, expected) => {
@@ -393,6 +403,17 @@ describe('PostgreSQL refuses at run time what SQL Server refuses, for values com
     ['DATEADD(year, 8000, DEN) > DEN', '22003'],
     ['DATEADD(year, -2024, DATUM) < DATUM', '22003'],
     ['CAST(DATEADD(year, -300, DEN) AS DATETIME) < DATUM', '22003'],
+    // A number too wide for its text type, where SQL Server writes no '*' (error 8115): a decimal,
+    // a bigint, any number into NCHAR/NVARCHAR; row 1's CENA is 1234.50, rows 4 and 5 have ID * 3 > 9.
+    ["CAST(CENA AS VARCHAR(5)) = 'x'", '22003'],
+    ["CAST(CENA AS CHAR(6)) + 'x' = 'x'", '22003'],
+    ["CAST(ID * 3 AS NCHAR(1)) = '*'", '22003'],
+    ["CAST(ID * 3 AS NVARCHAR(1)) = '*'", '22003'],
+    ["CAST(CAST(ID AS BIGINT) * 3 AS VARCHAR(1)) = '*'", '22003'],
+    // The same of constants.
+    ["CAST(0.5 AS CHAR(2)) = 'x'", '22003'],
+    ["CAST(12345678 AS NVARCHAR(3)) = 'x'", '22003'],
+    ["CAST(100.00 AS VARCHAR(5)) = 'x'", '22003'],
   ])('%s fails with %s', async (condition, code) => {
     expect(await refusedWith(condition)).toBe(code);
   });
@@ -404,6 +425,17 @@ describe('PostgreSQL refuses at run time what SQL Server refuses, for values com
     ['DATEADD(year, 7974, DATUM) > DATUM', [1, 2, 3, 5]],
     ['CAST(DEN AS DATETIME) = DATUM', [5]],
     ['CAST(NULL AS TINYINT) IS NULL', [1, 2, 3, 4, 5]],
+    // ID * 3 is 3, 6, 9, 12, 15: the last two too wide for one character.
+    ["CAST(ID * 3 AS VARCHAR(1)) = '*'", [4, 5]],
+    ["CAST(ID * 3 AS CHAR(1)) + 'x' = '*x'", [4, 5]],
+    ["CAST(ID * 3 AS CHAR(2)) = '12'", [4]],
+    ['LEN(CAST(ID * 3 AS VARCHAR(1))) = 1', [1, 2, 3, 4, 5]],
+    // AKTIVNI is a smallint: -9 fits two characters, -10 does not.
+    ["CAST(AKTIVNI - 10 AS CHAR(2)) = '*'", [2]],
+    ["CAST(CENA AS VARCHAR(7)) = '1234.50'", [1]],
+    ["CAST(CENA AS NVARCHAR(7)) LIKE '-%'", [5]],
+    // Where no row is too wide, nothing fails.
+    ["CAST(ID AS NCHAR(1)) = '3'", [3]],
   ])('%s keeps its SQL Server result %j', async (condition, expected) => {
     expect(await ids(condition)).toEqual(expected);
   });

@@ -30,6 +30,31 @@ import { commonKind, numericTypeOf } from '../../core/condition/typing.js';
 import { postgresDialect } from './dialect.js';
 
 /** An operand of an integer type (TINYINT to BIGINT) in T-SQL's typing. */
+/**
+ * Whether PostgreSQL writes this number's text as SQL Server does, so that its width can be held
+ * against a text type's length: integers, a decimal column or literal (its own scale on both), its
+ * negation, a CAST to a decimal of a given scale. A float (six significant digits on SQL Server)
+ * and decimal arithmetic (a quotient's or a ROUND's scale follows other rules on each) are not:
+ * their text is cut as before (docs/sql-server.md).
+ */
+function writtenAsSqlServer(node: Expr): boolean {
+  const type = numericTypeOf(node);
+  if (type !== undefined) return type !== 'FLOAT';
+  switch (node.type) {
+    case 'column':
+    case 'number':
+      return true;
+    case 'unary':
+      return writtenAsSqlServer(node.operand);
+    case 'cast':
+      return (
+        (node.target.name === 'DECIMAL' || node.target.name === 'NUMERIC') && node.target.args.length > 0
+      );
+    default:
+      return false;
+  }
+}
+
 function isInteger(node: Expr): boolean {
   const type = numericTypeOf(node);
   return node.kind === 'number' && type !== undefined && type !== 'FLOAT';
@@ -445,6 +470,35 @@ export class PostgresCompiler {
     }
   }
 
+  /**
+   * The text of a number cast to a character type of `length`, where SQL Server does not cut it:
+   * too wide, an `int`, `smallint` or `tinyint` becomes `*` in `char`/`varchar`, and every other
+   * number (`bigint`, decimals, money) and every `nchar`/`nvarchar` target fails with an
+   * arithmetic overflow ([CAST and CONVERT, "Truncating and rounding results"](https://learn.microsoft.com/en-us/sql/t-sql/functions/cast-and-convert-transact-sql#truncating-and-rounding-results)).
+   * PostgreSQL cuts it. The failure is a smallint out of range (22003, the 400 that SQL Server's
+   * 8115 gives) computed from the text itself, so that PostgreSQL cannot fold it while planning
+   * unless the number is a constant too wide, which SQL Server refuses as well. As in
+   * `rangeGuard`, the number is written twice, and not checked again inside itself.
+   */
+  private numberText(operand: Expr, length: number, target: string): string {
+    const text = () => this.as(operand, 'string');
+    if (this.guarding) return text();
+    this.guarding = true;
+    try {
+      const kept = text();
+      const tooWide = `(length(${text()}) > ${length})`;
+      const type = numericTypeOf(operand);
+      const stars =
+        (target === 'CHAR' || target === 'VARCHAR') &&
+        (type === 'INT' || type === 'SMALLINT' || type === 'TINYINT');
+      if (stars) return `(CASE WHEN ${tooWide} THEN ${this.text('*')} ELSE ${kept} END)`;
+      const overflow = `CAST(32767 + CAST(${tooWide} AS integer) AS smallint)`;
+      return `(${kept} || substr(CAST(${overflow} AS text), 1, 0))`;
+    } finally {
+      this.guarding = false;
+    }
+  }
+
   /** A date or timestamp guarded to the years `firstYear`..9999 of SQL Server's types. */
   private dateRangeGuard(value: () => string, kind: 'date' | 'datetime', firstYear: number): string {
     const type = kind === 'date' ? 'date' : 'timestamp';
@@ -532,13 +586,17 @@ export class PostgresCompiler {
           const format = dateOnly ? CONVERT_FORMATS.get(23)! : style;
           return `CAST(to_char(${this.expr(operand)}, ${this.text(format)}) AS ${target})`;
         }
+        const length = node.target.args[0] ?? 30;
+        const text =
+          from === 'number' && !node.target.max && writtenAsSqlServer(operand)
+            ? this.numberText(operand, length, node.target.name)
+            : this.as(operand, 'string');
         if (node.target.name === 'CHAR' || node.target.name === 'NCHAR') {
           // T-SQL's CHAR(n) keeps its padding in every use (`CAST(7 AS CHAR(3)) + 'x'` is '7  x');
           // PostgreSQL's drops it as soon as it becomes text.
-          const length = node.target.args[0] ?? 30;
-          return `rpad(CAST(${this.as(operand, 'string')} AS varchar(${length})), ${length})`;
+          return `rpad(CAST(${text} AS varchar(${length})), ${length})`;
         }
-        return `CAST(${this.as(operand, 'string')} AS ${target})`;
+        return `CAST(${text} AS ${target})`;
       }
       case 'number': {
         if (node.target.name === 'BIT') {
