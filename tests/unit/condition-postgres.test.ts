@@ -322,6 +322,10 @@ describe('PostgreSQL translation runs with SQL Server semantics', () => {
     ["CONVERT(datetime, '2024-03-05 10:11:12', 121) = '2024-03-05 10:11:12'", true],
     // DATETIME maps to timestamp(0): fractions of a second are rounded away
     ["CONVERT(datetime, '2024-03-05 10:11:12.4', 121) = '2024-03-05 10:11:12'", true],
+    // DATETIME2 without a precision is DATETIME2(7) on SQL Server: the fraction is kept (seed 1202951789).
+    ["CAST('2024-03-05 10:11:12.1234' AS DATETIME2) = '2024-03-05 10:11:12'", false],
+    ["CAST('2024-03-05 10:11:12.1234' AS DATETIME2) > CAST('2024-03-05 10:11:12' AS DATETIME2(0))", true],
+    ["CAST('2024-03-05 10:11:12.1234' AS DATETIME2(2)) = '2024-03-05 10:11:12.12'", true],
     // Issue 19: SQL Server reads a blank text as 0 for an integer or a float.
     ["1 + '' = 1", true],
     ["7 = ' '", false],
@@ -534,7 +538,7 @@ describe('PostgreSQL SQL text', () => {
     ],
     [
       'CAST(DEN AS DATETIME2) = DATUM',
-      '((CAST("DEN" AS timestamp(0)) + make_interval(days => 0 * CAST(32767 + CAST((NOT (CAST("DEN" AS timestamp(0)) BETWEEN CAST($1 AS timestamp) AND CAST($2 AS timestamp))) AS integer) AS smallint))) = "DATUM")',
+      '((CAST("DEN" AS timestamp(6)) + make_interval(days => 0 * CAST(32767 + CAST((NOT (CAST("DEN" AS timestamp(6)) BETWEEN CAST($1 AS timestamp) AND CAST($2 AS timestamp))) AS integer) AS smallint))) = "DATUM")',
       ['0001-01-01', '9999-12-31 23:59:59.999999'],
     ],
     ['CAST(NAZEV AS UNIQUEIDENTIFIER) = GUID', '(CAST("NAZEV" AS uuid) = "GUID")', []],

@@ -142,7 +142,8 @@ export function pgTargetType(type: SqlType): string {
     case 'DATETIME':
       return 'timestamp(0)';
     case 'DATETIME2':
-      return `timestamp(${Math.min(first ?? 0, 6)})`;
+      // SQL Server's DATETIME2 without a precision is DATETIME2(7); PostgreSQL holds six digits.
+      return `timestamp(${Math.min(first ?? 7, 6)})`;
     case 'TIME':
       return first === undefined ? 'time' : `time(${Math.min(first, 6)})`;
     case 'UNIQUEIDENTIFIER':
