@@ -7,14 +7,16 @@ import { translateEmbeddedCondition } from '../../shared/adapters/embedded-sql/c
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { translateMssqlCondition } from '../../shared/adapters/mssql/condition.js';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
+import type { Condition } from '../../shared/core/condition/ast.js';
 import {
   ConditionError,
   type ConditionTranslator,
+  checkCondition,
   compileConditionWith,
 } from '../../shared/core/condition/index.js';
 import type { DataApiContext } from '../../shared/core/data-api/read.js';
 import type { Database } from '../../shared/core/database.js';
-import { answerCondition, conditionReadContext } from '../support/conditions.js';
+import { answerCondition, type ConditionOutcome, conditionReadContext } from '../support/conditions.js';
 import { conditions, DOKUMENT, SUBJECT } from './condition-grammar.js';
 
 /**
@@ -40,6 +42,34 @@ const SEED =
 // Printed so that a failure found with a random seed can be replayed (CONDITION_DIFF_SEED=<seed>).
 console.log(`condition differential test: seed ${SEED} (CONDITION_DIFF_SEED=${SEED} replays it)`);
 
+/** Whether a condition has parts joined by AND or OR, at any depth. */
+function joinsParts(condition: Condition): boolean {
+  if (condition.type === 'and' || condition.type === 'or') return true;
+  return condition.type === 'not' && joinsParts(condition.operand);
+}
+
+const EVALUATION_FAILED = /^400 invalid_condition: The condition could not be evaluated/;
+
+/**
+ * Whether two answers differ only by the order in which AND and OR were evaluated: one database
+ * failed while evaluating (a value out of range, a division by zero: for some rows, say
+ * `CAST(ID * CASTKA_ZAKLAD AS INT)`), the other answered rows, and the condition joins parts. SQL
+ * Server leaves that order to its optimiser, so either answer is one SQL Server may give
+ * (docs/sql-server.md, "The order AND and OR are evaluated in"; the random seed 595055292).
+ * `failed` tells whether an answer is such a failure.
+ */
+function differOnlyInOrder<T>(
+  condition: string,
+  columns: Parameters<typeof checkCondition>[1],
+  answers: readonly [T, T],
+  failed: (answer: T) => boolean,
+): boolean {
+  const [a, b] = answers.map(failed);
+  return a !== b && joinsParts(checkCondition(condition, columns));
+}
+const failedEvaluating = (answer: ConditionOutcome) =>
+  'error' in answer && EVALUATION_FAILED.test(answer.error);
+
 let pg: PGlite;
 let embedded: Database;
 let engine: TsqlDemo;
@@ -64,12 +94,18 @@ describe.each([SUBJECT, DOKUMENT])('The condition language on both databases: $n
   it(`gives the same answer for ${RUNS_PER_TABLE} generated conditions`, async () => {
     let rowsSeen = 0;
     let errors = 0;
+    let orderDependent = 0;
+    const { columns } = (await embedded.findDataSource('dbo', table.name))!;
     await fc.assert(
       fc.asyncProperty(conditions(table), async (condition) => {
         const [onEmbedded, onTsql] = await Promise.all([
           answerCondition(onEmbeddedCtx, table.name, condition),
           answerCondition(onTsqlCtx, table.name, condition),
         ]);
+        if (differOnlyInOrder(condition, columns, [onEmbedded, onTsql], failedEvaluating)) {
+          orderDependent += 1;
+          return;
+        }
         expect({ condition, ...onEmbedded }).toEqual({ condition, ...onTsql });
         if ('body' in onTsql) rowsSeen += (onTsql.body.match(/"ID":/g) ?? []).length;
         else errors += 1;
@@ -77,10 +113,13 @@ describe.each([SUBJECT, DOKUMENT])('The condition language on both databases: $n
       { numRuns: RUNS_PER_TABLE, seed: SEED },
     );
     console.log(
-      `${table.name}: ${RUNS_PER_TABLE} conditions, ${rowsSeen} rows compared, ${errors} refused alike`,
+      `${table.name}: ${RUNS_PER_TABLE} conditions, ${rowsSeen} rows compared, ${errors} refused alike, ` +
+        `${orderDependent} answered by one and failed on the other by evaluation order`,
     );
-    // The grammar must reach the data: most cases answer rows, not errors.
+    // The grammar must reach the data: most cases answer rows, not errors; and an answer that
+    // depends on the evaluation order stays rare, or it would hide differences.
     expect(errors).toBeLessThan(RUNS_PER_TABLE / 2);
+    expect(orderDependent).toBeLessThan(RUNS_PER_TABLE / 50);
     expect(rowsSeen).toBeGreaterThan(RUNS_PER_TABLE);
   }, 600_000);
 
@@ -110,6 +149,17 @@ describe.each([SUBJECT, DOKUMENT])('The condition language on both databases: $n
             }
           };
           const [onEmbedded, onTsql] = await Promise.all([page(embedded), page(tsql)]);
+          const { columns } = (await embedded.findDataSource('dbo', table.name))!;
+          if (
+            differOnlyInOrder(
+              condition,
+              columns,
+              [onEmbedded, onTsql],
+              (ids) => ids === 'failed in the database',
+            )
+          ) {
+            return;
+          }
           expect({ condition, offset, fetch, ids: onEmbedded }).toEqual({
             condition,
             offset,
