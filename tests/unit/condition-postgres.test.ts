@@ -343,7 +343,7 @@ describe('PostgreSQL translation runs with SQL Server semantics', () => {
     ["CAST(-7 AS CHAR(2)) = '-7'", true],
     ["CAST(-7 AS VARCHAR(1)) = '*'", true],
     ["CONVERT(VARCHAR(1), 10) = '*'", true],
-    ["LEN(CAST(12345678 AS VARCHAR)) = 8", true],
+    ['LEN(CAST(12345678 AS VARCHAR)) = 8', true],
     ["CAST(1234.50 AS VARCHAR(7)) = '1234.50'", true],
   ];
 
