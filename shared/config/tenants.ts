@@ -147,6 +147,13 @@ const tenant = z.strictObject({
    */
   hiddenColumns: z._default(z.record(qualifiedName, z.array(nonEmpty())), {}),
   webApi: z._default(webApiSettings, WEB_API_DEFAULTS),
+  /**
+   * The tables whose changes the tenant's database records (CONTRACT 4b), `NAME` or `schema.NAME`:
+   * `getChanges` answers for them; the database's administrator turns recording on (db:apply).
+   */
+  changeFeed: z._default(identifierList, []),
+  /** How long recorded changes are kept, and so how long a sync token stays good (days). */
+  changeRetentionDays: z._default(int(1, 365), 7),
 });
 
 const registrySchema = z.strictObject({

@@ -28,17 +28,20 @@ export type NextPage = { readonly after: string } | { readonly fromRow: number }
 /** A read's answer; a full page of `getDataPaginate` also says where the next one starts. */
 export type DataAnswer = Answer & { readonly next?: NextPage };
 
-/** Streams `{"<root>":[record, ...]}` batch by batch into an answer; also gives the last row read and how many. */
-async function writeRecords(
-  ctx: DataApiContext,
+/**
+ * Streams `{"<root>":[record, ...]}` batch by batch into an answer; also gives the last row read and
+ * how many. `encode` writes a row's record (default: the source's columns read).
+ */
+export async function writeRecords(
+  ctx: Pick<DataApiContext, 'limits'>,
   rootKey: string,
   source: DataSourceInfo,
   rows: AsyncIterable<Row[]>,
+  encode: (row: Row) => string = recordEncoder(source.selected ?? source.columns),
 ): Promise<{ answer: Answer; count: number; last: Row | undefined }> {
   const writer = new AnswerWriter(ctx.limits, 'application/json; charset=utf-8', 'json');
   try {
     const open = `{${JSON.stringify(rootKey)}:[`;
-    const encode = recordEncoder(source.selected ?? source.columns);
     let count = 0;
     let last: Row | undefined;
     // Each batch's records are joined from an array: one flat string, where text built by `+=`
@@ -87,7 +90,7 @@ const OBJECT_CHANGED = new Set(['42703', '42P01', '207', '208']);
  * a fresh lookup, so a changed table is answered as it is now and a dropped one is a 404, never a
  * failure of the service.
  */
-async function readCurrent<T>(
+export async function readCurrent<T>(
   ctx: DataApiContext,
   rawName: string,
   read: (source: DataSourceInfo) => Promise<T>,

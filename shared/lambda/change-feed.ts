@@ -1,0 +1,121 @@
+import { createHmac } from 'node:crypto';
+import { createEmbeddedChangeFeedStore } from '../adapters/embedded-sql/change-feed-store.js';
+import { createMssqlChangeFeedStore } from '../adapters/mssql/change-feed-store.js';
+import { byDialect, openDatabase } from '../config/databases.js';
+import { loadTenantRegistry, type TenantConfig } from '../config/tenants.js';
+import {
+  type ChangeFeedContext,
+  type ChangeFeedStore,
+  getChanges,
+  removeExpiredChanges,
+} from '../core/data-api/changes.js';
+import { cancelledBy, type Database } from '../core/database.js';
+import { describeError } from '../core/log.js';
+import { authenticate, dataApiContext, renderDataApiError, singleQueryParam } from './data-api.js';
+import { type HttpRequest, httpHandler } from './http.js';
+import { answerResponse } from './large-answers.js';
+import { logFormatFromEnv, serviceLog } from './observability.js';
+
+/** The change feed's store for a database, in its dialect. */
+export function changeFeedStore(db: Database): ChangeFeedStore {
+  return byDialect(db, { mssql: createMssqlChangeFeedStore, postgres: createEmbeddedChangeFeedStore });
+}
+
+/**
+ * The key of a tenant's sync tokens: the tenant's cursor key (a secret of the deployment, see
+ * `pagingCursorKey`) under a purpose of its own, so that a cursor is never a token nor the reverse.
+ */
+export function syncTokenKey(tenant: TenantConfig): Buffer {
+  return createHmac('sha256', Buffer.from(tenant.cursorKey, 'hex')).update('sync-token').digest();
+}
+
+/** A tenant's change feed on its application database. */
+export async function changeFeedContext(
+  tenant: TenantConfig,
+  store?: ChangeFeedStore,
+): Promise<ChangeFeedContext> {
+  return {
+    store: store ?? changeFeedStore(await openDatabase(tenant.database)),
+    recorded: tenant.changeFeed,
+    retentionDays: tenant.changeRetentionDays,
+    tokens: { key: syncTokenKey(tenant), tenant: tenant.id },
+  };
+}
+
+/** `<path?token=…[&rows=…][&columns=…]>; rel="next"|"sync"`: the caller's rows and columns go on. */
+function changesLink(request: HttpRequest, rel: string, token: string): string {
+  const query = new URLSearchParams();
+  query.set('token', token);
+  const rows = request.query.get('rows');
+  if (rows !== null) query.set('rows', rows);
+  const columns = request.query.get('columns');
+  if (columns !== null) query.set('columns', columns);
+  return `<${request.path}?${query.toString()}>; rel="${rel}"`;
+}
+
+/**
+ * GET /{tenant}/JsonAPI/Data/getChanges/{DataSource}[?token=][&rows=][&columns=] (CONTRACT 4b). No
+ * ETag: the links are the state, and the same token answers more as the ERP writes.
+ */
+export function changesHandler() {
+  return httpHandler(async function changesRoute(request) {
+    const tenant = await authenticate(request);
+    const ctx = await dataApiContext(tenant, request);
+    // The store's statements stop in the database when the invocation's time is up, as the reads do.
+    const feed = await changeFeedContext(
+      tenant,
+      changeFeedStore(await openDatabase(tenant.database).then((db) => cancelledBy(db, request.signal))),
+    );
+    const { answer, link } = await getChanges(ctx, feed, request.params.dataSource ?? '', {
+      token: singleQueryParam(request, 'token', 'invalid_sync_token'),
+      rows: singleQueryParam(request, 'rows', 'invalid_paging'),
+      columns: singleQueryParam(request, 'columns', 'invalid_columns'),
+    });
+    return answerResponse(answer, {
+      'content-type': 'application/json',
+      'cache-control': 'private, no-store',
+      link: changesLink(request, link.rel, link.token),
+    });
+  }, renderDataApiError);
+}
+
+/**
+ * The scheduled retention clean-up (serverless.yml `changeFeedRetention`; the local stack runs
+ * the same every hour): every tenant's recorded tables, one log line per tenant. A tenant whose
+ * database fails is logged as an error (the function's alarms see it) and the others go on.
+ */
+export function changeRetentionHandler(options: { now?: () => number } = {}) {
+  logFormatFromEnv();
+  return async function changeFeedRetention(): Promise<{ tenants: number; failed: number; removed: number }> {
+    const registry = await loadTenantRegistry(serviceLog());
+    let failed = 0;
+    let removed = 0;
+    let tenants = 0;
+    for (const id of registry.ids()) {
+      const tenant = registry.get(id);
+      if (!tenant || tenant.changeFeed.length === 0) continue;
+      tenants++;
+      try {
+        const db = await openDatabase(tenant.database);
+        const outcomes = await removeExpiredChanges(
+          db,
+          changeFeedStore(db),
+          tenant.changeFeed,
+          tenant.changeRetentionDays,
+          (options.now ?? Date.now)(),
+        );
+        removed += outcomes.reduce((sum, o) => sum + (o.removed ?? 0), 0);
+        const problems = outcomes.filter((o) => o.problem);
+        const fields = { tenant: id, outcomes };
+        if (problems.length > 0) serviceLog().warn('change retention: some tables were not cleaned', fields);
+        else serviceLog().info('change retention', fields);
+      } catch (error) {
+        failed++;
+        serviceLog().error('change retention failed', { tenant: id, ...describeError(error) });
+      }
+    }
+    // A failure fails the invocation, so that the function's error alarm sees it.
+    if (failed > 0) throw new Error(`change retention failed for ${failed} tenant(s); see the log`);
+    return { tenants, failed, removed };
+  };
+}
