@@ -32,7 +32,13 @@ export const INTERNAL_TABLES: readonly string[] = [
   // The webhook secret memory and endpoint state (issue 21).
   'WEBHOOK_SECRET',
   'WEBHOOK_ENDPOINT',
+  // The change feed's state and the change tables beside recorded tables (CONTRACT 4b): served
+  // only through getChanges.
+  'SVC_CHANGE_FEED',
 ];
+
+/** Name beginnings of the service's internal tables: the change tables `SVC_CHANGES_<TABLE>`. */
+const INTERNAL_TABLE_PREFIXES: readonly string[] = ['SVC_CHANGES_'];
 
 /** Name endings that make a table of the service's internal (see {@link INTERNAL_TABLES}). */
 export const INTERNAL_TABLE_SUFFIXES: readonly string[] = [
@@ -55,6 +61,7 @@ const INTERNAL_BY_NAME = new Set(INTERNAL_TABLES.map((name) => name.toUpperCase(
 export function isInternalTable(name: string): boolean {
   const upper = name.toUpperCase();
   if (INTERNAL_BY_NAME.has(upper)) return true;
+  if (INTERNAL_TABLE_PREFIXES.some((prefix) => upper.startsWith(prefix))) return true;
   return (
     SERVICE_TABLE_PREFIXES.some((prefix) => upper.startsWith(prefix)) &&
     INTERNAL_TABLE_SUFFIXES.some((suffix) => upper.endsWith(suffix))

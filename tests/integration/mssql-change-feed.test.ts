@@ -1,0 +1,127 @@
+import sql from 'mssql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
+import { removeExpiredChanges } from '../../shared/core/data-api/changes.js';
+import type { Database } from '../../shared/core/database.js';
+import {
+  changeFeedContexts,
+  changesPage,
+  currentRows,
+  runChangeFeedModel,
+  SyncClient,
+  type WriterSession,
+} from '../support/change-feed-model.js';
+import { runMssqlScripts, mssqlUrl as url } from '../support/mssql.js';
+
+/** A writer with a session of its own: its transaction stays open across the client's calls. */
+async function sessionWriter(connectionString: string, pools: sql.ConnectionPool[]): Promise<WriterSession> {
+  const pool = await new sql.ConnectionPool(connectionString).connect();
+  pools.push(pool);
+  let tx: sql.Transaction | undefined;
+  return {
+    async begin() {
+      tx = new sql.Transaction(pool);
+      await tx.begin();
+    },
+    async run(text, params) {
+      const request = new sql.Request(tx!);
+      params.forEach((value, index) => {
+        request.input(`p${index + 1}`, value);
+      });
+      await request.query(text);
+    },
+    async end(commit) {
+      const ending = tx;
+      tx = undefined;
+      if (commit) await ending?.commit();
+      else await ending?.rollback();
+    },
+  };
+}
+
+const BASE_SEED = Number(process.env.CHANGE_FEED_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const SEEDS = process.env.CHANGE_FEED_SEED ? 1 : 6;
+
+// The change feed on a T-SQL database (the engine of npm run test:tsql, or MSSQL_URL): several
+// sessions write at once and commit in another order than they began.
+describe.skipIf(!url)('Change feed on SQL Server (integration)', () => {
+  let db: Database;
+  const pools: sql.ConnectionPool[] = [];
+
+  beforeAll(async () => {
+    db = createMssqlDatabase({ connectionString: url! });
+    await runMssqlScripts(db);
+  }, 300_000);
+
+  afterAll(async () => {
+    for (const pool of pools) await pool.close();
+    await db?.close();
+  });
+
+  it('a transaction that wrote first and commits last reaches the next sync; a rolled-back one never does', async () => {
+    const { ctx, feed } = changeFeedContexts(db);
+    const client = new SyncClient(ctx, feed, 'SUBJECT', 500);
+    await client.untilInSync();
+    const early = await sessionWriter(url!, pools);
+    const late = await sessionWriter(url!, pools);
+    const undone = await sessionWriter(url!, pools);
+    await early.begin();
+    await early.run(`INSERT INTO dbo.SUBJECT (ID, NAZEV) VALUES (@p1, @p2)`, [800001, 'Dlouhá transakce']);
+    await undone.begin();
+    await undone.run(`INSERT INTO dbo.SUBJECT (ID, NAZEV) VALUES (@p1, @p2)`, [800003, 'Vrácená']);
+    await late.begin();
+    await late.run(`INSERT INTO dbo.SUBJECT (ID, NAZEV) VALUES (@p1, @p2)`, [800002, 'Krátká transakce']);
+    await late.end(true);
+    await client.untilInSync();
+    expect(client.copy.has('800002')).toBe(true);
+    expect(client.copy.has('800001')).toBe(false);
+    // Its change row was written before the other's, and is stamped only once it commits.
+    await early.end(true);
+    await undone.end(false);
+    await client.untilInSync();
+    expect(client.copy.get('800001')).toMatchObject({ NAZEV: 'Dlouhá transakce' });
+    expect(client.copy.has('800003')).toBe(false);
+    expect(client.copy).toEqual(await currentRows(ctx, 'SUBJECT'));
+  });
+
+  it(`model test: concurrent sessions, held-open transactions, rollbacks; the copy equals getData (${SEEDS} seeds from ${BASE_SEED}; CHANGE_FEED_SEED replays one)`, async () => {
+    console.log(`change feed model test (T-SQL): seeds ${BASE_SEED}..${BASE_SEED + SEEDS - 1}`);
+    let outOfOrder = 0;
+    for (let i = 0; i < SEEDS; i++) {
+      const writers: WriterSession[] = [];
+      const run = await runChangeFeedModel({
+        db,
+        writer: async () => {
+          const writer = await sessionWriter(url!, pools);
+          writers.push(writer);
+          return writer;
+        },
+        seed: BASE_SEED + i,
+        steps: 140,
+        writers: 3,
+        firstId: 20_000 + i * 1000 + (BASE_SEED % 97) * 10_000,
+        param: (index) => `@p${index}`,
+      });
+      outOfOrder += run.outOfOrder;
+    }
+    expect(outOfOrder).toBeGreaterThan(0);
+  }, 300_000);
+
+  it('db:apply again keeps the recording and its tokens; the retention clean-up removes what is old', async () => {
+    const { ctx, feed } = changeFeedContexts(db);
+    let page = await changesPage(ctx, feed, 'SUBJECT', { rows: '1000' });
+    while (page.rel === 'next')
+      page = await changesPage(ctx, feed, 'SUBJECT', { token: page.token, rows: '1000' });
+    await runMssqlScripts(db);
+    await db.query(`INSERT INTO dbo.SUBJECT (ID, NAZEV, MESTO) VALUES (800004, N'Znovu', N'Tábor')`);
+    const after = await changesPage(ctx, feed, 'SUBJECT', { token: page.token });
+    expect(after.records).toEqual([expect.objectContaining({ ID: 800004, MESTO: 'Tábor' })]);
+    const outcomes = await removeExpiredChanges(db, feed.store, ['SUBJECT'], 0, Date.now() + 60_000);
+    expect(outcomes[0]!.removed).toBeGreaterThan(0);
+    expect(await db.query(`SELECT COUNT(*) AS n FROM dbo.SVC_CHANGES_SUBJECT`)).toEqual([{ n: 0 }]);
+    await expect(changesPage(ctx, feed, 'SUBJECT', { token: page.token })).rejects.toMatchObject({
+      status: 410,
+      code: 'sync_token_expired',
+    });
+  });
+});
