@@ -46,6 +46,10 @@ const SHAPES = {
   webApiJobMaxAttempts: [/^[1-9][0-9]?$|^100$/, 'a whole number from 1 to 100'],
   webApiJobMaxReceives: [/^([1-9][0-9]{0,2}|1000)$/, 'a whole number from 1 to 1000 (SQS maxReceiveCount)'],
   webApiJobStaleSeconds: [/^[1-9][0-9]{0,5}$/, 'seconds'],
+  changeRetentionSchedule: [
+    /^rate\((1 (minute|hour|day)|([2-9]|[1-9][0-9]{1,3}) (minutes|hours|days))\)$/,
+    'an EventBridge rate, e.g. rate(1 hour) or rate(30 minutes)',
+  ],
   serverErrorRatePercent: [/^[0-9]{1,2}(\.[0-9]+)?$|^100$/, 'a percentage'],
   httpApiServerErrorMinRequests: [/^[1-9][0-9]{0,6}$/, 'a whole number of requests from 1'],
   webhookFailureRatePercent: [/^[0-9]{1,2}(\.[0-9]+)?$|^100$/, 'a percentage'],

@@ -43,6 +43,9 @@ const BUDGETS: Record<string, { entry: number; total: number }> = {
   dataGetDataWithCondition: { entry: 160 * KB, total: 1140 * KB },
   dataGetRowsCount: { entry: 130 * KB, total: 1100 * KB },
   dataGetDataPaginate: { entry: 130 * KB, total: 1100 * KB },
+  dataGetChanges: { entry: 130 * KB, total: 1100 * KB },
+  // The registry's clients and the SQL Server driver.
+  changeFeedRetention: { entry: 130 * KB, total: 960 * KB },
   dataOpenApi: { entry: 130 * KB, total: 1100 * KB },
   fileGetFile: { entry: 130 * KB, total: 1100 * KB },
   fileSetFile: { entry: 130 * KB, total: 1110 * KB },

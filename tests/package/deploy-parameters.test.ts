@@ -39,6 +39,7 @@ const OVERRIDES: Record<string, string> = {
   webApiJobMaxAttempts: '2',
   webApiJobMaxReceives: '5',
   webApiJobStaleSeconds: '4000',
+  changeRetentionSchedule: 'rate(6 hours)',
   serverErrorRatePercent: '7',
   httpApiServerErrorMinRequests: '25',
   webhookFailureRatePercent: '33',
@@ -253,6 +254,9 @@ describe('deploy parameters', () => {
       DataGetDataWithCondition: under('answers/*'),
       DataGetRowsCount: under('answers/*'),
       DataGetDataPaginate: under('answers/*'),
+      DataGetChanges: under('answers/*'),
+      // The retention clean-up answers no one: no S3.
+      ChangeFeedRetention: [],
       // The description answers inline: a role of its own, without S3.
       DataOpenApi: [],
       FileGetFile: under('answers/*/files/*'),
@@ -264,6 +268,13 @@ describe('deploy parameters', () => {
       WebGetDataAsync: under('answers/*/web-api/*'),
       WebJobWorker: [],
     });
+  });
+
+  it('runs the change feed retention clean-up on the schedule of changeRetentionSchedule', () => {
+    const rules = ofType(overridden, 'AWS::Events::Rule').map(([, rule]) => rule.Properties);
+    expect(rules).toHaveLength(1);
+    expect(rules[0]).toMatchObject({ ScheduleExpression: 'rate(6 hours)', State: 'ENABLED' });
+    expect(JSON.stringify(rules[0]!.Targets)).toContain('ChangeFeedRetentionLambdaFunction');
   });
 
   it('carries the log level, metrics namespace and alarm thresholds', () => {
@@ -317,13 +328,15 @@ describe('deploy parameters', () => {
             (permission.Properties.FunctionName as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0],
         ),
     );
-    expect(http.size).toBe(10);
+    expect(http.size).toBe(11);
     for (const [id, fn] of functions) {
       // A --param value is a string; CloudFormation takes "3" for an integer property.
       const reserved = fn.Properties.ReservedConcurrentExecutions;
       if (http.has(id)) expect(Number(reserved), id).toBe(3);
       // The webhook admin: one instance at once, whatever the parameters.
       else if (id === 'WebhookAdminLambdaFunction') expect(Number(reserved), id).toBe(1);
+      // The change feed's retention clean-up: one run at a time.
+      else if (id === 'ChangeFeedRetentionLambdaFunction') expect(Number(reserved), id).toBe(1);
       // The workers' bound is their event source's: a reserved concurrency would throttle the
       // poller, and a throttled batch goes back to its queue as a failed receive.
       else expect(reserved, id).toBeUndefined();
@@ -347,6 +360,8 @@ describe('deploy parameters', () => {
       DataGetDataWithConditionLambdaFunction: 1,
       DataGetRowsCountLambdaFunction: 1,
       DataGetDataPaginateLambdaFunction: 1,
+      DataGetChangesLambdaFunction: 1,
+      ChangeFeedRetentionLambdaFunction: 1,
       DataOpenApiLambdaFunction: 1,
       FileGetFileLambdaFunction: 1,
       FileSetFileLambdaFunction: 1,

@@ -393,6 +393,32 @@ export async function startFirstRequestEnvironment(): Promise<FirstRequestEnviro
           ),
         };
       },
+      async dataGetChanges() {
+        return {
+          description: 'getChanges of SUBJECT: the first page of a sync',
+          event: httpApiEvent({
+            method: 'GET',
+            route: '/{tenant}/JsonAPI/Data/getChanges/{dataSource}',
+            pathParameters: { tenant: 'demo', dataSource: 'SUBJECT' },
+            query: 'rows=20',
+            headers: { authorization: DEMO_AUTH },
+          }),
+          check: expectStatus(200, (response, body) =>
+            (JSON.parse(body) as { SUBJECT?: unknown[] }).SUBJECT?.length === 20 &&
+            /rel="next"/.test(String(response.headers?.link))
+              ? undefined
+              : 'not 20 rows with a next link',
+          ),
+        };
+      },
+      async changeFeedRetention() {
+        return {
+          description: "the retention clean-up of every tenant's recorded tables (a scheduled event)",
+          event: { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} },
+          check: (result) =>
+            (result as { failed?: number })?.failed === 0 ? undefined : `answer: ${JSON.stringify(result)}`,
+        };
+      },
       async dataOpenApi() {
         return {
           description: "the demo tenant's description (every readable table and view)",

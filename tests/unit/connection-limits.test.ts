@@ -28,7 +28,7 @@ describe('serverless.yml: connections per instance and instances per function', 
   const workers = Object.entries(config.functions).filter(([, fn]) => fn.events?.some((event) => event.sqs));
 
   it('gives every HTTP function the reserved concurrency of requestFunctionConcurrency', () => {
-    expect(http.map(([name]) => name).sort()).toHaveLength(10);
+    expect(http.map(([name]) => name).sort()).toHaveLength(11);
     for (const [name, fn] of http) {
       expect((fn as { reservedConcurrency?: unknown }).reservedConcurrency, name).toBe(
         param('requestFunctionConcurrency'),
@@ -67,6 +67,8 @@ describe('serverless.yml: connections per instance and instances per function', 
       dataGetDataWithCondition: 1,
       dataGetRowsCount: 1,
       dataGetDataPaginate: 1,
+      dataGetChanges: 1,
+      changeFeedRetention: 1,
       dataOpenApi: 1,
       fileGetFile: 1,
       fileSetFile: 1,
@@ -84,7 +86,7 @@ describe('serverless.yml: connections per instance and instances per function', 
     expect((config.functions.webhookAdmin as { reservedConcurrency?: unknown }).reservedConcurrency).toBe(1);
   });
 
-  it('defaults to 10 per HTTP function, 5 batches of each worker and one admin: the formula gives 186', () => {
+  it('defaults to 10 per HTTP function, 5 batches of each worker and one admin and one retention clean-up: the formula gives 197', () => {
     const given = (name: string) => Number(config.params.default[name]);
     const sessions =
       http.reduce(
@@ -94,9 +96,13 @@ describe('serverless.yml: connections per instance and instances per function', 
       given('jobWorkerConcurrency') * Number(variable('webJobWorker', 'DB_POOL_MAX')) +
       given('webhookConcurrency') * Number(variable('deliverWebhook', 'DB_POOL_MAX')) +
       Number((config.functions.webhookAdmin as { reservedConcurrency?: unknown }).reservedConcurrency) *
-        Number(variable('webhookAdmin', 'DB_POOL_MAX'));
+        Number(variable('webhookAdmin', 'DB_POOL_MAX')) +
+      Number(
+        (config.functions.changeFeedRetention as { reservedConcurrency?: unknown }).reservedConcurrency,
+      ) *
+        Number(variable('changeFeedRetention', 'DB_POOL_MAX'));
     // docs/sql-server.md "Connections to SQL Server" gives this figure.
-    expect(sessions).toBe(186);
+    expect(sessions).toBe(197);
   });
 });
 

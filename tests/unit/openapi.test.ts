@@ -43,6 +43,7 @@ describe('docs/openapi.yaml', () => {
       .map(({ method, path }) => `${method} ${path}`)
       .sort();
     expect(redirecting).toEqual([
+      'GET /{tenant}/JsonAPI/Data/getChanges/{dataSource}',
       'GET /{tenant}/JsonAPI/Data/getData/{dataSource}',
       'GET /{tenant}/JsonAPI/Data/getDataPaginate/{dataSource}',
       'GET /{tenant}/JsonAPI/Data/getDataWithCondition/{dataSource}',

@@ -345,6 +345,7 @@ describe('Function: invocableFunctions', () => {
   it('is every function of serverless.yml without an HTTP route, the admin function among them', () => {
     const config = readServerlessConfig();
     expect([...invocableFunctions(config).keys()].sort()).toEqual([
+      'changeFeedRetention',
       'deliverWebhook',
       'webJobWorker',
       'webhookAdmin',
