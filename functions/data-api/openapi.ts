@@ -17,6 +17,7 @@ export const handler = httpHandler(async function describeTenant(request) {
     tenant.id,
     base,
     SERVICE_VERSION,
+    tenant.changeFeed,
   );
   const body = JSON.stringify(document);
   return conditionalAnswer(

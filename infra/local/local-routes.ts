@@ -1,4 +1,5 @@
 import { docsLocalRoutes } from './docs-routes.js';
+import { erpLocalRoutes } from './erp-routes.js';
 import { type LocalRoute, type LocalRouteContext, sendJson } from './local-http.js';
 import { webhookLocalRoutes } from './webhook-routes.js';
 
@@ -19,6 +20,7 @@ export function createLocalRoutes(context: LocalRouteContext): Map<string, Local
       },
     ],
     ...webhookLocalRoutes(context),
+    ...erpLocalRoutes(context),
     ...docsLocalRoutes(),
   ]);
 }

@@ -39,6 +39,7 @@ import {
 import { createLocalRoutes } from './local-routes.js';
 import { localQueues, WEB_API_JOB_QUEUE } from './queues.js';
 import { importHandler, lambdaRoutes } from './routes.js';
+import { readServerlessConfig } from './serverless-config.js';
 import { type SqsLambda, type SqsPoller, startSqsPoller } from './sqs-poller.js';
 import { subjectWebhookRoute } from './webhook-routes.js';
 
@@ -292,6 +293,24 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   for (const opening of embeddedDatabases.values())
     await pointDemoWebhookAt((await opening).database, webhookSink);
 
+  // The change feed's retention clean-up, as EventBridge runs changeFeedRetention in AWS: hourly
+  // (LOCAL_CHANGE_RETENTION_MS), through the function's instances like any invocation.
+  const retentionHandler = await importHandler<() => Promise<unknown>>(
+    readServerlessConfig().functions.changeFeedRetention!.handler,
+  );
+  const retentionRuns = instances.of('changeFeedRetention');
+  const retentionTimer = setInterval(
+    () => {
+      retentionRuns
+        .invoke(() => retentionHandler())
+        .catch((error: unknown) => {
+          serviceLog().error('change retention failed', describeError(error));
+        });
+    },
+    intFromEnv('LOCAL_CHANGE_RETENTION_MS', 3_600_000, 1000),
+  );
+  retentionTimer.unref();
+
   const answerExpiry = startAnswerExpiry({
     client: new S3Client({ endpoint, forcePathStyle: true }),
     bucket: LARGE_ANSWER_BUCKET,
@@ -361,6 +380,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         server.closeAllConnections();
         await closed;
         await pollersStopped;
+        clearInterval(retentionTimer);
         await answerExpiry.stop();
         sqs.destroy();
         await emulator.stop();

@@ -1,5 +1,7 @@
 import type { ColumnInfo, DataSourceInfo } from '../database.js';
+import { isRecorded } from './changes.js';
 import { visibleDataSource } from './columns.js';
+import { continuesByKey } from './cursor.js';
 import { servedDataSources } from './data-source.js';
 import type { DataApiContext } from './read.js';
 import { MAX_PAGE_ROWS } from './read.js';
@@ -191,12 +193,90 @@ function sourcePaths(base: string, source: DataSourceInfo, schemaName: string): 
   ];
 }
 
+/** The getChanges path of a recorded table (CONTRACT 4b): records and tombstones, linked on. */
+function changesPath(base: string, source: DataSourceInfo, schemaName: string): [string, Schema] {
+  const name = describedName(source);
+  const id = name.replace(/[^A-Za-z0-9_]/g, '_');
+  const keys = source.primaryKey.map((k) => source.columns.find((c) => c.name === k)!);
+  const tombstone = {
+    type: 'object',
+    description: 'A deleted row: its key and `@removed`.',
+    required: [...source.primaryKey, '@removed'],
+    properties: {
+      ...Object.fromEntries(keys.map((c) => [c.name, columnSchema(c)])),
+      '@removed': {
+        type: 'object',
+        required: ['reason'],
+        properties: { reason: { const: 'deleted' } },
+        additionalProperties: false,
+      },
+    },
+    additionalProperties: false,
+  };
+  return [
+    `${base}/Data/getChanges/${name}`,
+    {
+      get: {
+        operationId: `getChanges_${id}`,
+        summary: `The rows of ${name}, then what changed since a sync token`,
+        description:
+          'Without `token`: the rows in key order. With the token of a `Link: <…>; rel="sync"`: the rows ' +
+          'changed since (current records) and deleted (tombstones), net per key. Follow `rel="next"` ' +
+          'while it comes; keep the token of `rel="sync"` for the next time. 410: start again without a token.',
+        tags: [name],
+        parameters: [
+          {
+            name: 'token',
+            in: 'query',
+            required: false,
+            description: 'The token of the `Link` of the previous answer.',
+            schema: { type: 'string' },
+          },
+          {
+            name: 'rows',
+            in: 'query',
+            required: false,
+            schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_ROWS, default: 1000 },
+          },
+          columnsParameter,
+        ],
+        responses: {
+          '200': {
+            description:
+              'One page; `Link` says `next` (more follows) or `sync` (the token to come back with).',
+            headers: { Link: { required: true, schema: { type: 'string' } } },
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: [name],
+                  properties: { [name]: { type: 'array', items: { anyOf: [tombstone, ref(schemaName)] } } },
+                  additionalProperties: false,
+                },
+              },
+            },
+          },
+          '303': {
+            description:
+              'Over the inline limit: written to S3; `Location` is a presigned URL valid 15 minutes.',
+            headers: { Location: { required: true, schema: { type: 'string', format: 'uri' } } },
+          },
+          ...ERRORS,
+          '410': response('Gone'),
+        },
+      },
+    },
+  ];
+}
+
 /** The document for the tenant of `ctx`; `base` is the Data API's path of the tenant (`/demo/JsonAPI`). */
 export async function describeDataApi(
   ctx: Pick<DataApiContext, 'reader' | 'allowed' | 'hidden'>,
   tenant: string,
   base: string,
   version: string,
+  /** The tables whose changes the tenant records (registry `changeFeed`): they get a getChanges path. */
+  recorded: readonly string[] = [],
 ): Promise<Schema> {
   const sources = (await servedDataSources(ctx.reader.catalogue, ctx.allowed)).map((source) =>
     visibleDataSource(source, ctx.hidden),
@@ -223,6 +303,10 @@ export async function describeDataApi(
     const schemaName = describedName(source);
     schemas[schemaName] = rowSchema(source);
     for (const [path, item] of sourcePaths(base, source, schemaName)) paths[path] = item;
+    if (source.kind === 'table' && continuesByKey(source) && isRecorded(recorded, source)) {
+      const [path, item] = changesPath(base, source, schemaName);
+      paths[path] = item;
+    }
   }
   const error = (description: string, headers?: Schema) => ({
     description,
@@ -271,6 +355,7 @@ export async function describeDataApi(
           'WWW-Authenticate': { required: true, schema: { type: 'string' } },
         }),
         NotFound: error('Unknown tenant or data source.'),
+        Gone: error('The sync token has expired: start again without a token.'),
         Unavailable: error('The database is not reachable.'),
       },
     },
