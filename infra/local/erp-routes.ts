@@ -191,7 +191,11 @@ export function erpLocalRoutes(context: LocalRouteContext): [string, LocalRoute]
     } catch (error) {
       const rolledBack = error instanceof RolledBack || (error as Error).cause instanceof RolledBack;
       if (!rolledBack) {
-        const code = (error as { dbCode?: string }).dbCode ?? '';
+        // The statement's error, or the transaction's around it.
+        const code =
+          (error as { dbCode?: string }).dbCode ??
+          ((error as Error).cause as { dbCode?: string } | undefined)?.dbCode ??
+          '';
         if (REFUSED_BY_TABLE.has(code)) {
           return sendJson(response, 400, {
             message: `The database refused write ${changed.length + 1} (a duplicate key, a missing or too long value, or a value the column does not take); nothing was written`,

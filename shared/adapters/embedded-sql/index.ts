@@ -225,7 +225,12 @@ export function createEmbeddedDatabase(pg: PGlite): Database {
         return await pg.transaction((tx) =>
           fn({
             dialect: postgresDialect,
-            query: (sql, params = [], options) => runStatement(tx, sql, params, options?.signal),
+            // Mapped here too, so that a statement's error keeps its code across the embedded
+            // database's thread (the local stack), as outside a transaction.
+            query: (sql, params = [], options) =>
+              runStatement(tx, sql, params, options?.signal).catch((error: unknown) => {
+                throw mapError(pg, error);
+              }),
           }),
         );
       } catch (error) {
