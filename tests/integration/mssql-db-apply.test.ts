@@ -8,8 +8,8 @@ import type { Database } from '../../shared/core/database.js';
 import { mssqlUrl as url } from '../support/mssql.js';
 
 const run = promisify(execFile);
-const dbApply = (connectionString: string) =>
-  run('npx', ['tsx', 'infra/tools/db-apply.ts', connectionString], { timeout: 240_000 });
+const dbApply = (connectionString: string, ...more: string[]) =>
+  run('npx', ['tsx', 'infra/tools/db-apply.ts', connectionString, ...more], { timeout: 240_000 });
 
 // `npm run db:apply -- <connection string>`: what a DBA runs on a tenant database.
 describe.skipIf(!url)('npm run db:apply (integration)', () => {
@@ -44,6 +44,34 @@ describe.skipIf(!url)('npm run db:apply (integration)', () => {
     } finally {
       await db.close();
     }
+  }, 300_000);
+
+  it('turns recording on for the tables of --change-feed (SUBJECT and DOKUMENT always, for the demo), idempotent', async () => {
+    const recorded = async () => {
+      const db = createMssqlDatabase({ connectionString: target });
+      try {
+        return (
+          await db.query(
+            'SELECT SOURCE_NAME AS name, FEED_ID AS feed FROM dbo.SVC_CHANGE_FEED ORDER BY SOURCE_NAME',
+          )
+        ).map((row) => `${row.name} ${row.feed}`);
+      } finally {
+        await db.close();
+      }
+    };
+    const applied = await dbApply(target, '--change-feed', 'ucet');
+    expect(applied.stdout).toMatch(/change feed: recording dbo\.ucet/);
+    const first = await recorded();
+    expect(first.map((row) => row.split(' ')[0])).toEqual(['DOKUMENT', 'SUBJECT', 'UCET']);
+    // Again: the same recordings (a new FEED_ID would expire every token).
+    await dbApply(target, '--change-feed', 'UCET');
+    expect(await recorded()).toEqual(first);
+    const missing = await dbApply(target, '--change-feed', 'NO_SUCH_TABLE').catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(missing).toMatchObject({ code: 1, stderr: expect.stringMatching(/no such table/) });
+    const usage = await dbApply(target, '--change-feed', 'a;b').catch((error: { code: number }) => error);
+    expect(usage).toMatchObject({ code: 2 });
   }, 300_000);
 
   it('fails with exit code 1, naming the file, and never prints the password', async () => {
