@@ -39,6 +39,8 @@ async function sessionWriter(connectionString: string, pools: sql.ConnectionPool
   };
 }
 
+// This run's own ids: the suites may run again on the same database (MSSQL_URL).
+const ID = 2_000_000 + Math.floor(Math.random() * 100_000) * 10;
 const BASE_SEED = Number(process.env.CHANGE_FEED_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const SEEDS = process.env.CHANGE_FEED_SEED ? 1 : 6;
 
@@ -66,21 +68,21 @@ describe.skipIf(!url)('Change feed on SQL Server (integration)', () => {
     const late = await sessionWriter(url!, pools);
     const undone = await sessionWriter(url!, pools);
     await early.begin();
-    await early.run(`INSERT INTO dbo.SUBJECT (ID, NAZEV) VALUES (@p1, @p2)`, [800001, 'Dlouhá transakce']);
+    await early.run(`INSERT INTO dbo.SUBJECT (ID, NAZEV) VALUES (@p1, @p2)`, [ID + 1, 'Dlouhá transakce']);
     await undone.begin();
-    await undone.run(`INSERT INTO dbo.SUBJECT (ID, NAZEV) VALUES (@p1, @p2)`, [800003, 'Vrácená']);
+    await undone.run(`INSERT INTO dbo.SUBJECT (ID, NAZEV) VALUES (@p1, @p2)`, [ID + 3, 'Vrácená']);
     await late.begin();
-    await late.run(`INSERT INTO dbo.SUBJECT (ID, NAZEV) VALUES (@p1, @p2)`, [800002, 'Krátká transakce']);
+    await late.run(`INSERT INTO dbo.SUBJECT (ID, NAZEV) VALUES (@p1, @p2)`, [ID + 2, 'Krátká transakce']);
     await late.end(true);
     await client.untilInSync();
-    expect(client.copy.has('800002')).toBe(true);
-    expect(client.copy.has('800001')).toBe(false);
+    expect(client.copy.has(String(ID + 2))).toBe(true);
+    expect(client.copy.has(String(ID + 1))).toBe(false);
     // Its change row was written before the other's, and is stamped only once it commits.
     await early.end(true);
     await undone.end(false);
     await client.untilInSync();
-    expect(client.copy.get('800001')).toMatchObject({ NAZEV: 'Dlouhá transakce' });
-    expect(client.copy.has('800003')).toBe(false);
+    expect(client.copy.get(String(ID + 1))).toMatchObject({ NAZEV: 'Dlouhá transakce' });
+    expect(client.copy.has(String(ID + 3))).toBe(false);
     expect(client.copy).toEqual(await currentRows(ctx, 'SUBJECT'));
   });
 
@@ -113,9 +115,9 @@ describe.skipIf(!url)('Change feed on SQL Server (integration)', () => {
     while (page.rel === 'next')
       page = await changesPage(ctx, feed, 'SUBJECT', { token: page.token, rows: '1000' });
     await runMssqlScripts(db);
-    await db.query(`INSERT INTO dbo.SUBJECT (ID, NAZEV, MESTO) VALUES (800004, N'Znovu', N'Tábor')`);
+    await db.query(`INSERT INTO dbo.SUBJECT (ID, NAZEV, MESTO) VALUES (${ID + 4}, N'Znovu', N'Tábor')`);
     const after = await changesPage(ctx, feed, 'SUBJECT', { token: page.token });
-    expect(after.records).toEqual([expect.objectContaining({ ID: 800004, MESTO: 'Tábor' })]);
+    expect(after.records).toEqual([expect.objectContaining({ ID: ID + 4, MESTO: 'Tábor' })]);
     const outcomes = await removeExpiredChanges(db, feed.store, ['SUBJECT'], 0, Date.now() + 60_000);
     expect(outcomes[0]!.removed).toBeGreaterThan(0);
     expect(await db.query(`SELECT COUNT(*) AS n FROM dbo.SVC_CHANGES_SUBJECT`)).toEqual([{ n: 0 }]);

@@ -2,8 +2,11 @@
 import type { ChangeFeedStore } from '../../core/data-api/changes.js';
 import { REMOVED_COLUMN } from '../../core/data-api/changes.js';
 import type { Database, DataSourceInfo } from '../../core/database.js';
-import { changeTableName, createSqlChangeFeedStore } from '../sql-common/change-feed-store.js';
-import { readColumns } from '../sql-common/data-source-reader.js';
+import {
+  changedRowParts,
+  changeTableName,
+  createSqlChangeFeedStore,
+} from '../sql-common/change-feed-store.js';
 import { postgresDialect } from './dialect.js';
 
 const q = postgresDialect.quoteIdent;
@@ -16,20 +19,16 @@ const NOW_UTC = `(now() AT TIME ZONE 'UTC')`;
  * comparison after the previous page's key), then each key's current row (none: deleted).
  */
 function readChanges(source: DataSourceInfo, after: boolean): string {
-  const keys = source.primaryKey.map(q);
+  const { keys, columns, on, order } = changedRowParts(source, q);
   const afterParams = keys.map((_, index) => `$${3 + index}`);
   const rowsParam = `$${3 + (after ? keys.length : 0)}`;
   const where = `"BATCH" > $1 AND "BATCH" <= $2${after ? ` AND (${keys.join(', ')}) > (${afterParams.join(', ')})` : ''}`;
-  const columns = readColumns(source).map((c) =>
-    source.primaryKey.includes(c.name) ? `changed.${q(c.name)}` : `current_row.${q(c.name)}`,
-  );
-  const on = keys.map((k) => `current_row.${k} = changed.${k}`).join(' AND ');
   return (
-    `SELECT ${columns.join(', ')}, CASE WHEN current_row.${keys[0]} IS NULL THEN 1 ELSE 0 END AS ${q(REMOVED_COLUMN)} ` +
+    `SELECT ${columns}, CASE WHEN current_row.${keys[0]} IS NULL THEN 1 ELSE 0 END AS ${q(REMOVED_COLUMN)} ` +
     `FROM (SELECT DISTINCT ${keys.join(', ')} FROM ${changes(source)} WHERE ${where} ` +
     `ORDER BY ${keys.join(', ')} FETCH FIRST ${rowsParam} ROWS ONLY) AS changed ` +
     `LEFT JOIN ${q(source.schema)}.${q(source.name)} AS current_row ON ${on} ` +
-    `ORDER BY ${keys.map((k) => `changed.${k}`).join(', ')}`
+    `ORDER BY ${order}`
   );
 }
 

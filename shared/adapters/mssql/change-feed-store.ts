@@ -2,14 +2,28 @@
 import type { ChangeFeedStore } from '../../core/data-api/changes.js';
 import { REMOVED_COLUMN } from '../../core/data-api/changes.js';
 import type { Database, DataSourceInfo } from '../../core/database.js';
-import { changeTableName, createSqlChangeFeedStore } from '../sql-common/change-feed-store.js';
-import { readColumns } from '../sql-common/data-source-reader.js';
+import {
+  changedRowParts,
+  changeTableName,
+  createSqlChangeFeedStore,
+} from '../sql-common/change-feed-store.js';
 import { mssqlDialect } from './dialect.js';
 
 const q = mssqlDialect.quoteIdent;
 const changes = (source: DataSourceInfo) => `${q(source.schema)}.${q(changeTableName(source))}`;
 const FEED_ROW = 'dbo.SVC_CHANGE_FEED WHERE SOURCE_SCHEMA = @p1 AND SOURCE_NAME = @p2';
 const STATE = `SELECT CAST(FEED_ID AS nvarchar(36)) AS feedId, LAST_BATCH AS lastBatch, REMOVED_TO_BATCH AS removedToBatch FROM ${FEED_ROW}`;
+
+/** Statements in one transaction that is rolled back, and the error passed on, when one fails. */
+const inTransaction = (statements: string) => `BEGIN TRY
+      BEGIN TRANSACTION;
+      ${statements}
+      COMMIT TRANSACTION;
+    END TRY
+    BEGIN CATCH
+      IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;
+      THROW;
+    END CATCH;`;
 
 /**
  * The stamp in one round trip. The feed row's update lock serialises stamps; READPAST leaves the
@@ -25,17 +39,9 @@ BEGIN
   IF EXISTS (SELECT 1 FROM ${changes(source)} WITH (READPAST) WHERE BATCH IS NULL)
   BEGIN
     DECLARE @batch bigint;
-    BEGIN TRY
-      BEGIN TRANSACTION;
-      UPDATE ${FEED_ROW.replace('dbo.SVC_CHANGE_FEED', 'dbo.SVC_CHANGE_FEED SET LAST_BATCH = LAST_BATCH + 1')};
+    ${inTransaction(`UPDATE ${FEED_ROW.replace('dbo.SVC_CHANGE_FEED', 'dbo.SVC_CHANGE_FEED SET LAST_BATCH = LAST_BATCH + 1')};
       SELECT @batch = LAST_BATCH FROM ${FEED_ROW};
-      UPDATE ${changes(source)} WITH (READPAST) SET BATCH = @batch, STAMPED_AT = SYSUTCDATETIME() WHERE BATCH IS NULL;
-      COMMIT TRANSACTION;
-    END TRY
-    BEGIN CATCH
-      IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;
-      THROW;
-    END CATCH;
+      UPDATE ${changes(source)} WITH (READPAST) SET BATCH = @batch, STAMPED_AT = SYSUTCDATETIME() WHERE BATCH IS NULL;`)}
   END;
 END;
 ${STATE}`;
@@ -56,19 +62,15 @@ function afterKey(keys: readonly string[], first: number): string {
  * tombstone carries them.
  */
 function readChanges(source: DataSourceInfo, after: boolean): string {
-  const keys = source.primaryKey.map(q);
+  const { keys, columns, on, order } = changedRowParts(source, q);
   const rowsParam = `@p${3 + (after ? keys.length : 0)}`;
   const where = `BATCH > @p1 AND BATCH <= @p2${after ? ` AND ${afterKey(keys, 3)}` : ''}`;
-  const columns = readColumns(source).map((c) =>
-    source.primaryKey.includes(c.name) ? `changed.${q(c.name)}` : `current_row.${q(c.name)}`,
-  );
-  const on = keys.map((k) => `current_row.${k} = changed.${k}`).join(' AND ');
   return (
-    `SELECT ${columns.join(', ')}, CASE WHEN current_row.${keys[0]} IS NULL THEN 1 ELSE 0 END AS ${q(REMOVED_COLUMN)} ` +
+    `SELECT ${columns}, CASE WHEN current_row.${keys[0]} IS NULL THEN 1 ELSE 0 END AS ${q(REMOVED_COLUMN)} ` +
     `FROM (SELECT DISTINCT ${keys.join(', ')} FROM ${changes(source)} WHERE ${where} ` +
     `ORDER BY ${keys.join(', ')} OFFSET 0 ROWS FETCH NEXT ${rowsParam} ROWS ONLY) AS changed ` +
     `LEFT JOIN ${q(source.schema)}.${q(source.name)} AS current_row ON ${on} ` +
-    `ORDER BY ${keys.map((k) => `changed.${k}`).join(', ')}`
+    `ORDER BY ${order}`
   );
 }
 
@@ -79,18 +81,10 @@ DECLARE @cut bigint, @removed int = 0;
 SELECT @cut = MAX(BATCH) FROM ${changes(source)} WHERE BATCH IS NOT NULL AND STAMPED_AT < @p3;
 IF @cut IS NOT NULL
 BEGIN
-  BEGIN TRY
-    BEGIN TRANSACTION;
-    UPDATE dbo.SVC_CHANGE_FEED SET REMOVED_TO_BATCH = @cut
+  ${inTransaction(`UPDATE dbo.SVC_CHANGE_FEED SET REMOVED_TO_BATCH = @cut
       WHERE SOURCE_SCHEMA = @p1 AND SOURCE_NAME = @p2 AND REMOVED_TO_BATCH < @cut;
     DELETE FROM ${changes(source)} WHERE BATCH <= @cut;
-    SET @removed = @@ROWCOUNT;
-    COMMIT TRANSACTION;
-  END TRY
-  BEGIN CATCH
-    IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;
-    THROW;
-  END CATCH;
+    SET @removed = @@ROWCOUNT;`)}
 END;
 SELECT @removed AS removed;`;
 }

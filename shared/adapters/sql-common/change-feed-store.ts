@@ -4,9 +4,27 @@
  */
 import type { ChangeFeedState, ChangeFeedStore } from '../../core/data-api/changes.js';
 import { type Database, DatabaseStatementError, type DataSourceInfo, type Row } from '../../core/database.js';
+import { readColumns } from './data-source-reader.js';
 
 /** The change table beside a recorded table: `SVC_CHANGES_<TABLE>` in its schema. */
 export const changeTableName = (source: Pick<DataSourceInfo, 'name'>) => `SVC_CHANGES_${source.name}`;
+
+/**
+ * What a page of changes selects and joins on, in a dialect's quoting: the key's columns from the
+ * change table (`changed`, so that a tombstone carries them), the others from the table's current
+ * row (`current_row`, none for a deleted key).
+ */
+export function changedRowParts(source: DataSourceInfo, q: (name: string) => string) {
+  const keys = source.primaryKey.map(q);
+  return {
+    keys,
+    columns: readColumns(source)
+      .map((c) => (source.primaryKey.includes(c.name) ? `changed.${q(c.name)}` : `current_row.${q(c.name)}`))
+      .join(', '),
+    on: keys.map((k) => `current_row.${k} = changed.${k}`).join(' AND '),
+    order: keys.map((k) => `changed.${k}`).join(', '),
+  };
+}
 
 /** A dialect's statements of the change feed; parameters 1 and 2 are the source's schema and name. */
 export interface ChangeFeedStatements {

@@ -5,7 +5,7 @@ import { parseQualifiedName } from '../sql-names.js';
 import { chooseColumns } from './columns.js';
 import { continuesByKey } from './cursor.js';
 import type { DataSourceCatalogue } from './data-source.js';
-import { type DataApiContext, MAX_PAGE_ROWS, readCurrent, writeRecords } from './read.js';
+import { type DataApiContext, MAX_PAGE_ROWS, pagingNumber, readCurrent, writeRecords } from './read.js';
 import { recordEncoder } from './records.js';
 
 /**
@@ -180,17 +180,8 @@ const expired = (why: string) =>
     `This sync token has expired (${why}): start again without a token, which reads every row again, and replace your copy with what it answers`,
   );
 
-function pageRows(raw: string | undefined): number {
-  if (raw === undefined) return DEFAULT_CHANGE_ROWS;
-  const value = Number(raw);
-  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(value) || value < 1 || value > MAX_PAGE_ROWS) {
-    throw badRequest(
-      'invalid_paging',
-      `The query parameter "rows" must be an integer from 1 to ${MAX_PAGE_ROWS}, got "${raw.slice(0, 40)}"`,
-    );
-  }
-  return value;
-}
+const pageRows = (raw: string | undefined) =>
+  raw === undefined ? DEFAULT_CHANGE_ROWS : pagingNumber('rows', raw, MAX_PAGE_ROWS);
 
 /** Whether the tenant's `changeFeed` lists this source (`NAME` or `schema.NAME`, case-insensitive). */
 export function isRecorded(
@@ -263,12 +254,15 @@ export async function getChanges(
     if (token && now() - token.at > feed.retentionDays * DAY_MS) {
       throw expired(`it is older than the ${feed.retentionDays} days changes are kept`);
     }
-    const check = (state: ChangeFeedState | undefined, after: number): ChangeFeedState => {
+    // A new sync needs only a recording; a token needs the same recording, with every change
+    // after its batch still there.
+    const check = (state: ChangeFeedState | undefined, after?: number): ChangeFeedState => {
       if (!state) {
         if (token) throw expired('the changes of this data source are no longer recorded');
         throw notInstalled();
       }
-      if (token && state.feedId.toUpperCase() !== token.f.toUpperCase()) {
+      if (!token || after === undefined) return state;
+      if (state.feedId.toUpperCase() !== token.f.toUpperCase()) {
         throw expired('the recording of this data source was started again');
       }
       if (state.removedToBatch > after) throw expired('changes since it were removed');
@@ -284,7 +278,7 @@ export async function getChanges(
       // stamp follow it (a row changed meanwhile comes again: at least once, never missed).
       const state = token
         ? check(await feed.store.state(source), token.b)
-        : check(await feed.store.stamp(source), 0);
+        : check(await feed.store.stamp(source));
       const start = token ? token.b : state.lastBatch;
       const at = token ? token.at : now();
       const read = token

@@ -175,7 +175,8 @@ export async function getRowsCount(ctx: DataApiContext, rawName: string): Promis
   return { kind: 'inline' as const, body: Buffer.from(body), contentType: 'application/json; charset=utf-8' };
 }
 
-function pagingNumber(name: string, raw: string | undefined, max: number): number {
+/** A paging parameter: an integer from 1 to `max`; missing or anything else is a 400 `invalid_paging`. */
+export function pagingNumber(name: string, raw: string | undefined, max: number): number {
   if (raw === undefined || raw.trim() === '') {
     throw badRequest('invalid_paging', `The query parameter "${name}" is required`);
   }
