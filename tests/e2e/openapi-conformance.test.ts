@@ -18,6 +18,8 @@ beforeAll(async () => {
   stack = await startLocalStack({ port: 0, env: { INLINE_LIMIT_BYTES: String(INLINE_LIMIT_BYTES) } });
   useDemoTenantsWith(stack.registry, (demo) => ({
     failing: { ...demo, procedures: ['DEMO_FILE_FAIL'] },
+    // Records UCET (turned on below), whose recording the test starts again: its tokens expire.
+    recording: { ...demo, changeFeed: ['UCET'] },
     // Nothing listens on port 1: every database call is a 503.
     offline: {
       ...demo,
@@ -116,6 +118,37 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
     // The document store holds the content: one file over the limit makes all of it too large.
     expect((await setFile(randomBytes(INLINE_LIMIT_BYTES))).status).toBe(200);
     expect((await data('getData', 'SVCDOC')).status).toBe(303);
+    expect(problems).toEqual([]);
+  });
+
+  it('getChanges: 200, 303, 400, 401, 404, 410, 503', async () => {
+    const mssql = stack.database.dialect.name === 'mssql';
+    const recording = (action: 'ENABLE' | 'DISABLE') =>
+      stack.database.query(
+        mssql
+          ? `EXEC dbo.SVC_CHANGE_FEED_${action} N'dbo', N'UCET'`
+          : `SELECT dbo.svc_change_feed_${action.toLowerCase()}('dbo', 'UCET')`,
+      );
+    const first = await data('getChanges', 'SUBJECT', '?rows=2');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('link')).toMatch(/rel="next"$/);
+    expect((await data('getChanges', 'DOKUMENT', '?rows=100')).status).toBe(303);
+    expect((await data('getChanges', 'UCET')).status).toBe(400);
+    expect((await data('getChanges', 'SUBJECT', '?token=forged.AAAAAAAAAAAAAAAAAAAAAA')).status).toBe(400);
+    expect((await data('getChanges', 'SUBJECT', '', 'demo', {})).status).toBe(401);
+    expect((await data('getChanges', 'NO_SUCH_TABLE')).status).toBe(404);
+    expect((await data('getChanges', 'SUBJECT', '', 'offline')).status).toBe(503);
+    await recording('ENABLE');
+    try {
+      const started = await data('getChanges', 'UCET', '?rows=1', 'recording');
+      expect(started.status).toBe(200);
+      const token = /token=([^&>]+)/.exec(started.headers.get('link') ?? '')![1]!;
+      await recording('DISABLE');
+      await recording('ENABLE');
+      expect((await data('getChanges', 'UCET', `?rows=1&token=${token}`, 'recording')).status).toBe(410);
+    } finally {
+      await recording('DISABLE');
+    }
     expect(problems).toEqual([]);
   });
 
