@@ -29,7 +29,7 @@ describe.skipIf(!url)('npm run db:apply (integration)', () => {
 
   it('creates every object and the demo data in an empty database, and changes nothing when run again', async () => {
     const first = await dbApply(target);
-    expect(first.stdout).toMatch(/applied 010-schema\.sql, .*040-webhook\.sql in/);
+    expect(first.stdout).toMatch(/applied 010-schema\.sql, .*040-webhook\.sql, 050-change-feed\.sql in/);
     const db = createMssqlDatabase({ connectionString: target });
     try {
       const count = async () =>
