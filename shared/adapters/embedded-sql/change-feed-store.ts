@@ -13,6 +13,7 @@ const q = postgresDialect.quoteIdent;
 const changes = (source: DataSourceInfo) => `${q(source.schema)}.${q(changeTableName(source))}`;
 const FEED_ROW = `dbo."SVC_CHANGE_FEED" WHERE "SOURCE_SCHEMA" = $1 AND "SOURCE_NAME" = $2`;
 const NOW_UTC = `(now() AT TIME ZONE 'UTC')`;
+const STATE = `SELECT "FEED_ID"::text AS "feedId", "LAST_BATCH" AS "lastBatch", "REMOVED_TO_BATCH" AS "removedToBatch"`;
 
 /**
  * The changed keys of a range of batches, each once, the page's worth in key order (a row
@@ -46,11 +47,11 @@ function remove(source: DataSourceInfo): string {
 /** The change feed on the embedded database. */
 export function createEmbeddedChangeFeedStore(db: Database): ChangeFeedStore {
   return createSqlChangeFeedStore(db, {
-    state: `SELECT "FEED_ID"::text AS "feedId", "LAST_BATCH" AS "lastBatch", "REMOVED_TO_BATCH" AS "removedToBatch" FROM ${FEED_ROW}`,
+    state: `${STATE} FROM ${FEED_ROW}`,
     stamp: () => undefined,
     // In a transaction: the feed row's lock serialises stamps; MVCC hides rows of open transactions.
     stampSteps: (source) => ({
-      pending: `SELECT EXISTS (SELECT 1 FROM ${changes(source)} WHERE "BATCH" IS NULL) AS pending`,
+      stateAndPending: `${STATE}, EXISTS (SELECT 1 FROM ${changes(source)} WHERE "BATCH" IS NULL) AS pending FROM ${FEED_ROW}`,
       next: `UPDATE ${FEED_ROW.replace('dbo."SVC_CHANGE_FEED"', 'dbo."SVC_CHANGE_FEED" SET "LAST_BATCH" = "LAST_BATCH" + 1')} RETURNING "LAST_BATCH" AS batch`,
       mark: `UPDATE ${changes(source)} SET "BATCH" = $1, "STAMPED_AT" = ${NOW_UTC} WHERE "BATCH" IS NULL`,
     }),

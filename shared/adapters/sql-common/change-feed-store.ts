@@ -35,8 +35,11 @@ export interface ChangeFeedStatements {
    * or `undefined` when the dialect does it in steps ({@link stampSteps}).
    */
   stamp(source: DataSourceInfo): string | undefined;
-  /** For a dialect without statement batches: whether anything waits (`pending`), then the stamp in a transaction. */
-  stampSteps?(source: DataSourceInfo): { pending: string; next: string; mark: string };
+  /**
+   * For a dialect without statement batches: {@link state} with `pending` (whether any change waits
+   * for a stamp) in one statement, then, when one waits, the stamp in a transaction.
+   */
+  stampSteps?(source: DataSourceInfo): { stateAndPending: string; next: string; mark: string };
   /** Parameters 1 from, 2 to, 3.. the key after (when `after`), then rows. */
   readChanges(source: DataSourceInfo, after: boolean): string;
   /** Parameter 3 the time before which stamped changes go; one row `removed`. */
@@ -77,11 +80,12 @@ export function createSqlChangeFeedStore(db: Database, sql: ChangeFeedStatements
   const stamp = async (source: DataSourceInfo) => {
     const batch = sql.stamp(source);
     if (batch !== undefined) return unlessMissing(async () => toState(await db.query(batch, names(source))));
-    const current = await state(source);
     const steps = sql.stampSteps?.(source);
-    if (!current || !steps) return current;
-    const pending = await db.query(steps.pending, []);
-    if (!pending[0]?.pending) return current;
+    if (!steps) return state(source);
+    // A change table that is not there (42P01) is a table not recorded, as a missing feed row is.
+    const first = await unlessMissing(() => db.query(steps.stateAndPending, names(source)));
+    const current = first && toState(first);
+    if (!current || !first[0]?.pending) return current;
     await db.transaction(async (tx) => {
       const next = await tx.query(steps.next, names(source));
       await tx.query(steps.mark, [Number(next[0]?.batch)]);
