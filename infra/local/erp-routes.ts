@@ -6,7 +6,7 @@
  * in another order than they began. Answers what it changed once the transaction has ended.
  */
 import type { Database, DataSourceInfo } from '../../shared/core/database.js';
-import { type LocalRoute, type LocalRouteContext, readBody, sendJson } from './local-http.js';
+import { type LocalRoute, type LocalRouteContext, readJsonObject, sendJson } from './local-http.js';
 
 const TABLES = ['SUBJECT', 'DOKUMENT'] as const;
 const MAX_WRITES = 100;
@@ -141,18 +141,8 @@ const REFUSED_BY_TABLE = new Set([
 export function erpLocalRoutes(context: LocalRouteContext): [string, LocalRoute][] {
   const db = context.database;
   const writes: LocalRoute = async (request, response) => {
-    const text = (await readBody(request, MAX_BODY_BYTES))?.toString('utf8');
-    if (text === undefined)
-      return sendJson(response, 413, { message: `The body is larger than ${MAX_BODY_BYTES / 1024} KiB` });
-    let input: unknown;
-    try {
-      input = JSON.parse(text);
-    } catch {
-      input = undefined;
-    }
-    if (!input || typeof input !== 'object' || Array.isArray(input))
-      return sendJson(response, 400, { message: ERP_WRITES_SHAPE });
-    const body = input as Record<string, unknown>;
+    const body = await readJsonObject(request, response, MAX_BODY_BYTES, ERP_WRITES_SHAPE);
+    if (!body) return;
     const hold = body.holdSeconds ?? 0;
     if (typeof hold !== 'number' || !Number.isFinite(hold) || hold < 0 || hold > MAX_HOLD_SECONDS) {
       return sendJson(response, 400, {

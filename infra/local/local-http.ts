@@ -166,3 +166,31 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
 }
+
+/**
+ * The body as a JSON object, or undefined once the answer is sent: 413 past `maxBytes`, 400 with
+ * `shape` (what the route expects) for anything but a JSON object. For the local-only routes.
+ */
+export async function readJsonObject(
+  request: IncomingMessage,
+  response: ServerResponse,
+  maxBytes: number,
+  shape: string,
+): Promise<Record<string, unknown> | undefined> {
+  const text = (await readBody(request, maxBytes))?.toString('utf8');
+  if (text === undefined) {
+    sendJson(response, 413, { message: `The body is larger than ${maxBytes / 1024} KiB` });
+    return undefined;
+  }
+  let input: unknown;
+  try {
+    input = text ? JSON.parse(text) : undefined;
+  } catch {
+    input = undefined;
+  }
+  if (!input || typeof input !== 'object' || Array.isArray(input)) {
+    sendJson(response, 400, { message: shape });
+    return undefined;
+  }
+  return input as Record<string, unknown>;
+}

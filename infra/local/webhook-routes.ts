@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import {
   documentReceivedMessage,
@@ -7,7 +7,7 @@ import {
   MAX_SUBJECT_ID,
   webhookEventId,
 } from '../../shared/core/webhook/event.js';
-import { type LocalRoute, type LocalRouteContext, readBody, sendJson } from './local-http.js';
+import { type LocalRoute, type LocalRouteContext, readBody, readJsonObject, sendJson } from './local-http.js';
 import { DOCUMENT_RECEIVED_QUEUE } from './queues.js';
 
 /** A request the webhook sink received. */
@@ -27,33 +27,6 @@ const readText = async (request: IncomingMessage) =>
   (await readBody(request, MAX_BODY_BYTES))?.toString('utf8');
 
 /**
- * The body as a JSON object, or undefined once the answer is sent: 413 past MAX_BODY_BYTES, 400
- * with `shape` (what the route expects) for anything but a JSON object.
- */
-async function readJsonObject(
-  request: IncomingMessage,
-  response: ServerResponse,
-  shape: string,
-): Promise<Record<string, unknown> | undefined> {
-  const text = await readText(request);
-  if (text === undefined) {
-    sendJson(response, 413, { message: `The body is larger than ${MAX_BODY_BYTES / 1024} KiB` });
-    return undefined;
-  }
-  let input: unknown;
-  try {
-    input = text ? JSON.parse(text) : undefined;
-  } catch {
-    input = undefined;
-  }
-  if (!input || typeof input !== 'object' || Array.isArray(input)) {
-    sendJson(response, 400, { message: shape });
-    return undefined;
-  }
-  return input as Record<string, unknown>;
-}
-
-/**
  * `POST /_local/documents/received` (what the access point does, for tenant `demo`) and the
  * `/_local/webhook-sink` receiver that SUBJECT 1's WEBHOOK_URL points to (CONTRACT.md section 3).
  */
@@ -64,6 +37,7 @@ export function webhookLocalRoutes(context: LocalRouteContext): [string, LocalRo
     const input = await readJsonObject(
       request,
       response,
+      MAX_BODY_BYTES,
       'The body must be a JSON object like {"subjectId":1,"documentId":123456}',
     );
     if (!input) return;
@@ -135,6 +109,7 @@ export function subjectWebhookRoute(context: LocalRouteContext) {
       const body = await readJsonObject(
         request,
         response,
+        MAX_BODY_BYTES,
         'The body must be a JSON object like {"url":"https://…","secret":"…"} (either may be omitted, null clears)',
       );
       if (!body) return;
