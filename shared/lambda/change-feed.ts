@@ -25,17 +25,14 @@ export function changeFeedStore(db: Database): ChangeFeedStore {
  * The key of a tenant's sync tokens: the tenant's cursor key (a secret of the deployment, see
  * `pagingCursorKey`) under a purpose of its own, so that a cursor is never a token nor the reverse.
  */
-export function syncTokenKey(tenant: TenantConfig): Buffer {
+function syncTokenKey(tenant: TenantConfig): Buffer {
   return createHmac('sha256', Buffer.from(tenant.cursorKey, 'hex')).update('sync-token').digest();
 }
 
-/** A tenant's change feed on its application database. */
-export async function changeFeedContext(
-  tenant: TenantConfig,
-  store?: ChangeFeedStore,
-): Promise<ChangeFeedContext> {
+/** A tenant's change feed on its application database's store. */
+function changeFeedContext(tenant: TenantConfig, store: ChangeFeedStore): ChangeFeedContext {
   return {
-    store: store ?? changeFeedStore(await openDatabase(tenant.database)),
+    store,
     recorded: tenant.changeFeed,
     retentionDays: tenant.changeRetentionDays,
     tokens: { key: syncTokenKey(tenant), tenant: tenant.id },
@@ -62,10 +59,8 @@ export function changesHandler() {
     const tenant = await authenticate(request);
     const ctx = await dataApiContext(tenant, request);
     // The store's statements stop in the database when the invocation's time is up, as the reads do.
-    const feed = await changeFeedContext(
-      tenant,
-      changeFeedStore(await openDatabase(tenant.database).then((db) => cancelledBy(db, request.signal))),
-    );
+    const db = cancelledBy(await openDatabase(tenant.database), request.signal);
+    const feed = changeFeedContext(tenant, changeFeedStore(db));
     const { answer, link } = await getChanges(ctx, feed, request.params.dataSource ?? '', {
       token: singleQueryParam(request, 'token', 'invalid_sync_token'),
       rows: singleQueryParam(request, 'rows', 'invalid_paging'),
