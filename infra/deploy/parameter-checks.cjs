@@ -63,6 +63,11 @@ const SHAPES = {
   // An SQS event source's maximumConcurrency: 2–1000, as Lambda takes it.
   jobWorkerConcurrency: [/^[1-9][0-9]{0,3}$/, 'a whole number of batches at once, 2–1000'],
   webhookConcurrency: [/^[1-9][0-9]{0,3}$/, 'a whole number of batches at once, 2–1000'],
+  // Fair share between tenants (docs/operations.md "Fair share between tenants").
+  tenantConcurrentRequests: [/^[1-9][0-9]{0,3}$/, 'a whole number of requests in progress, 1–1000'],
+  tenantRequestsPerSecond: [/^[1-9][0-9]{0,4}$/, 'a whole number of requests per second, 1–10000'],
+  tenantLimitsTimeoutMs: [/^[1-9][0-9]{1,3}$/, 'milliseconds, 10–5000'],
+  tenantThrottledAlarmCount: [/^[0-9]{1,7}$/, 'a whole number of refused requests'],
 };
 
 /** name → [least, most] of the whole numbers above whose range a pattern cannot say. */
@@ -70,6 +75,9 @@ const RANGES = {
   requestFunctionConcurrency: [1, 1000],
   jobWorkerConcurrency: [2, 1000],
   webhookConcurrency: [2, 1000],
+  tenantConcurrentRequests: [1, 1000],
+  tenantRequestsPerSecond: [1, 10000],
+  tenantLimitsTimeoutMs: [10, 5000],
 };
 
 const REQUIRED_TO_DEPLOY = ['vpcSubnetIds', 'vpcSecurityGroupIds'];
@@ -129,6 +137,30 @@ function parameterProblems(values, { deploying }) {
       `webApiJobStaleSeconds must be longer than webApiJobMaxReceives × webApiJobVisibility (${
         receives * visibility
       }), or 997 gives up jobs still waiting on the queue; got ${stale}`,
+    );
+  }
+  // The three settings of capacity and fair share must fit together (docs/operations.md "Fair share
+  // between tenants"): a tenant's share below each function's capacity, so that one tenant never
+  // holds a whole function; its burst and rate within the stage's throttling, so that one tenant
+  // never spends the rate every tenant shares.
+  const capacity = Number(values.requestFunctionConcurrency);
+  const share = Number(values.tenantConcurrentRequests);
+  if (capacity && share && share >= capacity) {
+    problems.push(
+      `tenantConcurrentRequests must be below requestFunctionConcurrency (${capacity}), or one tenant can hold every instance of a function; got ${share}`,
+    );
+  }
+  const tenantRate = Number(values.tenantRequestsPerSecond);
+  const stageBurst = Number(values.httpApiThrottleBurst);
+  const stageRate = Number(values.httpApiThrottleRate);
+  if (tenantRate && stageBurst && 2 * tenantRate >= stageBurst) {
+    problems.push(
+      `tenantRequestsPerSecond must be below half of httpApiThrottleBurst (${stageBurst}): a tenant's burst (twice its rate) must leave the stage's burst room for the others; got ${tenantRate}`,
+    );
+  }
+  if (tenantRate && stageRate && tenantRate >= stageRate) {
+    problems.push(
+      `tenantRequestsPerSecond must be below httpApiThrottleRate (${stageRate}), or one tenant can spend the stage's whole rate; got ${tenantRate}`,
     );
   }
   const age = Number(values.webApiJobAgeAlarmSeconds);

@@ -19,6 +19,14 @@ const errorCodes = new Map<string, string>();
  */
 const MAX_PENDING_CODES = 1000;
 
+/** What the gateway says of an invocation it could not make (HTTP API's `integrationErrorMessage`). */
+const integrationErrors = new WeakMap<ServerResponse, string>();
+
+/** The gateway could not invoke the function for `response` (Lambda throttled it). */
+export function noteIntegrationError(response: ServerResponse, message: string): void {
+  integrationErrors.set(response, message);
+}
+
 /** The gateway's request id for the invocation answering `response`. */
 export function noteRequestId(response: ServerResponse, requestId: string): void {
   requestIds.set(response, requestId);
@@ -66,6 +74,7 @@ export function logAccess(request: IncomingMessage, response: ServerResponse): v
       durationMs: Math.round(performance.now() - started),
       requestId,
       errorCode,
+      integrationError: integrationErrors.get(response),
     });
   });
 }

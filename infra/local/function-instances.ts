@@ -28,20 +28,37 @@ export function functionPoolSettings(
   return databasePoolFromEnv(variables);
 }
 
+/** Lambda refused an invocation: the function's reserved concurrency is in use (`TooManyRequestsException`). */
+export class LambdaThrottledError extends Error {
+  override readonly name = 'TooManyRequestsException';
+  constructor(
+    readonly functionName: string,
+    readonly reservedConcurrency: number,
+  ) {
+    super(`Rate Exceeded.`);
+  }
+}
+
 /**
  * Lambda's instances of one function, as the local stack stands for them: an invocation runs in an
- * idle instance, or in a new one when every instance is busy, as Lambda runs it. Each instance has
- * database pools of its own, of its function's size, so that a database sees from the local stack
- * what it would see from Lambda with as many instances. Idle instances' connections close after
- * the idle time-out; the instances themselves are kept, as Lambda keeps warm ones.
+ * idle instance, or in a new one when every instance is busy, as Lambda runs it, up to the
+ * function's reserved concurrency: beyond it Lambda refuses the invocation (`LambdaThrottledError`),
+ * or, for an asynchronous one, keeps it until an instance is free. Each instance has database
+ * pools of its own, of its function's size, so that a database sees from the local stack what it
+ * would see from Lambda with as many instances. Idle instances' connections close after the idle
+ * time-out; the instances themselves are kept, as Lambda keeps warm ones.
  */
 export class LocalFunctionInstances {
   private readonly idle: FunctionInstance[] = [];
   private created = 0;
+  private busy = 0;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(
     readonly functionName: string,
     readonly settings: DatabasePoolSettings,
+    /** serverless.yml's `reservedConcurrency`; none: as many as asked for. */
+    readonly reservedConcurrency?: number,
   ) {}
 
   /** How many instances were ever needed at once. */
@@ -49,8 +66,26 @@ export class LocalFunctionInstances {
     return this.created;
   }
 
-  /** Runs `invocation` in an idle instance, or a new one; the instance is busy until it ends. */
-  async invoke<T>(invocation: () => Promise<T>): Promise<T> {
+  /** Invocations running now. */
+  get running(): number {
+    return this.busy;
+  }
+
+  /**
+   * Runs `invocation` in an idle instance, or a new one; the instance is busy until it ends. At the
+   * reserved concurrency a synchronous invocation is refused, as Lambda refuses it; with
+   * `whenThrottled: 'wait'` (an asynchronous invocation, an event source) it waits for an instance.
+   */
+  async invoke<T>(
+    invocation: () => Promise<T>,
+    options: { whenThrottled?: 'refuse' | 'wait' } = {},
+  ): Promise<T> {
+    while (this.reservedConcurrency !== undefined && this.busy >= this.reservedConcurrency) {
+      if (options.whenThrottled !== 'wait')
+        throw new LambdaThrottledError(this.functionName, this.reservedConcurrency);
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
+    this.busy++;
     const instance = this.idle.pop() ?? {
       id: `${this.functionName}#${++this.created}`,
       settings: this.settings,
@@ -59,8 +94,33 @@ export class LocalFunctionInstances {
       return await runAsFunctionInstance(instance, invocation);
     } finally {
       this.idle.push(instance);
+      this.busy--;
+      this.waiting.shift()?.();
     }
   }
+}
+
+/**
+ * A function's reserved concurrency as serverless.yml gives it, with the deploy parameters' defaults;
+ * `REQUEST_FUNCTION_CONCURRENCY` in the environment stands for `--param=requestFunctionConcurrency=…`.
+ */
+export function functionReservedConcurrency(
+  functionName: string,
+  config: ServerlessConfig = readServerlessConfig(),
+  env: NodeJS.ProcessEnv = process.env,
+): number | undefined {
+  const declared = config.functions[functionName]?.reservedConcurrency;
+  if (declared === undefined) return undefined;
+  const text = String(declared);
+  const value =
+    text === '${param:requestFunctionConcurrency}' && env.REQUEST_FUNCTION_CONCURRENCY
+      ? env.REQUEST_FUNCTION_CONCURRENCY
+      : resolveParams(config, text);
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) {
+    throw new Error(`${functionName}: reserved concurrency must be a positive integer, got "${value}"`);
+  }
+  return parsed;
 }
 
 /** Every function's instances, made on first use, each function sized from serverless.yml. */
@@ -70,7 +130,11 @@ export function localFunctionInstances(config: ServerlessConfig = readServerless
     of(functionName: string): LocalFunctionInstances {
       let instances = byFunction.get(functionName);
       if (!instances) {
-        instances = new LocalFunctionInstances(functionName, functionPoolSettings(functionName, config));
+        instances = new LocalFunctionInstances(
+          functionName,
+          functionPoolSettings(functionName, config),
+          functionReservedConcurrency(functionName, config),
+        );
         byFunction.set(functionName, instances);
       }
       return instances;

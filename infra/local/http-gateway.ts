@@ -2,8 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { intFromEnv } from '../../shared/config/settings.js';
-import { noteRequestId } from './access-log.js';
-import { type LocalFunctionInstancesByName, localFunctionInstances } from './function-instances.js';
+import { noteIntegrationError, noteRequestId } from './access-log.js';
+import {
+  LambdaThrottledError,
+  type LocalFunctionInstancesByName,
+  localFunctionInstances,
+} from './function-instances.js';
 import { gatewayAnswers, type RequestTarget, readBody, sendBytes, sendGatewayAnswer } from './local-http.js';
 import { type HttpLambda, type LambdaRoute, loadHandler } from './routes.js';
 
@@ -169,7 +173,17 @@ export function createHttpGateway(
     const invocation = instances.of(target.route.function).invoke(() => handler(event, context));
     // Past the limit nobody waits for the invocation; its late end must not surface anywhere.
     invocation.catch(() => undefined);
-    const result = await Promise.race([invocation, timeout]).finally(() => clearTimeout(timer));
+    let result: Awaited<typeof invocation> | 'timeout';
+    try {
+      result = await Promise.race([invocation, timeout]).finally(() => clearTimeout(timer));
+    } catch (error) {
+      if (!(error instanceof LambdaThrottledError)) throw error;
+      // Lambda refused the invocation at the function's reserved concurrency: HTTP API answers
+      // its own 500, the function never ran (the access log's integrationError says why).
+      noteIntegrationError(response, 'Rate Exceeded. (Lambda: reserved concurrency in use)');
+      sendGatewayAnswer(response, gatewayAnswers.internal);
+      return true;
+    }
     // An answer ready only at or after the limit (the event loop was busy) is never delivered.
     if (result === 'timeout' || Date.now() >= deadline) {
       sendGatewayAnswer(response, gatewayAnswers.unavailable);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import { describeError } from '../../shared/core/log.js';
 import { serviceLog } from '../../shared/lambda/observability.js';
-import type { LocalFunctionInstancesByName } from './function-instances.js';
+import { LambdaThrottledError, type LocalFunctionInstancesByName } from './function-instances.js';
 import { type LocalRoute, readBody, sendBytes, sendJson } from './local-http.js';
 import { importHandler } from './routes.js';
 import { readServerlessConfig, type ServerlessConfig } from './serverless-config.js';
@@ -101,7 +101,10 @@ export function lambdaInvokeRoute(instances: LocalFunctionInstancesByName): {
         loaded = importHandler<InvokedLambda>(handler);
         handlers.set(name, loaded);
       }
-      const run = loaded.then((fn) => instances.of(name).invoke(() => fn(event, context)));
+      // An asynchronous invocation waits for a free instance, as Lambda's queue for it does; a
+      // synchronous one beyond the reserved concurrency is refused (429 TooManyRequestsException).
+      const whenThrottled = invocationType === 'Event' ? 'wait' : 'refuse';
+      const run = loaded.then((fn) => instances.of(name).invoke(() => fn(event, context), { whenThrottled }));
       const headers = { 'x-amzn-requestid': requestId, 'x-amz-executed-version': '$LATEST' };
       if (invocationType === 'Event') {
         run.catch((error: unknown) =>
@@ -114,6 +117,24 @@ export function lambdaInvokeRoute(instances: LocalFunctionInstancesByName): {
         const payload = Buffer.from(result === undefined ? 'null' : JSON.stringify(result));
         sendBytes(response, 200, { ...headers, 'content-type': 'application/json' }, payload);
       } catch (error) {
+        if (error instanceof LambdaThrottledError) {
+          return sendBytes(
+            response,
+            429,
+            {
+              ...headers,
+              'content-type': 'application/json',
+              'x-amzn-errortype': 'TooManyRequestsException',
+            },
+            Buffer.from(
+              JSON.stringify({
+                Reason: 'ReservedFunctionConcurrentInvocationLimitExceeded',
+                Type: 'User',
+                message: 'Rate Exceeded.',
+              }),
+            ),
+          );
+        }
         // As Lambda: the error's type and message, no stack.
         const failure = {
           errorType: (error as Error)?.name ?? 'Error',

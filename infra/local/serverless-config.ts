@@ -8,6 +8,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export interface ServerlessFunction {
   readonly handler: string;
   readonly timeout?: number | string;
+  readonly reservedConcurrency?: number | string;
   readonly environment?: Record<string, unknown>;
   readonly events?: readonly {
     readonly httpApi?: { readonly method: string; readonly path: string };

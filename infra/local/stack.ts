@@ -39,7 +39,7 @@ import {
 import { createLocalRoutes } from './local-routes.js';
 import { localQueues, WEB_API_JOB_QUEUE } from './queues.js';
 import { importHandler, lambdaRoutes } from './routes.js';
-import { readServerlessConfig } from './serverless-config.js';
+import { readServerlessConfig, resolveParams } from './serverless-config.js';
 import { type SqsLambda, type SqsPoller, startSqsPoller } from './sqs-poller.js';
 import { subjectWebhookRoute } from './webhook-routes.js';
 
@@ -100,6 +100,31 @@ function isLoopback(request: IncomingMessage): boolean {
 }
 
 /**
+ * The fair-share settings serverless.yml gives every HTTP function (its parameters' defaults),
+ * unless the environment sets them: the same limits locally as in a deployment.
+ */
+function fairShareEnvironment(): Record<string, string> {
+  const config = readServerlessConfig();
+  const fromParams: Record<string, string> = {
+    TENANT_CONCURRENT_REQUESTS: 'tenantConcurrentRequests',
+    TENANT_REQUESTS_PER_SECOND: 'tenantRequestsPerSecond',
+    TENANT_LIMITS_TIMEOUT_MS: 'tenantLimitsTimeoutMs',
+    REQUEST_FUNCTION_CONCURRENCY: 'requestFunctionConcurrency',
+  };
+  return {
+    ...Object.fromEntries(
+      Object.entries(fromParams).map(([variable, param]) => [
+        variable,
+        process.env[variable] ?? resolveParams(config, `\${param:${param}}`),
+      ]),
+    ),
+    // dynalite answers from this very process, behind whatever the event loop is doing (a burst of
+    // a hundred requests, say): DynamoDB's few milliseconds are not its, so it gets more time.
+    TENANT_LIMITS_TIMEOUT_MS: process.env.TENANT_LIMITS_TIMEOUT_MS ?? '2000',
+  };
+}
+
+/**
  * Starts the whole service on this machine: the SQS/S3 emulator, the embedded database with the
  * demo tenant, and the Lambda handlers behind an HTTP API emulation.
  */
@@ -110,6 +135,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       // Local defaults of CONTRACT.md section 3 (production: the long schedule, private targets refused).
       WEBHOOK_RETRY_SCHEDULE: process.env.WEBHOOK_RETRY_SCHEDULE ?? '1,2,4',
       WEBHOOK_ALLOW_PRIVATE_TARGETS: process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? 'true',
+      // Fair share between tenants, with serverless.yml's parameters as a deploy without --param has them.
+      ...fairShareEnvironment(),
       ...options.env,
     },
   });
@@ -302,7 +329,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const retentionTimer = setInterval(
     () => {
       retentionRuns
-        .invoke(() => retentionHandler())
+        .invoke(() => retentionHandler(), { whenThrottled: 'wait' })
         .catch((error: unknown) => {
           serviceLog().error('change retention failed', describeError(error));
         });

@@ -22,6 +22,23 @@ export interface Settings {
   readonly s3ForcePathStyle: boolean;
   /** The connections this process may hold to each SQL Server database (docs/sql-server.md "Connections to SQL Server"). */
   readonly databasePool: DatabasePoolSettings;
+  /** Fair share between tenants (CONTRACT.md section 2, docs/operations.md "Fair share between tenants"). */
+  readonly tenantLimits: TenantLimitSettings;
+}
+
+/** The per-tenant limits' defaults and where the counts are kept. */
+export interface TenantLimitSettings {
+  /** `TENANT_CONCURRENT_REQUESTS` (8) and `TENANT_REQUESTS_PER_SECOND` (50): a tenant's share unless the registry says otherwise. */
+  readonly defaults: { readonly concurrentRequests: number; readonly requestsPerSecond: number };
+  /** `TENANT_LIMITS_TABLE`: the DynamoDB table every instance counts in; unset, each process counts alone. */
+  readonly table: string | undefined;
+  /** `TENANT_LIMITS_TIMEOUT_MS` (100): how long one call to the table may take before the request goes on uncounted. */
+  readonly timeoutMs: number;
+  /**
+   * `REQUEST_FUNCTION_CONCURRENCY`: each HTTP function's reserved concurrency, where the deployment
+   * says it; a tenant's `concurrentRequests` must stay below it (the registry is checked).
+   */
+  readonly functionConcurrency: number | undefined;
 }
 
 /**
@@ -92,6 +109,23 @@ export function databasePoolFromEnv(env: Environment = process.env): DatabasePoo
   });
 }
 
+/** The settings of fair share between tenants, from the environment. */
+export function tenantLimitsFromEnv(env: Environment = process.env): TenantLimitSettings {
+  const capacity = env.REQUEST_FUNCTION_CONCURRENCY;
+  return Object.freeze({
+    defaults: Object.freeze({
+      concurrentRequests: intFromEnv('TENANT_CONCURRENT_REQUESTS', 8, 1, 1000, env),
+      requestsPerSecond: intFromEnv('TENANT_REQUESTS_PER_SECOND', 50, 1, 10_000, env),
+    }),
+    table: env.TENANT_LIMITS_TABLE || undefined,
+    timeoutMs: intFromEnv('TENANT_LIMITS_TIMEOUT_MS', 100, 10, 5000, env),
+    functionConcurrency:
+      capacity === undefined || capacity.trim() === ''
+        ? undefined
+        : intFromEnv('REQUEST_FUNCTION_CONCURRENCY', 10, 1, 1000, env),
+  });
+}
+
 export function getSettings(): Settings {
   memory.settings ??= Object.freeze({
     inlineLimitBytes: intFromEnv('INLINE_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 6 * 1024 * 1024),
@@ -103,6 +137,7 @@ export function getSettings(): Settings {
     catalogueCacheSeconds: intFromEnv('CATALOGUE_CACHE_SECONDS', 60, 0, 3600),
     s3ForcePathStyle: boolFromEnv('S3_FORCE_PATH_STYLE', false),
     databasePool: databasePoolFromEnv(),
+    tenantLimits: tenantLimitsFromEnv(),
   });
   return memory.settings;
 }

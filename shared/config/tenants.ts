@@ -154,7 +154,31 @@ const tenant = z.strictObject({
   changeFeed: z._default(identifierList, []),
   /** How long recorded changes are kept, and so how long a sync token stays good (days). */
   changeRetentionDays: z._default(int(1, 365), 7),
+  /**
+   * The tenant's fair share (CONTRACT.md section 2), where it differs from the deployment's
+   * defaults (`TENANT_CONCURRENT_REQUESTS`, `TENANT_REQUESTS_PER_SECOND`).
+   */
+  limits: z.optional(
+    z.strictObject({
+      concurrentRequests: z.optional(
+        int(1, 1000).check(
+          z.refine(belowFunctionConcurrency, {
+            error: () =>
+              `must be below each HTTP function's reserved concurrency (${getSettings().tenantLimits.functionConcurrency}, ` +
+              'requestFunctionConcurrency), or one tenant could take a whole function from the others',
+          }),
+        ),
+      ),
+      requestsPerSecond: z.optional(int(1, 10_000)),
+    }),
+  ),
 });
+
+/** A tenant's concurrency must leave every function room for the others. */
+function belowFunctionConcurrency(concurrentRequests: number): boolean {
+  const capacity = getSettings().tenantLimits.functionConcurrency;
+  return capacity === undefined || concurrentRequests < capacity;
+}
 
 const registrySchema = z.strictObject({
   /**

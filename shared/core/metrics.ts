@@ -23,4 +23,8 @@ export const MetricName = {
   webhookFailures: 'WebhookFailures',
   deadLettered: 'DeadLettered',
   webhookEndpointDisabled: 'WebhookEndpointDisabled',
+  /** A request refused for its tenant's fair share (dimension `tenant`, and the service's sum). */
+  tenantThrottled: 'TenantThrottled',
+  /** A request that went on uncounted because the tenants' load store did not answer in time. */
+  tenantLimitsUnavailable: 'TenantLimitsUnavailable',
 } as const;

@@ -12,6 +12,7 @@ import { ServiceError } from '../core/errors.js';
 import { describeError } from '../core/log.js';
 import { MetricName } from '../core/metrics.js';
 import { logFormatFromEnv, serviceLog, serviceMetrics, statusClass } from './observability.js';
+import { releaseTenantSlot } from './tenant-admission.js';
 
 /** An HTTP request as the service's routes see it: no Lambda event shapes beyond this file. */
 export interface HttpRequest {
@@ -33,6 +34,8 @@ export interface HttpRequest {
    * context): work bound to it, such as database statements, is cancelled rather than left running.
    */
   readonly signal?: AbortSignal;
+  /** When the invocation's time is up (ms since the epoch), where the Lambda context tells it. */
+  readonly deadline?: number;
 }
 
 export interface HttpResponse {
@@ -87,6 +90,7 @@ export function toHttpRequest(
     requestId: context?.awsRequestId ?? event.requestContext?.requestId ?? 'local',
     arrivedAt: arrivalOf(event.requestContext?.timeEpoch),
     signal,
+    deadline: context?.getRemainingTimeInMillis ? Date.now() + context.getRemainingTimeInMillis() : undefined,
   };
 }
 
@@ -268,6 +272,12 @@ export function httpHandler(route: Route, renderError: ErrorRenderer) {
     .use(serviceErrors(renderError))
     .handler(async function handleHttp(event, context, { signal }) {
       const request = toHttpRequest(event, context, signal);
-      return toLambdaResult(withRequestId(await route(request), request.requestId));
+      try {
+        return toLambdaResult(withRequestId(await route(request), request.requestId));
+      } finally {
+        // The tenant's slot (requireTenant) goes back before the answer leaves: after it, Lambda
+        // may freeze the instance. One round trip; the answer is built already.
+        await releaseTenantSlot(request);
+      }
     });
 }

@@ -15,6 +15,8 @@ export const WebApiErrorCode = {
   /** Project's own: the tenant in the path does not exist. */
   unknownTenant: '112',
   operationFailed: '120',
+  /** Project's own: the request is over its tenant's fair share (HTTP 429, CONTRACT.md section 2). */
+  tenantRateLimited: '130',
   databaseUnavailable: '150',
   timeLimit: '160',
   /** A synchronous operation outlasted the synchronous time limit and was cancelled. */
@@ -38,14 +40,21 @@ export class WebApiError extends Error {
   readonly journalId: number | null;
   /** When trying again later is the remedy: after how many seconds (the answer's `Retry-After`). */
   readonly retryAfterSeconds: number | undefined;
+  /** Further headers of the answer (a refusal's RateLimit fields). */
+  readonly headers: Readonly<Record<string, string>> | undefined;
   constructor(
     readonly errorCode: WebApiErrorCode,
     message: string,
-    options?: ErrorOptions & { journalId?: number | null; retryAfterSeconds?: number },
+    options?: ErrorOptions & {
+      journalId?: number | null;
+      retryAfterSeconds?: number;
+      headers?: Readonly<Record<string, string>>;
+    },
   ) {
     super(message, options);
     this.journalId = options?.journalId ?? null;
     this.retryAfterSeconds = options?.retryAfterSeconds;
+    this.headers = options?.headers;
   }
 }
 

@@ -24,6 +24,7 @@ import {
 import { answerResponse, largeAnswerLimits } from '../large-answers.js';
 import { serviceLog, serviceMetrics } from '../observability.js';
 import { requireTenant } from '../tenant.js';
+import { TenantRateLimitedError } from '../tenant-admission.js';
 import { encodeAnswer, encodeObject, requestDecoder } from './codec.js';
 import { type AnswerFormat, negotiateAnswerFormat, requestFormat } from './format.js';
 import { tenantWebApiStore } from './store.js';
@@ -43,6 +44,7 @@ const HTTP_STATUS: Readonly<Record<WebApiErrorCode, number>> = {
   '110': 404,
   '111': 404,
   '112': 404,
+  '130': 429,
   // Journaled outcomes: answered 200 with vlResult -1 (or -2), never thrown by the service itself.
   '120': 200,
   '160': 200,
@@ -63,6 +65,13 @@ export function toWebApiError(error: unknown): WebApiError {
   if (error instanceof WebApiError) return error;
   if (error instanceof ServiceError && error.code === 'tenant_not_found') {
     return new WebApiError(WebApiErrorCode.unknownTenant, error.message, { cause: error });
+  }
+  if (error instanceof TenantRateLimitedError) {
+    return new WebApiError(WebApiErrorCode.tenantRateLimited, error.message, {
+      cause: error,
+      retryAfterSeconds: error.refusal.retryAfterSeconds,
+      headers: error.headers,
+    });
   }
   if (error instanceof ServiceError && error.code === ANSWER_STORE_UNAVAILABLE) {
     // An outage like the database's (503/150), but the message must not blame the database.
@@ -128,6 +137,7 @@ export function renderWebApiError(
       headers: {
         'content-type': format.contentType,
         'x-request-id': requestId,
+        ...error.headers,
         ...(error.retryAfterSeconds !== undefined && { 'retry-after': String(error.retryAfterSeconds) }),
       },
       body: encodeAnswer(result, format.kind),

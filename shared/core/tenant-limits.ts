@@ -1,0 +1,207 @@
+/**
+ * Fair share between tenants (CONTRACT.md section 2): per tenant, across every instance of every
+ * HTTP function, at most `concurrentRequests` requests in progress and `requestsPerSecond` requests
+ * a second (bursts of twice that). The counts live in a store every instance shares (the
+ * `TenantLoadStore` port); this module decides, and refuses what it can prove over a limit without
+ * asking the store at all.
+ *
+ * The rate is a GCRA (generic cell rate algorithm, the token bucket written as one time stamp): the
+ * store keeps per tenant the "theoretical arrival time" `tat`; a request is admitted when, after it,
+ * `tat` stays within `burst × interval` of now. Refused requests spend nothing.
+ */
+
+export interface TenantLimits {
+  /** Requests of the tenant in progress at once, across every instance. */
+  readonly concurrentRequests: number;
+  /** Requests per second, sustained; bursts may reach `BURST_FACTOR` times this at once. */
+  readonly requestsPerSecond: number;
+}
+
+/** A burst may hold this many seconds' worth of the rate (CONTRACT: "bursts of twice that"). */
+export const BURST_FACTOR = 2;
+
+/** What the store holds for one tenant. */
+export interface TenantLoad {
+  /** Requests in progress: slot id → when the slot lapses on its own (ms since the epoch). */
+  readonly slots: ReadonlyMap<string, number>;
+  /** The rate's theoretical arrival time (ms since the epoch); undefined before the first request. */
+  readonly tat: number | undefined;
+}
+
+/** One conditional write: take a slot and the rate's next cell, or neither. */
+export interface TakeRequest {
+  readonly tenant: string;
+  readonly slotId: string;
+  /** When the slot lapses if nobody gives it back (the invocation's own end). */
+  readonly slotExpiresAt: number;
+  readonly concurrentRequests: number;
+  readonly now: number;
+  /** The rate's emission interval (ms). */
+  readonly interval: number;
+  /** The latest `tat` that still admits a request. */
+  readonly latestTat: number;
+  /**
+   * Which of the two writes to try: `idle` (tat ≤ now: tat becomes now + interval) or `busy`
+   * (now < tat ≤ latestTat: tat grows by interval). A store cannot take the larger of two values
+   * in one conditional write, so the caller guesses from what it saw last and tries the other on a
+   * conflict.
+   */
+  readonly branch: 'idle' | 'busy';
+}
+
+export type TakeResult =
+  | { readonly taken: true; readonly tat: number }
+  /** The condition did not hold; `load` is the state that made it fail, where the store tells it. */
+  | { readonly taken: false; readonly load?: TenantLoad };
+
+/** The shared store of every tenant's load (DynamoDB in AWS, dynalite locally). */
+export interface TenantLoadStore {
+  take(request: TakeRequest): Promise<TakeResult>;
+  /** The tenant's load as it stands (a strongly consistent read); undefined when there is none yet. */
+  read(tenant: string): Promise<TenantLoad | undefined>;
+  /** Makes the tenant's empty record, unless it exists. */
+  prepare(tenant: string): Promise<void>;
+  /** Removes slots that lapsed (each only if it still lapses at the time given). */
+  removeLapsed(tenant: string, lapsed: ReadonlyMap<string, number>): Promise<void>;
+  /** Gives a slot back. */
+  release(tenant: string, slotId: string): Promise<void>;
+}
+
+export type Refusal = {
+  readonly admitted: false;
+  /** Which limit refused: requests in progress, or requests per second. */
+  readonly limit: 'concurrency' | 'rate';
+  readonly retryAfterSeconds: number;
+  /** Whether the instance knew without asking the store. */
+  readonly local: boolean;
+};
+export type Admission = {
+  readonly admitted: true;
+  /** Gives the slot back; safe to call more than once. */
+  readonly release: () => Promise<void>;
+};
+
+/** Attempts of the conditional write before a request that kept meeting others' writes is refused. */
+const MAX_ATTEMPTS = 4;
+
+/** The rate's emission interval and the latest `tat` that admits a request at `now`. */
+export function rateWindow(limits: TenantLimits, now: number): { interval: number; latestTat: number } {
+  const interval = 1000 / limits.requestsPerSecond;
+  const burst = limits.requestsPerSecond * BURST_FACTOR;
+  return { interval, latestTat: now + (burst - 1) * interval };
+}
+
+/** Seconds until the rate admits a request again, given the tenant's `tat` (at least 1). */
+export function rateRetryAfterSeconds(limits: TenantLimits, tat: number, now: number): number {
+  return Math.max(1, Math.ceil((tat - rateWindow(limits, now).latestTat) / 1000));
+}
+
+/**
+ * Admits or refuses a tenant's requests. One instance per process: it remembers, per tenant, the
+ * last `tat` it saw, which only ever grows, so a remembered `tat` past the latest admissible one
+ * proves a refusal without a round trip (a tenant flooding one instance is refused there).
+ */
+export class TenantAdmission {
+  private readonly knownTat = new Map<string, number>();
+
+  constructor(
+    private readonly store: TenantLoadStore,
+    private readonly newSlotId: () => string,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  async admit(tenant: string, limits: TenantLimits, slotExpiresAt: number): Promise<Admission | Refusal> {
+    const known = this.knownTat.get(tenant);
+    const start = this.clock();
+    if (known !== undefined && known > rateWindow(limits, start).latestTat) {
+      return {
+        admitted: false,
+        limit: 'rate',
+        retryAfterSeconds: rateRetryAfterSeconds(limits, known, start),
+        local: true,
+      };
+    }
+    const slotId = this.newSlotId();
+    let branch: TakeRequest['branch'] = known !== undefined && known > start ? 'busy' : 'idle';
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const now = this.clock();
+      const { interval, latestTat } = rateWindow(limits, now);
+      let result: TakeResult;
+      try {
+        result = await this.store.take({
+          tenant,
+          slotId,
+          slotExpiresAt,
+          concurrentRequests: limits.concurrentRequests,
+          now,
+          interval,
+          latestTat,
+          branch,
+        });
+      } catch (error) {
+        // The write may have reached the store though its answer did not: give back what it may
+        // have taken (removing a slot that is not there changes nothing), then let the caller decide.
+        await this.store.release(tenant, slotId).catch(() => undefined);
+        throw error;
+      }
+      if (result.taken) {
+        this.remember(tenant, result.tat);
+        return { admitted: true, release: this.releaser(tenant, slotId) };
+      }
+      const load = result.load ?? (await this.store.read(tenant));
+      if (!load) {
+        await this.store.prepare(tenant);
+        continue;
+      }
+      if (load.tat !== undefined) this.remember(tenant, load.tat);
+      const lapsed = new Map([...load.slots].filter(([, expiresAt]) => expiresAt <= now));
+      if (load.slots.size - lapsed.size >= limits.concurrentRequests) {
+        return { admitted: false, limit: 'concurrency', retryAfterSeconds: 1, local: false };
+      }
+      if (load.tat !== undefined && load.tat > latestTat) {
+        return {
+          admitted: false,
+          limit: 'rate',
+          retryAfterSeconds: rateRetryAfterSeconds(limits, load.tat, now),
+          local: false,
+        };
+      }
+      // Slots of instances that ended without giving them back (a crash, a time-out) count until
+      // they lapse; once the tenant is at its limit, lapsed ones make room.
+      if (lapsed.size > 0 && load.slots.size >= limits.concurrentRequests) {
+        await this.store.removeLapsed(tenant, lapsed);
+      }
+      branch = load.tat !== undefined && load.tat > now ? 'busy' : 'idle';
+    }
+    // Other instances' writes won every attempt: the tenant is as busy as it may be.
+    return { admitted: false, limit: 'rate', retryAfterSeconds: 1, local: false };
+  }
+
+  private remember(tenant: string, tat: number): void {
+    if (tat > (this.knownTat.get(tenant) ?? Number.NEGATIVE_INFINITY)) this.knownTat.set(tenant, tat);
+  }
+
+  private releaser(tenant: string, slotId: string): () => Promise<void> {
+    let released: Promise<void> | undefined;
+    return () => {
+      released ??= this.store.release(tenant, slotId);
+      return released;
+    };
+  }
+}
+
+/**
+ * The `RateLimit-Policy` field (IETF httpapi-ratelimit-headers, draft 10): the rate as a quota of
+ * a burst's worth of requests per `BURST_FACTOR` seconds, and the requests in progress.
+ */
+export function rateLimitPolicyField(limits: TenantLimits): string {
+  return (
+    `"rate";q=${limits.requestsPerSecond * BURST_FACTOR};w=${BURST_FACTOR}, ` +
+    `"concurrency";q=${limits.concurrentRequests};qu="concurrent-requests"`
+  );
+}
+
+/** The `RateLimit` field of a refusal: nothing left of the limit that refused, and when there will be. */
+export function rateLimitField(refusal: Refusal): string {
+  return `"${refusal.limit}";r=0;t=${refusal.retryAfterSeconds}`;
+}

@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { DynamoDbTenantLoadStore, dynamoDbClient } from '../adapters/dynamodb/tenant-load-store.js';
+import { InProcessTenantLoadStore } from '../adapters/memory/tenant-load-store.js';
+import { processWide } from '../config/process-wide.js';
+import { getSettings } from '../config/settings.js';
+import type { TenantConfig } from '../config/tenants.js';
+import { ServiceError } from '../core/errors.js';
+import { describeError } from '../core/log.js';
+import { MetricName } from '../core/metrics.js';
+import {
+  type Refusal,
+  rateLimitField,
+  rateLimitPolicyField,
+  TenantAdmission,
+  type TenantLimits,
+} from '../core/tenant-limits.js';
+import type { HttpRequest } from './http.js';
+import { serviceLog, serviceMetrics } from './observability.js';
+
+/** The code of a request refused for its tenant's fair share (CONTRACT.md section 2). */
+export const TENANT_RATE_LIMITED = 'tenant_rate_limited';
+
+/** A refusal: 429 with `Retry-After` and the RateLimit fields; the Web API gives it errorCode 130. */
+export class TenantRateLimitedError extends ServiceError {
+  override readonly name = 'TenantRateLimitedError';
+  constructor(
+    readonly refusal: Refusal,
+    limits: TenantLimits,
+  ) {
+    super(
+      429,
+      TENANT_RATE_LIMITED,
+      refusal.limit === 'concurrency'
+        ? `The tenant has ${limits.concurrentRequests} requests in progress, its limit; try again in ${refusal.retryAfterSeconds} s`
+        : `The tenant is over its ${limits.requestsPerSecond} requests per second; try again in ${refusal.retryAfterSeconds} s`,
+      {
+        headers: {
+          'retry-after': String(refusal.retryAfterSeconds),
+          'ratelimit-policy': rateLimitPolicyField(limits),
+          ratelimit: rateLimitField(refusal),
+        },
+      },
+    );
+  }
+}
+
+/** The deployment's defaults, overridden by the tenant's own `limits` in the registry. */
+export function tenantLimits(tenant: TenantConfig): TenantLimits {
+  const { defaults } = getSettings().tenantLimits;
+  return {
+    concurrentRequests: tenant.limits?.concurrentRequests ?? defaults.concurrentRequests,
+    requestsPerSecond: tenant.limits?.requestsPerSecond ?? defaults.requestsPerSecond,
+  };
+}
+
+/** One admission per process and table (process-wide: the local stack's packaged functions share it). */
+const admissions = processWide('tenant-admission', () => ({
+  byTable: new Map<string, TenantAdmission>(),
+  /** Each request's slot, given back when its answer is ready (`releaseTenantSlot`). */
+  releases: new WeakMap<HttpRequest, () => Promise<void>>(),
+}));
+
+function admission(): TenantAdmission {
+  const { table, timeoutMs } = getSettings().tenantLimits;
+  const key = `${table ?? ''} ${process.env.AWS_ENDPOINT_URL_DYNAMODB ?? ''}`;
+  let found = admissions.byTable.get(key);
+  if (!found) {
+    const store = table
+      ? new DynamoDbTenantLoadStore(dynamoDbClient(), table, timeoutMs)
+      : new InProcessTenantLoadStore();
+    found = new TenantAdmission(store, randomUUID);
+    admissions.byTable.set(key, found);
+  }
+  return found;
+}
+
+/** When the invocation's time is up at the latest: its slot lapses then if it is never given back. */
+const FALLBACK_DEADLINE_MS = 30_000;
+
+/**
+ * Admits a request of `tenant` or throws `TenantRateLimitedError`, before any database work. The
+ * slot it takes is given back by `releaseTenantSlot(request)` when the answer is ready; a request
+ * that never gets there (a crash, a time-out) holds it until its invocation's time is up.
+ * A store that does not answer within its time limit lets the request through, uncounted (logged,
+ * and the metric TenantLimitsUnavailable): fairness is lost for that moment, the service is not.
+ */
+export async function admitTenantRequest(tenant: TenantConfig, request: HttpRequest): Promise<void> {
+  if (admissions.releases.has(request)) return;
+  const limits = tenantLimits(tenant);
+  const started = performance.now();
+  let decision: Awaited<ReturnType<TenantAdmission['admit']>>;
+  try {
+    decision = await admission().admit(
+      tenant.id,
+      limits,
+      request.deadline ?? Date.now() + FALLBACK_DEADLINE_MS,
+    );
+  } catch (error) {
+    serviceLog().warn('tenant limits unavailable', {
+      requestId: request.requestId,
+      tenant: tenant.id,
+      ...describeError(error),
+    });
+    serviceMetrics().count({ [MetricName.tenantLimitsUnavailable]: 1 }, [{}]);
+    return;
+  }
+  if (decision.admitted) {
+    admissions.releases.set(request, decision.release);
+    return;
+  }
+  serviceLog().info('tenant throttled', {
+    requestId: request.requestId,
+    tenant: tenant.id,
+    limit: decision.limit,
+    retryAfterSeconds: decision.retryAfterSeconds,
+    decidedLocally: decision.local,
+    decisionMs: Math.round((performance.now() - started) * 10) / 10,
+  });
+  serviceMetrics().count({ [MetricName.tenantThrottled]: 1 }, [{}, { tenant: tenant.id }]);
+  throw new TenantRateLimitedError(decision, limits);
+}
+
+/** Gives back the slot `request` took, if any; errors are logged, the slot then lapses on its own. */
+export async function releaseTenantSlot(request: HttpRequest): Promise<void> {
+  const release = admissions.releases.get(request);
+  if (!release) return;
+  admissions.releases.delete(request);
+  try {
+    await release();
+  } catch (error) {
+    serviceLog().warn('tenant slot not given back', {
+      requestId: request.requestId,
+      ...describeError(error),
+    });
+  }
+}
