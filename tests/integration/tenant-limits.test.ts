@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOCAL_TENANT_LIMITS_TABLE, startDynalite } from '../../infra/local/aws-emulator.js';
+import { DynamoDbTenantLoadStore } from '../../shared/adapters/dynamodb/tenant-load-store.js';
+import { InProcessTenantLoadStore } from '../../shared/adapters/memory/tenant-load-store.js';
+import { type Admission, TenantAdmission, type TenantLoadStore } from '../../shared/core/tenant-limits.js';
+
+/**
+ * The fair-share limiter against the store every Lambda instance shares (DynamoDB's wire protocol,
+ * dynalite), several "instances" (TenantAdmission objects, each with its own memory) interleaved:
+ * never more than the limit in progress, the rate's burst and refill, slots of a crashed instance
+ * lapsing, a store that is late.
+ */
+
+let dynamo: Awaited<ReturnType<typeof startDynalite>>;
+let client: DynamoDBClient;
+beforeAll(async () => {
+  dynamo = await startDynalite();
+  client = new DynamoDBClient({
+    endpoint: dynamo.endpoint,
+    region: 'eu-central-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+  });
+});
+afterAll(async () => {
+  client?.destroy();
+  await dynamo?.stop();
+});
+
+const stores: Record<string, () => TenantLoadStore> = {
+  dynalite: () => new DynamoDbTenantLoadStore(client, LOCAL_TENANT_LIMITS_TABLE, 2000),
+  'in-process': () => new InProcessTenantLoadStore(),
+};
+
+/** A clock the test moves. */
+function manualClock(start = 1_800_000_000_000) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+for (const [name, makeStore] of Object.entries(stores)) {
+  describe(`tenant limits on the ${name} store`, () => {
+    it('never lets more than the limit be in progress, across instances interleaved at random', async () => {
+      const seed = Number(process.env.TENANT_LIMITS_SEED ?? Math.floor(Math.random() * 2 ** 31));
+      console.log(`tenant limits: seed ${seed} (TENANT_LIMITS_SEED=${seed} replays it)`);
+      const store = makeStore();
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.record({ instance: fc.nat(2), admit: fc.boolean(), index: fc.nat(20) }), {
+            minLength: 10,
+            maxLength: 60,
+          }),
+          fc.integer({ min: 1, max: 5 }),
+          async (steps, limit) => {
+            const tenant = `t-${randomUUID()}`;
+            const clock = manualClock();
+            const instances = [0, 1, 2].map(() => new TenantAdmission(store, randomUUID, clock.now));
+            const held: Admission[] = [];
+            for (const step of steps) {
+              clock.advance(1000); // the rate never refuses here: only concurrency
+              if (step.admit || held.length === 0) {
+                const decision = await instances[step.instance]!.admit(
+                  tenant,
+                  { concurrentRequests: limit, requestsPerSecond: 1000 },
+                  clock.now() + 60_000,
+                );
+                // Refused exactly when the limit is reached, admitted otherwise.
+                expect(decision.admitted, `held ${held.length} of ${limit}`).toBe(held.length < limit);
+                if (decision.admitted) held.push(decision);
+                else expect(decision.limit).toBe('concurrency');
+              } else {
+                const [released] = held.splice(step.index % held.length, 1);
+                await released!.release();
+              }
+              const load = await store.read(tenant);
+              expect(load?.slots.size ?? 0).toBe(held.length);
+            }
+            for (const admission of held) await admission.release();
+            expect((await store.read(tenant))?.slots.size ?? 0).toBe(0);
+          },
+        ),
+        { seed, numRuns: name === 'dynalite' ? 15 : 60 },
+      );
+    }, 120_000);
+
+    it('admits at most the limit of many requests at once from several instances', async () => {
+      const store = makeStore();
+      const tenant = `t-${randomUUID()}`;
+      const instances = [0, 1, 2, 3].map(() => new TenantAdmission(store, randomUUID));
+      const decisions = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          instances[i % 4]!.admit(
+            tenant,
+            { concurrentRequests: 8, requestsPerSecond: 1000 },
+            Date.now() + 60_000,
+          ),
+        ),
+      );
+      const admitted = decisions.filter((decision): decision is Admission => decision.admitted);
+      expect(admitted.length).toBeGreaterThan(0);
+      expect(admitted.length).toBeLessThanOrEqual(8);
+      expect((await store.read(tenant))?.slots.size).toBe(admitted.length);
+      await Promise.all(admitted.map((admission) => admission.release()));
+      expect((await store.read(tenant))?.slots.size).toBe(0);
+    });
+
+    it('admits a burst of twice the rate at once, then one request per interval', async () => {
+      const store = makeStore();
+      const tenant = `t-${randomUUID()}`;
+      const clock = manualClock();
+      const [one, two] = [0, 1].map(() => new TenantAdmission(store, randomUUID, clock.now));
+      const limits = { concurrentRequests: 1000, requestsPerSecond: 10 };
+      const admitOn = async (instance: TenantAdmission) => {
+        const decision = await instance.admit(tenant, limits, clock.now() + 60_000);
+        if (decision.admitted) await decision.release();
+        return decision;
+      };
+      for (let i = 0; i < 20; i++)
+        expect((await admitOn(i % 2 ? one! : two!)).admitted, `request ${i}`).toBe(true);
+      const refused = await admitOn(one!);
+      expect(refused).toMatchObject({ admitted: false, limit: 'rate', retryAfterSeconds: 1 });
+      // The instance that saw the refusal knows without asking; the other asks and is refused too.
+      expect(await admitOn(one!)).toMatchObject({ admitted: false, local: true });
+      expect(await admitOn(two!)).toMatchObject({ admitted: false, limit: 'rate' });
+      clock.advance(100); // one interval at 10/s
+      expect((await admitOn(two!)).admitted).toBe(true);
+      expect((await admitOn(one!)).admitted).toBe(false);
+      clock.advance(2000); // a whole burst again
+      for (let i = 0; i < 20; i++) expect((await admitOn(one!)).admitted, `after the pause ${i}`).toBe(true);
+      expect((await admitOn(two!)).admitted).toBe(false);
+    });
+
+    it('frees the slots of an instance that died holding them once they lapse', async () => {
+      const store = makeStore();
+      const tenant = `t-${randomUUID()}`;
+      const clock = manualClock();
+      const crashed = new TenantAdmission(store, randomUUID, clock.now);
+      const limits = { concurrentRequests: 3, requestsPerSecond: 1000 };
+      // Three requests whose invocation ends 5 s from now, never given back.
+      for (let i = 0; i < 3; i++)
+        expect((await crashed.admit(tenant, limits, clock.now() + 5000)).admitted).toBe(true);
+      const survivor = new TenantAdmission(store, randomUUID, clock.now);
+      clock.advance(4000);
+      expect(await survivor.admit(tenant, limits, clock.now() + 5000)).toMatchObject({
+        admitted: false,
+        limit: 'concurrency',
+      });
+      clock.advance(1001);
+      const after = await survivor.admit(tenant, limits, clock.now() + 5000);
+      expect(after.admitted).toBe(true);
+      expect((await store.read(tenant))?.slots.size).toBe(1);
+    });
+  });
+}
+
+describe('a store that does not answer', () => {
+  it('fails the admission (the caller lets the request through) and takes back what it may have taken', async () => {
+    const store = new DynamoDbTenantLoadStore(
+      new DynamoDBClient({
+        endpoint: 'http://127.0.0.1:9',
+        region: 'eu-central-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+        maxAttempts: 1,
+      }),
+      LOCAL_TENANT_LIMITS_TABLE,
+      200,
+    );
+    const admission = new TenantAdmission(store, randomUUID);
+    const started = performance.now();
+    await expect(
+      admission.admit('demo', { concurrentRequests: 8, requestsPerSecond: 50 }, Date.now() + 30_000),
+    ).rejects.toThrow();
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+});

@@ -1,0 +1,211 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { LOCAL_TENANT_LIMITS_TABLE } from '../../infra/local/aws-emulator.js';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { startTsqlDemo, type TsqlDemo } from '../../infra/local/tsql-engine.js';
+import { DynamoDbTenantLoadStore, dynamoDbClient } from '../../shared/adapters/dynamodb/tenant-load-store.js';
+import { DEMO_AUTH } from '../support/demo.js';
+import { envelope, signedCall } from '../support/web-api.js';
+import { printFigures } from './figures.js';
+
+/**
+ * Fair share between tenants (CONTRACT.md section 2, issue 29), on both databases: tenant A (the
+ * demo tenant) sends four times its share of slow requests (an operation that waits in its
+ * database) and then a burst over its rate; tenant B meanwhile makes ordinary calls. B gets no
+ * error and its p99 stays within 1.5× of its p99 alone; A's excess is refused 429 within 50 ms,
+ * A's admitted calls are answered, and afterwards none of A's slots is left taken.
+ *
+ * Each function's reserved concurrency is 40 here (`requestFunctionConcurrency`), so that A's 32
+ * requests at once reach the function and meet the tenant's limit, not Lambda's.
+ */
+
+const SHARE = 8;
+const RATE = 50;
+const SLOW_SECONDS = 2;
+const B_CALLS = 120;
+const figures: Record<string, unknown>[] = [];
+
+afterAll(() => printFigures('fair share between tenants (issue 29)', figures));
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+};
+
+interface Timed {
+  readonly status: number;
+  readonly ms: number;
+  readonly text: string;
+  readonly headers: Headers;
+}
+
+async function timed(request: () => Promise<Response>): Promise<Timed> {
+  const started = performance.now();
+  const response = await request();
+  const text = await response.text();
+  return { status: response.status, ms: performance.now() - started, text, headers: response.headers };
+}
+
+for (const database of ['embedded', 'tsql'] as const) {
+  describe(`fair share on the ${database} database`, () => {
+    let stack: LocalStack;
+    let engine: TsqlDemo | undefined;
+    let dir: string;
+
+    const data = (tenant: string, path: string) =>
+      timed(() =>
+        fetch(`${stack.url}/${tenant}/JsonAPI/Data/${path}`, { headers: { authorization: DEMO_AUTH } }),
+      );
+    const slowCall = () => {
+      const call = signedCall(
+        `${envelope(9001, [{ seconds: SLOW_SECONDS }])}${' '.repeat(Math.random() * 64)}`,
+      );
+      return timed(() =>
+        fetch(`${stack.url}/demo/WebAPI/getData`, { method: 'POST', headers: call.headers, body: call.body }),
+      );
+    };
+    /** B's ordinary calls, one after another: a count, a small condition, a page. */
+    async function tenantB(count: number): Promise<Timed[]> {
+      const paths = [
+        'getRowsCount/SUBJECT',
+        `getDataWithCondition/SUBJECT?condition=${encodeURIComponent('ID < 5')}`,
+        'getDataPaginate/DOKUMENT?fromRow=1&rows=20',
+      ];
+      const answers: Timed[] = [];
+      for (let i = 0; i < count; i++) answers.push(await data('other', paths[i % paths.length]!));
+      return answers;
+    }
+    const slotsOf = async (tenant: string) =>
+      (await new DynamoDbTenantLoadStore(dynamoDbClient(), LOCAL_TENANT_LIMITS_TABLE, 2000).read(tenant))
+        ?.slots.size ?? 0;
+
+    it('starts with tenant B on a database of its own', async () => {
+      const registry = JSON.parse(await readFile('infra/local/tenants.json', 'utf8'));
+      const env: Record<string, string> = {
+        REQUEST_FUNCTION_CONCURRENCY: '40',
+        TENANT_CONCURRENT_REQUESTS: String(SHARE),
+        TENANT_REQUESTS_PER_SECOND: String(RATE),
+      };
+      if (database === 'tsql') {
+        engine = await startTsqlDemo();
+        env.MSSQL_URL = engine.url;
+        // B on the same engine, through connections of its own: WAITFOR holds A's sessions, not the engine.
+        registry.tenants.other = {
+          ...registry.tenants.demo,
+          database: { kind: 'mssql', connectionString: engine.url },
+        };
+      } else {
+        registry.tenants.other = { ...registry.tenants.demo, database: { kind: 'embedded', name: 'other' } };
+      }
+      dir = await mkdtemp(join(tmpdir(), 'fair-share-'));
+      env.TENANT_REGISTRY_FILE = join(dir, 'tenants.json');
+      await writeFile(env.TENANT_REGISTRY_FILE, JSON.stringify(registry));
+      stack = await startLocalStack({ port: 0, database, env });
+      // Warm: each function's first instance, and B's connections.
+      await tenantB(9);
+    }, 180_000);
+
+    afterAll(async () => {
+      await stack?.stop();
+      await engine?.stop();
+      if (dir) await rm(dir, { recursive: true, force: true });
+    });
+
+    it("keeps tenant B's calls whole and quick while tenant A floods", async () => {
+      const alone = await tenantB(B_CALLS);
+      expect(alone.filter((answer) => answer.status !== 200)).toEqual([]);
+      const aloneP99 = percentile(
+        alone.map((answer) => answer.ms),
+        99,
+      );
+
+      // A: four times its share of slow calls at once; B meanwhile, one call after another.
+      const flood = Promise.all(Array.from({ length: 4 * SHARE }, slowCall));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const during = await tenantB(B_CALLS);
+      const slow = await flood;
+
+      expect(during.filter((answer) => answer.status !== 200).map((answer) => answer.text)).toEqual([]);
+      const duringP99 = percentile(
+        during.map((answer) => answer.ms),
+        99,
+      );
+      const admitted = slow.filter((answer) => answer.status === 200);
+      const refused = slow.filter((answer) => answer.status === 429);
+      // Every admitted call answered with its operation's result; the rest refused, nothing else.
+      expect(admitted.length + refused.length).toBe(slow.length);
+      expect(admitted.length).toBe(SHARE);
+      for (const answer of admitted) expect(JSON.parse(answer.text).vlResult).toBe(1);
+      for (const answer of refused) {
+        expect(JSON.parse(answer.text).data[0].error[0].errorCode).toBe('130');
+        expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
+        expect(answer.headers.get('ratelimit-policy')).toContain(`"concurrency";q=${SHARE}`);
+        expect(answer.headers.get('ratelimit')).toBe('"concurrency";r=0;t=1');
+      }
+      const refusedP99 = percentile(
+        refused.map((answer) => answer.ms),
+        99,
+      );
+      expect(refusedP99).toBeLessThanOrEqual(50);
+      expect(duringP99).toBeLessThanOrEqual(1.5 * aloneP99);
+      expect(await slotsOf('demo')).toBe(0);
+      figures.push({
+        database,
+        case: `A: ${4 * SHARE} slow calls at once (share ${SHARE}); B: ${B_CALLS} calls one after another`,
+        bP99AloneMs: aloneP99,
+        bP99DuringMs: duringP99,
+        ratio: duringP99 / aloneP99,
+        aAdmitted: admitted.length,
+        aRefused: refused.length,
+        aRefusedP50Ms: percentile(
+          refused.map((answer) => answer.ms),
+          50,
+        ),
+        aRefusedP99Ms: refusedP99,
+      });
+    }, 180_000);
+
+    it("refuses tenant A's burst over its rate, and only the excess", async () => {
+      // Let A's rate fill up again (a burst's worth takes 2 s at 50/s).
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      const started = performance.now();
+      const answers: Timed[] = [];
+      // Six at a time, below A's concurrency: only the rate can refuse.
+      const workers = Array.from({ length: 6 }, async () => {
+        while (answers.length < 4 * RATE) answers.push(await data('demo', 'getRowsCount/SUBJECT'));
+      });
+      const bDuring = tenantB(30);
+      await Promise.all(workers);
+      const elapsedSeconds = (performance.now() - started) / 1000;
+      const b = await bDuring;
+      expect(b.filter((answer) => answer.status !== 200)).toEqual([]);
+      const admitted = answers.filter((answer) => answer.status === 200).length;
+      const refused = answers.filter((answer) => answer.status === 429);
+      expect(admitted + refused.length).toBe(answers.length);
+      expect(refused.length).toBeGreaterThan(0);
+      // A full burst and the rate for the time it took, give or take the burst's edges.
+      expect(admitted).toBeLessThanOrEqual(2 * RATE + Math.ceil(RATE * elapsedSeconds) + 6);
+      expect(admitted).toBeGreaterThanOrEqual(2 * RATE);
+      for (const answer of refused) {
+        expect(JSON.parse(answer.text).error.code).toBe('tenant_rate_limited');
+        expect(answer.headers.get('ratelimit')).toMatch(/^"rate";r=0;t=\d+$/);
+      }
+      const refusedP99 = percentile(
+        refused.map((answer) => answer.ms),
+        99,
+      );
+      expect(refusedP99).toBeLessThanOrEqual(50);
+      expect(await slotsOf('demo')).toBe(0);
+      figures.push({
+        database,
+        case: `A: ${answers.length} counts, 6 at a time, over ${elapsedSeconds.toFixed(1)} s (rate ${RATE}/s, burst ${2 * RATE})`,
+        aAdmitted: admitted,
+        aRefused: refused.length,
+        aRefusedP99Ms: refusedP99,
+        bErrors: 0,
+      });
+    }, 120_000);
+  });
+}
