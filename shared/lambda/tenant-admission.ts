@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { DynamoDbTenantLoadStore, dynamoDbClient } from '../adapters/dynamodb/tenant-load-store.js';
 import { InProcessTenantLoadStore } from '../adapters/memory/tenant-load-store.js';
 import { processWide } from '../config/process-wide.js';
 import { getSettings } from '../config/settings.js';
@@ -55,20 +54,27 @@ export function tenantLimits(tenant: TenantConfig): TenantLimits {
 
 /** One admission per process and table (process-wide: the local stack's packaged functions share it). */
 const admissions = processWide('tenant-admission', () => ({
-  byTable: new Map<string, TenantAdmission>(),
+  byTable: new Map<string, Promise<TenantAdmission>>(),
   /** Each request's slot, given back when its answer is ready (`releaseTenantSlot`). */
   releases: new WeakMap<HttpRequest, () => Promise<void>>(),
 }));
 
-function admission(): TenantAdmission {
+/**
+ * The admission of this process for the configured table. The DynamoDB client is imported on first
+ * use, as the SQS client is: the functions without an HTTP route never load it, and an HTTP
+ * function does not parse it during its cold start's init.
+ */
+async function admission(): Promise<TenantAdmission> {
   const { table, timeoutMs } = getSettings().tenantLimits;
   const key = `${table ?? ''} ${process.env.AWS_ENDPOINT_URL_DYNAMODB ?? ''}`;
   let found = admissions.byTable.get(key);
   if (!found) {
-    const store = table
-      ? new DynamoDbTenantLoadStore(dynamoDbClient(), table, timeoutMs)
-      : new InProcessTenantLoadStore();
-    found = new TenantAdmission(store, randomUUID);
+    found = table
+      ? import('../adapters/dynamodb/tenant-load-store.js').then(
+          ({ DynamoDbTenantLoadStore, dynamoDbClient }) =>
+            new TenantAdmission(new DynamoDbTenantLoadStore(dynamoDbClient(), table, timeoutMs), randomUUID),
+        )
+      : Promise.resolve(new TenantAdmission(new InProcessTenantLoadStore(), randomUUID));
     admissions.byTable.set(key, found);
   }
   return found;
@@ -90,7 +96,7 @@ export async function admitTenantRequest(tenant: TenantConfig, request: HttpRequ
   const started = performance.now();
   let decision: Awaited<ReturnType<TenantAdmission['admit']>>;
   try {
-    decision = await admission().admit(
+    decision = await (await admission()).admit(
       tenant.id,
       limits,
       request.deadline ?? Date.now() + FALLBACK_DEADLINE_MS,

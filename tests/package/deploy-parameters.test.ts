@@ -49,6 +49,10 @@ const OVERRIDES: Record<string, string> = {
   requestFunctionConcurrency: '3',
   jobWorkerConcurrency: '7',
   webhookConcurrency: '4',
+  tenantConcurrentRequests: '2',
+  tenantRequestsPerSecond: '6',
+  tenantLimitsTimeoutMs: '250',
+  tenantThrottledAlarmCount: '40',
 };
 /** The registry in SSM instead: the parameters that only matter then. */
 const SSM_OVERRIDES: Record<string, string> = {
@@ -372,6 +376,44 @@ describe('deploy parameters', () => {
       WebGetDataAsyncLambdaFunction: 1,
       WebJobWorkerLambdaFunction: 5,
     });
+  });
+
+  it("gives every HTTP function the tenants' share, the load table and its capacity, and only them the table", () => {
+    const functions = ofType(overridden, 'AWS::Lambda::Function');
+    const roles = new Map(functionRoles(overridden).map(({ id, role }) => [id, role]));
+    const http = new Set(
+      ofType(overridden, 'AWS::Lambda::Permission')
+        .filter(([, permission]) => permission.Properties.Principal === 'apigateway.amazonaws.com')
+        .map(
+          ([, permission]) =>
+            (permission.Properties.FunctionName as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0],
+        ),
+    );
+    for (const [id, fn] of functions) {
+      const variables = (fn.Properties.Environment as { Variables: Record<string, Json> }).Variables;
+      expect(variables.TENANT_CONCURRENT_REQUESTS, id).toBe('2');
+      expect(variables.TENANT_REQUESTS_PER_SECOND, id).toBe('6');
+      expect(variables.TENANT_LIMITS_TIMEOUT_MS, id).toBe('250');
+      expect(variables.REQUEST_FUNCTION_CONCURRENCY, id).toBe('3');
+      expect(variables.TENANT_LIMITS_TABLE, id).toEqual({ Ref: 'TenantLimitsTable' });
+      const grants = grantsOf(overridden.Resources[roles.get(id)!]!, 'dynamodb:UpdateItem');
+      if (http.has(id)) {
+        expect(
+          grants.map((grant) => grant.Resource),
+          id,
+        ).toEqual([{ 'Fn::GetAtt': ['TenantLimitsTable', 'Arn'] }]);
+        expect(actions(grants[0]!).sort(), id).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+      } else {
+        expect(grants, id).toEqual([]);
+      }
+    }
+    const table = overridden.Resources.TenantLimitsTable!;
+    expect(table.Type).toBe('AWS::DynamoDB::Table');
+    expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+    const alarm = overridden.Resources.TenantThrottledAlarm!;
+    expect(Number(alarm.Properties.Threshold)).toBe(40);
+    expect(alarm.Properties.MetricName).toBe('TenantThrottled');
   });
 
   it('gives the webhook function the rotation overlap and the disabling time, and the admin function the queue', () => {

@@ -8,6 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyStructuredResultV2, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { parse } from 'yaml';
+import { LOCAL_TENANT_LIMITS_TABLE, startDynalite } from '../../infra/local/aws-emulator.js';
 import {
   type LocalDemoDatabase,
   openLocalDemoDatabase,
@@ -292,7 +293,14 @@ export async function startFirstRequestEnvironment(): Promise<FirstRequestEnviro
     const home = mkdtempSync(join(tmpdir(), 'first-request-home-'));
     stopping.push(async () => rmSync(home, { recursive: true, force: true }));
     const emulatorUrl = `http://127.0.0.1:${emulator.port}`;
-    const refs: Record<string, string> = { LargeAnswerBucket: BUCKET, ...queueUrls };
+    // The tenants' load table (fair share), on DynamoDB's wire protocol.
+    const dynamo = await startDynalite();
+    stopping.push(() => dynamo.stop());
+    const refs: Record<string, string> = {
+      LargeAnswerBucket: BUCKET,
+      TenantLimitsTable: LOCAL_TENANT_LIMITS_TABLE,
+      ...queueUrls,
+    };
 
     const env = (functionName: string): Record<string, string> => {
       const fn = config.functions[functionName];
@@ -323,6 +331,7 @@ export async function startFirstRequestEnvironment(): Promise<FirstRequestEnviro
         AWS_ENDPOINT_URL: emulatorUrl,
         AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.url,
         AWS_ENDPOINT_URL_SSM: secrets.url,
+        AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
         S3_FORCE_PATH_STYLE: 'true',
         // The receiver is on loopback, which production refuses.
         WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',

@@ -219,6 +219,26 @@ describe('alarms in the packaged template', () => {
     });
   });
 
+  it("alarms on requests refused for their tenant's share, and on requests the load table could not count", () => {
+    const byName = (name: string) =>
+      alarms().find((alarm) => alarm.AlarmName === `erp-integration-gateway-dev-${name}`);
+    expect(byName('tenant-throttled')).toMatchObject({
+      Namespace: 'ErpIntegrationGateway',
+      MetricName: 'TenantThrottled',
+      Dimensions: [{ Name: 'service', Value: 'erp-integration-gateway' }],
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 100,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+    expect(byName('tenant-limits-unavailable')).toMatchObject({
+      MetricName: 'TenantLimitsUnavailable',
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
   it('notifies the SNS topic of the AlarmTopicArn parameter, or nobody when it is empty', () => {
     expect(template.Parameters.AlarmTopicArn).toMatchObject({ Type: 'String', Default: '' });
     expect(template.Conditions.NotifyAlarmTopic).toEqual({
@@ -226,8 +246,9 @@ describe('alarms in the packaged template', () => {
     });
     const all = alarms();
     // Dead-letter queues, 5xx share per HTTP function, Lambda errors and throttles per function,
-    // webhook failures, webhook endpoints disabled, HTTP API 5xx, job queue age.
-    expect(all.length).toBe(2 + 11 + 15 + 15 + 1 + 1 + 1 + 1);
+    // webhook failures, webhook endpoints disabled, HTTP API 5xx, job queue age, tenants throttled,
+    // tenants' load table unavailable.
+    expect(all.length).toBe(2 + 11 + 15 + 15 + 1 + 1 + 1 + 1 + 1 + 1);
     expect(new Set(all.map((alarm) => alarm.AlarmName)).size).toBe(all.length);
     for (const alarm of all) {
       expect(alarm.TreatMissingData).toBe('notBreaching');
