@@ -1,9 +1,12 @@
-import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import dynalite from 'dynalite';
 import { startFauxqs } from 'fauxqs';
 import { resetSettings } from '../../shared/config/settings.js';
+
+const require = createRequire(import.meta.url);
 
 /** The table the local stack counts the tenants' load in (serverless.yml: TenantLimitsTable). */
 export const LOCAL_TENANT_LIMITS_TABLE = 'tenant-limits';
@@ -44,14 +47,20 @@ export async function startAwsEmulator(options: { env?: Record<string, string>; 
   return { emulator, endpoint, dynamoDbEndpoint: dynamoDb.endpoint };
 }
 
-/** dynalite in memory on a free loopback port, with the tenants' load table as serverless.yml makes it. */
+/**
+ * dynalite in memory on a free loopback port, in a thread of its own (each call costs it a few ms
+ * of JavaScript, which would otherwise queue behind the stack's requests on one event loop, as
+ * DynamoDB's servers never do), with the tenants' load table as serverless.yml makes it.
+ */
 export async function startDynalite(): Promise<{ endpoint: string; stop: () => Promise<void> }> {
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+  const worker = new Worker(DYNALITE_THREAD, { eval: true, workerData: { dynalite: require.resolve('dynalite') } });
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
   });
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // Never what keeps a process alive: stop() ends it, and so does the process's end.
+  worker.unref();
+  const endpoint = `http://127.0.0.1:${port}`;
   const client = new DynamoDBClient({
     endpoint,
     region: process.env.AWS_REGION ?? 'eu-central-1',
@@ -77,10 +86,20 @@ export async function startDynalite(): Promise<{ endpoint: string; stop: () => P
   client.destroy();
   return {
     endpoint,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    stop: async () => {
+      worker.postMessage('stop');
+      await once(worker, 'exit');
+    },
   };
 }
+
+/** The thread: dynalite on a free loopback port, which it posts back; stops on 'stop'. */
+const DYNALITE_THREAD = `
+const { parentPort, workerData } = require('node:worker_threads');
+const server = require(workerData.dynalite)({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
+parentPort.on('message', () => {
+  server.closeAllConnections();
+  server.close(() => process.exit(0));
+});
+`;

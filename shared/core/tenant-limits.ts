@@ -82,7 +82,7 @@ export type Admission = {
 };
 
 /** Attempts of the conditional write before a request that kept meeting others' writes is refused. */
-const MAX_ATTEMPTS = 4;
+const MAX_ATTEMPTS = 6;
 
 /** The rate's emission interval and the latest `tat` that admits a request at `now`. */
 export function rateWindow(limits: TenantLimits, now: number): { interval: number; latestTat: number } {
@@ -103,6 +103,8 @@ export function rateRetryAfterSeconds(limits: TenantLimits, tat: number, now: nu
  */
 export class TenantAdmission {
   private readonly knownTat = new Map<string, number>();
+  /** The slots this process holds now, per tenant (slot id → lapse time). */
+  private readonly held = new Map<string, Map<string, number>>();
 
   constructor(
     private readonly store: TenantLoadStore,
@@ -121,8 +123,21 @@ export class TenantAdmission {
         local: true,
       };
     }
+    // Slots this process holds are in progress for sure: when they alone fill the tenant's
+    // share, the answer is known without the store (a process serving many requests at once, as
+    // the local stack does; a Lambda instance holds one at most).
+    const mine = this.held.get(tenant);
+    if (mine) {
+      let live = 0;
+      for (const expiresAt of mine.values()) if (expiresAt > start) live++;
+      if (live >= limits.concurrentRequests) {
+        return { admitted: false, limit: 'concurrency', retryAfterSeconds: 1, local: true };
+      }
+    }
     const slotId = this.newSlotId();
     let branch: TakeRequest['branch'] = known !== undefined && known > start ? 'busy' : 'idle';
+    /** Which limit the other writes were racing for, as the last read showed. */
+    let contended: Refusal['limit'] = 'concurrency';
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const now = this.clock();
       const { interval, latestTat } = rateWindow(limits, now);
@@ -146,6 +161,9 @@ export class TenantAdmission {
       }
       if (result.taken) {
         this.remember(tenant, result.tat);
+        let slots = this.held.get(tenant);
+        if (!slots) this.held.set(tenant, (slots = new Map()));
+        slots.set(slotId, slotExpiresAt);
         return { admitted: true, release: this.releaser(tenant, slotId) };
       }
       const load = result.load ?? (await this.store.read(tenant));
@@ -172,9 +190,11 @@ export class TenantAdmission {
         await this.store.removeLapsed(tenant, lapsed);
       }
       branch = load.tat !== undefined && load.tat > now ? 'busy' : 'idle';
+      contended =
+        load.slots.size - lapsed.size >= limits.concurrentRequests - 1 || branch === 'idle' ? 'concurrency' : 'rate';
     }
     // Other instances' writes won every attempt: the tenant is as busy as it may be.
-    return { admitted: false, limit: 'rate', retryAfterSeconds: 1, local: false };
+    return { admitted: false, limit: contended, retryAfterSeconds: 1, local: false };
   }
 
   private remember(tenant: string, tat: number): void {
@@ -184,7 +204,11 @@ export class TenantAdmission {
   private releaser(tenant: string, slotId: string): () => Promise<void> {
     let released: Promise<void> | undefined;
     return () => {
-      released ??= this.store.release(tenant, slotId);
+      released ??= this.store.release(tenant, slotId).finally(() => {
+        const slots = this.held.get(tenant);
+        slots?.delete(slotId);
+        if (slots?.size === 0) this.held.delete(tenant);
+      });
       return released;
     };
   }

@@ -5,7 +5,7 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import { type RawAnswer, rawRequest } from '../support/raw-http.js';
 import { signedCall } from '../support/web-api.js';
-import { printFigures } from './figures.js';
+import { LARGE_SHARE, printFigures } from './figures.js';
 
 /**
  * Bad input over every route, generated: each answer must come (no hang), be below 500 (a
@@ -16,7 +16,7 @@ const tried = new Map<string, { requests: number; refused: number; statuses: Set
 const routes = lambdaRoutes();
 
 beforeAll(async () => {
-  stack = await startLocalStack({ port: 0 });
+  stack = await startLocalStack({ port: 0, env: { ...LARGE_SHARE } });
 });
 afterAll(async () => {
   printFigures(

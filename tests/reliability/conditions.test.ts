@@ -10,7 +10,7 @@ import { MAX_LIKE_WILDCARDS } from '../../shared/core/condition/index.js';
 import { answerCondition, conditionReadContext } from '../support/conditions.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import { DOKUMENT, edgePredicates, SUBJECT } from '../tsql/condition-grammar.js';
-import { printFigures } from './figures.js';
+import { LARGE_SHARE, printFigures } from './figures.js';
 
 /**
  * Conditions as an adversary writes them: patterns made of wildcards (refused past the limit,
@@ -21,7 +21,7 @@ let stack: LocalStack;
 const figures: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
-  stack = await startLocalStack({ port: 0, database: 'embedded' });
+  stack = await startLocalStack({ port: 0, database: 'embedded', env: { ...LARGE_SHARE } });
 });
 afterAll(async () => {
   printFigures('conditions', figures);

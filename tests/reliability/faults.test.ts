@@ -12,7 +12,7 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { until } from '../support/until.js';
 import { envelope, signedCall } from '../support/web-api.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
-import { printFigures } from './figures.js';
+import { LARGE_SHARE, printFigures } from './figures.js';
 
 /** Faults the service must survive: each leaves clear answers meanwhile and nothing lost after. */
 let stack: LocalStack;
@@ -40,6 +40,7 @@ beforeAll(async () => {
     port: 0,
     database: 'embedded',
     env: {
+      ...LARGE_SHARE,
       TENANT_REGISTRY_FILE: registryFile,
       WEBHOOK_RETRY_SCHEDULE: '1,1,1,1',
       INLINE_LIMIT_BYTES: '1024',

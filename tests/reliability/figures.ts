@@ -16,3 +16,14 @@ export function memory(): { rssMb: number; heapMb: number } {
   const usage = process.memoryUsage();
   return { rssMb: megabytes(usage.rss), heapMb: megabytes(usage.heapUsed) };
 }
+
+/**
+ * The settings of a tenant given a large share (CONTRACT.md section 2: `limits` in the registry,
+ * or the deployment's parameters) and functions with room for it: the suites that measure load,
+ * bad input and faults from one tenant, not fair share (tests/reliability/fair-share.test.ts).
+ */
+export const LARGE_SHARE = {
+  REQUEST_FUNCTION_CONCURRENCY: '200',
+  TENANT_CONCURRENT_REQUESTS: '150',
+  TENANT_REQUESTS_PER_SECOND: '10000',
+} as const;

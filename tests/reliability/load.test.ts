@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import { envelope, signedCall } from '../support/web-api.js';
-import { memory, printFigures } from './figures.js';
+import { LARGE_SHARE, memory, printFigures } from './figures.js';
 
 /** Sustained mixed load: `RELIABILITY_LOAD_SECONDS` (default 20) at `RELIABILITY_CONCURRENCY` (16). */
 const SECONDS = Number(process.env.RELIABILITY_LOAD_SECONDS ?? 20);
@@ -10,7 +10,7 @@ const CONCURRENCY = Number(process.env.RELIABILITY_CONCURRENCY ?? 16);
 
 let stack: LocalStack;
 beforeAll(async () => {
-  stack = await startLocalStack({ port: 0, env: { WEBHOOK_RETRY_SCHEDULE: '1,1,1' } });
+  stack = await startLocalStack({ port: 0, env: { WEBHOOK_RETRY_SCHEDULE: '1,1,1', ...LARGE_SHARE } });
 });
 afterAll(async () => {
   await stack?.stop();

@@ -9,7 +9,7 @@ import { tenantWebApiStore } from '../../shared/lambda/web-api/store.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import { checkJobLeaseFencing } from '../support/job-lease.js';
 import { signedCall } from '../support/web-api.js';
-import { printFigures } from './figures.js';
+import { LARGE_SHARE, printFigures } from './figures.js';
 
 /**
  * The classes the second adversarial round found (issue 19), each tried again here: lenient Web API
@@ -32,7 +32,7 @@ beforeAll(async () => {
   await writeFile(file, JSON.stringify(registry));
   stack = await startLocalStack({
     port: 0,
-    env: { TENANT_REGISTRY_FILE: file, COMMAND_TIMEOUT_ASYNC: String(ASYNC_TIMEOUT_SECONDS) },
+    env: { TENANT_REGISTRY_FILE: file, COMMAND_TIMEOUT_ASYNC: String(ASYNC_TIMEOUT_SECONDS), ...LARGE_SHARE },
   });
 });
 afterAll(async () => {
