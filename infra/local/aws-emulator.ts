@@ -53,7 +53,10 @@ export async function startAwsEmulator(options: { env?: Record<string, string>; 
  * DynamoDB's servers never do), with the tenants' load table as serverless.yml makes it.
  */
 export async function startDynalite(): Promise<{ endpoint: string; stop: () => Promise<void> }> {
-  const worker = new Worker(DYNALITE_THREAD, { eval: true, workerData: { dynalite: require.resolve('dynalite') } });
+  const worker = new Worker(DYNALITE_THREAD, {
+    eval: true,
+    workerData: { dynalite: require.resolve('dynalite') },
+  });
   const port = await new Promise<number>((resolve, reject) => {
     worker.once('message', resolve);
     worker.once('error', reject);

@@ -191,7 +191,9 @@ export class TenantAdmission {
       }
       branch = load.tat !== undefined && load.tat > now ? 'busy' : 'idle';
       contended =
-        load.slots.size - lapsed.size >= limits.concurrentRequests - 1 || branch === 'idle' ? 'concurrency' : 'rate';
+        load.slots.size - lapsed.size >= limits.concurrentRequests - 1 || branch === 'idle'
+          ? 'concurrency'
+          : 'rate';
     }
     // Other instances' writes won every attempt: the tenant is as busy as it may be.
     return { admitted: false, limit: contended, retryAfterSeconds: 1, local: false };
