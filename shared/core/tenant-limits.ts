@@ -161,8 +161,8 @@ export class TenantAdmission {
       }
       if (result.taken) {
         this.remember(tenant, result.tat);
-        let slots = this.held.get(tenant);
-        if (!slots) this.held.set(tenant, (slots = new Map()));
+        const slots = this.held.get(tenant) ?? new Map<string, number>();
+        this.held.set(tenant, slots);
         slots.set(slotId, slotExpiresAt);
         return { admitted: true, release: this.releaser(tenant, slotId) };
       }

@@ -30,7 +30,7 @@ export class TenantRateLimitedError extends ServiceError {
       429,
       TENANT_RATE_LIMITED,
       refusal.limit === 'concurrency'
-        ? `The tenant has ${limits.concurrentRequests} requests in progress, its limit; try again in ${refusal.retryAfterSeconds} s`
+        ? `The tenant has ${limits.concurrentRequests} ${limits.concurrentRequests === 1 ? 'request' : 'requests'} in progress, its limit; try again in ${refusal.retryAfterSeconds} s`
         : `The tenant is over its ${limits.requestsPerSecond} requests per second; try again in ${refusal.retryAfterSeconds} s`,
       {
         headers: {
