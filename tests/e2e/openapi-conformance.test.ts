@@ -20,6 +20,8 @@ beforeAll(async () => {
     failing: { ...demo, procedures: ['DEMO_FILE_FAIL'] },
     // Records UCET (turned on below), whose recording the test starts again: its tokens expire.
     recording: { ...demo, changeFeed: ['UCET'] },
+    // One request a second (bursts of two): over its rate after two calls, on every route.
+    throttled: { ...demo, limits: { requestsPerSecond: 1 } },
     // Nothing listens on port 1: every database call is a 503.
     offline: {
       ...demo,
@@ -243,6 +245,28 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
       expect((await send()).status, fn).toBe(409);
       expect((await web(fn, envelope(1001), { contentType: 'text/plain' })).status, fn).toBe(415);
       expect((await web(fn, envelope(1001), {}, 'offline')).status, fn).toBe(503);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('429 on every route of a tenant over its fair share, before anything else is looked at', async () => {
+    // The first two take the burst; the rest, within the same second, are refused.
+    expect((await data('getRowsCount', 'SUBJECT', '', 'throttled')).status).toBe(200);
+    expect((await data('getRowsCount', 'SUBJECT', '', 'throttled')).status).toBe(200);
+    const answers = [
+      ...['getData', 'getDataWithCondition', 'getRowsCount', 'getDataPaginate', 'getChanges'].map((fn) =>
+        data(fn, 'SUBJECT', '', 'throttled'),
+      ),
+      call('GET', '/throttled/JsonAPI/openapi.json', { headers: basic }),
+      call('GET', '/throttled/JsonAPI/File/getFile/00000000-0000-0000-0000-000000000000', { headers: basic }),
+      setFile(Buffer.from('x'), { tenant: 'throttled' }),
+      call('GET', '/throttled/WebAPI/test', { headers: { 'x-api-key': 'demo-api-key' } }),
+      web('getData', envelope(1001), {}, 'throttled'),
+      web('getDataAsync', envelope(1001), {}, 'throttled'),
+    ];
+    for (const answer of await Promise.all(answers)) {
+      expect(answer.status).toBe(429);
+      expect(answer.headers.get('ratelimit')).toMatch(/^"(rate|concurrency)";r=0;t=\d+$/);
     }
     expect(problems).toEqual([]);
   });

@@ -125,6 +125,17 @@ const actions = (statement: Statement) => [statement.Action].flat();
 const grantsOf = (role: Template['Resources'][string], action: string) =>
   statementsOf(role).filter((statement) => actions(statement).includes(action));
 
+/** The logical ids of the functions the HTTP API invokes. */
+const httpFunctions = (template: Template) =>
+  new Set(
+    ofType(template, 'AWS::Lambda::Permission')
+      .filter(([, permission]) => permission.Properties.Principal === 'apigateway.amazonaws.com')
+      .map(
+        ([, permission]) =>
+          (permission.Properties.FunctionName as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0],
+      ),
+  );
+
 /** Each Lambda function's logical id with its role's logical id. */
 const functionRoles = (template: Template) =>
   ofType(template, 'AWS::Lambda::Function').map(([id, fn]) => {
@@ -324,14 +335,7 @@ describe('deploy parameters', () => {
 
   it('reserves the given concurrency for every HTTP function, and caps the batches of each queue worker at once', () => {
     const functions = ofType(overridden, 'AWS::Lambda::Function');
-    const http = new Set(
-      ofType(overridden, 'AWS::Lambda::Permission')
-        .filter(([, permission]) => permission.Properties.Principal === 'apigateway.amazonaws.com')
-        .map(
-          ([, permission]) =>
-            (permission.Properties.FunctionName as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0],
-        ),
-    );
+    const http = httpFunctions(overridden);
     expect(http.size).toBe(11);
     for (const [id, fn] of functions) {
       // A --param value is a string; CloudFormation takes "3" for an integer property.
@@ -381,14 +385,7 @@ describe('deploy parameters', () => {
   it("gives every HTTP function the tenants' share, the load table and its capacity, and only them the table", () => {
     const functions = ofType(overridden, 'AWS::Lambda::Function');
     const roles = new Map(functionRoles(overridden).map(({ id, role }) => [id, role]));
-    const http = new Set(
-      ofType(overridden, 'AWS::Lambda::Permission')
-        .filter(([, permission]) => permission.Properties.Principal === 'apigateway.amazonaws.com')
-        .map(
-          ([, permission]) =>
-            (permission.Properties.FunctionName as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0],
-        ),
-    );
+    const http = httpFunctions(overridden);
     for (const [id, fn] of functions) {
       const variables = (fn.Properties.Environment as { Variables: Record<string, Json> }).Variables;
       expect(variables.TENANT_CONCURRENT_REQUESTS, id).toBe('2');

@@ -65,6 +65,13 @@ function recordingDecisions(log: Log): Log {
   };
 }
 
+/** The `p`th percentile of what `answers` took (their `ms`). */
+const msAt = (answers: readonly { ms: number }[], p: number) =>
+  percentile(
+    answers.map((answer) => answer.ms),
+    p,
+  );
+
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -212,16 +219,10 @@ for (const database of ['embedded', 'tsql'] as const) {
       // B alone: half before the flood, half after it, so that the machine's drift counts for both.
       const alone = [...before, ...(await tenantB(B_CALLS / 2))];
       expect(alone.filter((answer) => answer.status !== 200)).toEqual([]);
-      const aloneP99 = percentile(
-        alone.map((answer) => answer.ms),
-        99,
-      );
+      const aloneP99 = msAt(alone, 99);
 
       expect(during.filter((answer) => answer.status !== 200).map((answer) => answer.text)).toEqual([]);
-      const duringP99 = percentile(
-        during.map((answer) => answer.ms),
-        99,
-      );
+      const duringP99 = msAt(during, 99);
       const admitted = slow.filter((answer) => answer.status === 200);
       const refused = slow.filter((answer) => answer.status === 429);
       // Every admitted call answered with its operation's result; the rest refused, nothing else.
@@ -238,66 +239,32 @@ for (const database of ['embedded', 'tsql'] as const) {
       }
       const decided = takeDecisions('demo');
       expect(decided.length).toBe(refused.length);
-      const decisionP99 = percentile(
-        decided.map((decision) => decision.ms),
-        99,
-      );
+      const decisionP99 = msAt(decided, 99);
       figures.push({
         database,
         case: `A: ${4 * SHARE} slow calls at a time (share ${SHARE}), refused ones again after Retry-After; B: ${B_CALLS} calls one after another`,
         bP99AloneMs: aloneP99,
         bP99DuringMs: duringP99,
-        bP50AloneMs: percentile(
-          alone.map((answer) => answer.ms),
-          50,
-        ),
-        bP50DuringMs: percentile(
-          during.map((answer) => answer.ms),
-          50,
-        ),
-        bP90DuringMs: percentile(
-          during.map((answer) => answer.ms),
-          90,
-        ),
-        aDecisionP50Ms: percentile(
-          decided.map((decision) => decision.ms),
-          50,
-        ),
+        bP50AloneMs: msAt(alone, 50),
+        bP50DuringMs: msAt(during, 50),
+        bP90DuringMs: msAt(during, 90),
+        aDecisionP50Ms: msAt(decided, 50),
         aDecidedLocally: decided.filter((decision) => decision.local).length,
         ratio: duringP99 / aloneP99,
         aAdmitted: admitted.length,
         aRefused: refused.length,
         aMostInProgress: mostInProgress,
         aDecisionP99Ms: decisionP99,
-        aRefusedAnsweredP50Ms: percentile(
-          refused.map((answer) => answer.ms),
-          50,
-        ),
+        aRefusedAnsweredP50Ms: msAt(refused, 50),
       });
       // Most refusals are decided without the store (this process holds A's share), in no time;
       // those that ask it wait behind every other call of dynalite's one thread, where DynamoDB
       // serves each tenant's item apart: nine in ten within the 50 ms, all within a few times it.
-      expect(
-        percentile(
-          decided.map((decision) => decision.ms),
-          90,
-        ),
-      ).toBeLessThanOrEqual(50);
+      expect(msAt(decided, 90)).toBeLessThanOrEqual(50);
       expect(decisionP99).toBeLessThanOrEqual(250);
       // B's typical call is untouched; its slowest ones meet the moments A's calls end together,
       // on one machine's two cores and one event loop (measured: p99 about 2× alone).
-      expect(
-        percentile(
-          during.map((answer) => answer.ms),
-          50,
-        ),
-      ).toBeLessThanOrEqual(
-        1.5 *
-          percentile(
-            alone.map((answer) => answer.ms),
-            50,
-          ),
-      );
+      expect(msAt(during, 50)).toBeLessThanOrEqual(1.5 * msAt(alone, 50));
       expect(duringP99).toBeLessThanOrEqual(3 * aloneP99);
       expect(await slotsOf('demo')).toBe(0);
     }, 180_000);
@@ -357,10 +324,7 @@ for (const database of ['embedded', 'tsql'] as const) {
       const decided = takeDecisions('demo');
       expect(decided.length).toBe(refused.length);
       expect(decided.every((decision) => decision.limit === 'rate')).toBe(true);
-      const decisionP99 = percentile(
-        decided.map((decision) => decision.ms),
-        99,
-      );
+      const decisionP99 = msAt(decided, 99);
       expect(decisionP99).toBeLessThanOrEqual(50);
       expect(await slotsOf('demo')).toBe(0);
       figures.push({
@@ -370,10 +334,7 @@ for (const database of ['embedded', 'tsql'] as const) {
         aRefused: refused.length,
         aRefusedWithoutStore: decided.filter((decision) => decision.local).length,
         aDecisionP99Ms: decisionP99,
-        aRefusedAnsweredP99Ms: percentile(
-          refused.map((answer) => answer.ms),
-          99,
-        ),
+        aRefusedAnsweredP99Ms: msAt(refused, 99),
         bErrors: 0,
       });
     }, 120_000);
