@@ -41,13 +41,24 @@ export interface TakeRequest {
   /** The latest `tat` that still admits a request. */
   readonly latestTat: number;
   /**
-   * Which of the two writes to try: `idle` (tat ≤ now: tat becomes now + interval) or `busy`
-   * (now < tat ≤ latestTat: tat grows by interval). A store cannot take the larger of two values
+   * Which of the two writes to try: `idle` (tat ≤ busyFloor: tat becomes now + interval) or
+   * `busy` (busyFloor < tat ≤ latestTat: tat grows by interval). A store cannot take the larger of two values
    * in one conditional write, so the caller guesses from what it saw last and tries the other on a
    * conflict.
    */
   readonly branch: 'idle' | 'busy';
+  /** `now` less `RESYNC_MS`: a `tat` at or below it is idle, above it busy. */
+  readonly busyFloor: number;
 }
+
+/**
+ * How far behind now the rate's `tat` may lag and still grow by an interval rather than start
+ * again at now. Without it, requests that arrive together at a high rate miss each other's
+ * branch (one write moves `tat` just past the others' `now`) and retry in turns; with it, a busy
+ * tenant's writes all take the busy branch. The price: up to `RESYNC_MS` of unused rate can be
+ * spent later, 5 % of the burst (`BURST_FACTOR` seconds' worth) at most.
+ */
+export const RESYNC_MS = 100;
 
 export type TakeResult =
   | { readonly taken: true; readonly tat: number }
@@ -135,7 +146,7 @@ export class TenantAdmission {
       }
     }
     const slotId = this.newSlotId();
-    let branch: TakeRequest['branch'] = known !== undefined && known > start ? 'busy' : 'idle';
+    let branch: TakeRequest['branch'] = known !== undefined && known > start - RESYNC_MS ? 'busy' : 'idle';
     /** Which limit the other writes were racing for, as the last read showed. */
     let contended: Refusal['limit'] = 'concurrency';
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -152,6 +163,7 @@ export class TenantAdmission {
           interval,
           latestTat,
           branch,
+          busyFloor: now - RESYNC_MS,
         });
       } catch (error) {
         // The write may have reached the store though its answer did not: give back what it may
@@ -189,7 +201,7 @@ export class TenantAdmission {
       if (lapsed.size > 0 && load.slots.size >= limits.concurrentRequests) {
         await this.store.removeLapsed(tenant, lapsed);
       }
-      branch = load.tat !== undefined && load.tat > now ? 'busy' : 'idle';
+      branch = load.tat !== undefined && load.tat > now - RESYNC_MS ? 'busy' : 'idle';
       contended =
         load.slots.size - lapsed.size >= limits.concurrentRequests - 1 || branch === 'idle'
           ? 'concurrency'

@@ -30,7 +30,7 @@ export class DynamoDbTenantLoadStore implements TenantLoadStore {
     const values: Record<string, AttributeValue> = {
       ':slotExpiresAt': number(request.slotExpiresAt),
       ':limit': number(request.concurrentRequests),
-      ':now': number(request.now),
+      ':busyFloor': number(request.busyFloor),
       ':itemExpiresAt': number(Math.ceil(request.now / 1000) + ITEM_IDLE_SECONDS),
       ...(idle
         ? { ':tat': number(request.now + request.interval) }
@@ -43,7 +43,9 @@ export class DynamoDbTenantLoadStore implements TenantLoadStore {
           Key: { tenant: { S: request.tenant } },
           UpdateExpression: `SET slots.#slot = :slotExpiresAt, tat = ${idle ? ':tat' : 'tat + :interval'}, expiresAt = :itemExpiresAt`,
           ConditionExpression: `size(slots) < :limit AND ${
-            idle ? '(attribute_not_exists(tat) OR tat <= :now)' : 'tat > :now AND tat <= :latestTat'
+            idle
+              ? '(attribute_not_exists(tat) OR tat <= :busyFloor)'
+              : 'tat > :busyFloor AND tat <= :latestTat'
           }`,
           ExpressionAttributeNames: { '#slot': request.slotId },
           ExpressionAttributeValues: values,

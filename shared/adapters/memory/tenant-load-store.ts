@@ -14,8 +14,8 @@ export class InProcessTenantLoadStore implements TenantLoadStore {
     const tat = load.tat;
     const branchHolds =
       request.branch === 'idle'
-        ? tat === undefined || tat <= request.now
-        : tat !== undefined && tat > request.now && tat <= request.latestTat;
+        ? tat === undefined || tat <= request.busyFloor
+        : tat !== undefined && tat > request.busyFloor && tat <= request.latestTat;
     if (!fits || !branchHolds) return { taken: false, load: this.copy(load) };
     load.slots.set(request.slotId, request.slotExpiresAt);
     load.tat =
