@@ -76,6 +76,9 @@ async function admission(): Promise<TenantAdmission> {
         )
       : Promise.resolve(new TenantAdmission(new InProcessTenantLoadStore(), randomUUID));
     admissions.byTable.set(key, found);
+    // A failed import is not kept: the next request tries again rather than going uncounted for
+    // the life of the instance.
+    found.catch(() => admissions.byTable.delete(key));
   }
   return found;
 }
