@@ -168,15 +168,20 @@ export function withDemoConnection(registry: unknown, connection: DatabaseConnec
     value !== null &&
     (value as Record<string, unknown>).kind === 'embedded' &&
     (value as Record<string, unknown>).name === 'demo';
-  const tenants = (registry as { tenants?: Record<string, Record<string, unknown>> }).tenants;
-  if (!tenants) return registry;
+  // Only the shape the registry's validator accepts is filled in; any other is left as written, for
+  // the validator to refuse with its path (an array must not turn into an object of "0", "1", …).
+  const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+    typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (!isPlainObject(registry) || !isPlainObject(registry.tenants)) return registry;
+  const tenants = registry.tenants as Record<string, unknown>;
+  if (!Object.values(tenants).every(isPlainObject)) return registry;
   return {
     ...(registry as object),
     tenants: Object.fromEntries(
       Object.entries(tenants).map(([id, tenant]) => [
         id,
         Object.fromEntries(
-          Object.entries(tenant).map(([key, value]) => [
+          Object.entries(tenant as Record<string, unknown>).map(([key, value]) => [
             key,
             (key === 'database' || key === 'documentDatabase') && isDemo(value) ? connection : value,
           ]),

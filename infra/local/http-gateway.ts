@@ -49,6 +49,19 @@ function compile(route: LambdaRoute): CompiledRoute {
 }
 
 /**
+ * The methods `routes` serve at a path, for the local stack's 405 to a method no route of that path
+ * serves (HTTP API itself answers such a request 404 `{"message":"Not Found"}`).
+ */
+export function methodsAtPath(routes: readonly LambdaRoute[]): (pathname: string) => string[] {
+  const compiled = routes.map(compile);
+  return (pathname) => [
+    ...new Set(
+      compiled.filter((target) => target.pattern.test(pathname)).map((target) => target.route.method),
+    ),
+  ];
+}
+
+/**
  * Emulates API Gateway HTTP API in front of the Lambda handlers: builds payload-2.0 events
  * exactly as AWS does (base64 for binary bodies, lower-case headers) and writes their results.
  * At the time limit it answers 503 as HTTP API does; the handler's context says the time is up

@@ -138,6 +138,31 @@ export function sendRouteNotFound(response: ServerResponse, method: string, path
   });
 }
 
+/**
+ * The local stack's answer to a method no route of an existing path serves: 405 with `Allow`, and
+ * a message naming the method and the ones the path takes (HTTP API answers 404 `Not Found`).
+ */
+export function sendMethodNotAllowed(
+  response: ServerResponse,
+  method: string,
+  pathname: string,
+  allowed: readonly string[],
+): void {
+  const shown = pathname.length > 100 ? `${pathname.slice(0, 100)}…` : pathname;
+  const methods = [...allowed].sort();
+  sendJson(
+    response,
+    405,
+    {
+      message:
+        `Method Not Allowed: ${shown} takes ${methods.join(', ')}, not ${method.slice(0, 20)}. ` +
+        'The API reference is at /docs.',
+      code: 'method_not_allowed',
+    },
+    { allow: methods.join(', ') },
+  );
+}
+
 export function sendGatewayAnswer(
   response: ServerResponse,
   answer: (typeof gatewayAnswers)[keyof typeof gatewayAnswers],

@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -25,7 +26,7 @@ import {
 } from './demo-database.js';
 import type { EmbeddedInspector } from './embedded-thread.js';
 import { localFunctionInstances } from './function-instances.js';
-import { createHttpGateway } from './http-gateway.js';
+import { createHttpGateway, gatewayTimeoutMs, methodsAtPath } from './http-gateway.js';
 import { lambdaInvokeRoute } from './lambda-invoke.js';
 import {
   answerClientError,
@@ -34,6 +35,7 @@ import {
   parseRequestTarget,
   sendGatewayAnswer,
   sendJson,
+  sendMethodNotAllowed,
   sendRouteNotFound,
 } from './local-http.js';
 import { createLocalRoutes } from './local-routes.js';
@@ -149,8 +151,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const registryFile = process.env.TENANT_REGISTRY_FILE ?? join(HERE, 'tenants.json');
   // The registry file is read again as in Lambda (TENANT_REGISTRY_MAX_AGE_SECONDS, and early for an
   // unknown tenant), so that an edit counts while the stack runs; the demo tenant's database filled in.
+  // Its cursors and sync tokens are signed with a key of this clone (`.data/signing-key`, made on
+  // the first start) where the file names none: a key written in the repository would be public.
+  const signingKey = await localSigningKey();
   const readRegistryFile = async () =>
-    withDemoConnection(JSON.parse(await readFile(registryFile, 'utf8')), demo.connection);
+    withDemoConnection(
+      withSigningKey(JSON.parse(await readFile(registryFile, 'utf8')), signingKey),
+      demo.connection,
+    );
   const registry = await readRegistryFile();
   // A registry the stack cannot serve is refused now, with the setting's path.
   const parsedRegistry = parseTenantRegistry(registry);
@@ -251,6 +259,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   useObservability({ log: stackLog });
 
   const gateway = createHttpGateway(lambdaRoutes(), instances);
+  const gatewayMethods = methodsAtPath(lambdaRoutes());
   const localRoutes = createLocalRoutes({ database: db, databaseOpen: demo.isOpen, sqs, queueUrls });
   // Local-only routes with a parameter in their path: the Lambda Invoke API and the ERP's stand-in.
   const localPatternRoutes = [
@@ -279,9 +288,18 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       response.writeHead(302, { location: '/docs', 'content-length': 0 });
       return void response.end();
     }
+    const allowed = [
+      ...gatewayMethods(target.pathname),
+      ...[...localRoutes.keys()]
+        .filter((key) => key.endsWith(` ${target.pathname}`))
+        .map((key) => key.split(' ')[0]!),
+    ];
+    if (allowed.length > 0)
+      return sendMethodNotAllowed(response, request.method ?? 'GET', target.pathname, allowed);
     sendRouteNotFound(response, request.method ?? 'GET', target.pathname);
   };
 
+  const bodyTimeoutMs = gatewayTimeoutMs();
   const server: Server = createServer((request, response) => {
     logAccess(request, response);
     // A client that goes away mid-request makes these streams emit errors nobody else listens to.
@@ -297,7 +315,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     inFlight.add(response);
     response.once('close', () => inFlight.delete(response));
+    // A body that never ends is bounded as API Gateway bounds a request (its 30 s): 408, then the
+    // connection closes. Node's own limit (requestTimeout, 5 minutes) would hold it far longer.
+    let bodyTimedOut = false;
+    const bodyTimer = setTimeout(() => {
+      if (request.complete) return;
+      bodyTimedOut = true;
+      sendJson(response, 408, { message: 'Request Timeout' }, { connection: 'close' });
+      response.once('finish', () => request.destroy());
+    }, bodyTimeoutMs);
+    bodyTimer.unref();
+    request.once('end', () => clearTimeout(bodyTimer));
+    response.once('close', () => clearTimeout(bodyTimer));
     serve(request, response).catch((error: unknown) => {
+      // The reading of a body cut off above fails: its answer is already sent.
+      if (bodyTimedOut) return;
       serviceLog().error('local server error', describeError(error));
       if (!response.headersSent) sendGatewayAnswer(response, gatewayAnswers.internal);
       else response.destroy();
@@ -426,4 +458,36 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       return stopping;
     },
   };
+}
+
+/**
+ * The signing key of this clone's local stack, made once (32 random bytes) and kept in
+ * `.data/signing-key`, readable by its owner only, so that cursors and sync tokens stay good across
+ * restarts; several stacks starting at once agree on the first one written.
+ */
+export async function localSigningKey(): Promise<string> {
+  const dir = join(HERE, '..', '..', '.data');
+  const path = join(dir, 'signing-key');
+  await mkdir(dir, { recursive: true });
+  try {
+    await writeFile(path, randomBytes(32).toString('base64url'), { flag: 'wx', mode: 0o600 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  // Another stack may have created the file a moment ago and not written it yet.
+  for (let attempt = 0; ; attempt++) {
+    const key = (await readFile(path, 'utf8')).trim();
+    if (key.length >= 32 || attempt === 50) return key;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/**
+ * The registry document with `key` as its signing key where it names none (neither
+ * `pagingCursorKeys` nor `pagingCursorKey`); any other shape as written, for the validator.
+ */
+export function withSigningKey(registry: unknown, key: string): unknown {
+  if (typeof registry !== 'object' || registry === null || Array.isArray(registry)) return registry;
+  if ('pagingCursorKeys' in registry || 'pagingCursorKey' in registry) return registry;
+  return { pagingCursorKeys: [key], ...registry };
 }

@@ -1,4 +1,4 @@
-import { createHash, createHmac, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
@@ -180,22 +180,44 @@ function belowFunctionConcurrency(concurrentRequests: number): boolean {
   return capacity === undefined || concurrentRequests < capacity;
 }
 
-const registrySchema = z.strictObject({
-  /**
-   * The key of the deployment that signs `getDataPaginate`'s continuation cursors (CONTRACT 4a),
-   * at least 32 characters of secret. Without it, each tenant's key is derived from its Data API
-   * users' password hashes (secrets only the registry holds): cursors then stop working when a
-   * password changes, and a caller starts again from the first page.
-   */
-  pagingCursorKey: z.optional(z.string().check(z.minLength(32, { error: 'must be at least 32 characters' }))),
-  tenants: z.record(z.string().check(z.regex(/^[a-z0-9][a-z0-9-]{0,62}$/)), tenant),
-});
+const signingKey = z.string().check(z.minLength(32, { error: 'must be at least 32 characters of secret' }));
+
+/**
+ * The registry document around its tenants; each tenant is checked on its own against `tenant`
+ * (see parseRegistrySteps), so that a large registry can be checked a slice at a time.
+ */
+const registrySchema = z
+  .strictObject({
+    /**
+     * The deployment's signing keys of `getDataPaginate`'s cursors and `getChanges`' sync tokens
+     * (CONTRACT 4a, 4b), newest first: the first signs, any verifies (rotation: put a new key
+     * first, drop the old one once what it signed may lapse). Secrets of their own, used as they
+     * are: never derived from anything else. Without one, pages link by `fromRow`, and no tenant
+     * may list `changeFeed` tables (its sync tokens need a key).
+     */
+    pagingCursorKeys: z.optional(z.array(signingKey).check(z.minLength(1), z.maxLength(10))),
+    /** One signing key: the older form of `pagingCursorKeys`. */
+    pagingCursorKey: z.optional(signingKey),
+    tenants: z.record(z.string().check(z.regex(/^[a-z0-9][a-z0-9-]{0,62}$/)), z.unknown()),
+  })
+  .check(
+    z.refine(
+      (registry) => registry.pagingCursorKey === undefined || registry.pagingCursorKeys === undefined,
+      {
+        error: 'give the signing keys once: pagingCursorKeys (newest first), not pagingCursorKey beside it',
+        path: ['pagingCursorKey'],
+      },
+    ),
+  );
 
 export type DatabaseConnection = z.infer<typeof connection>;
 export type TenantConfig = z.infer<typeof tenant> & {
   readonly id: string;
-  /** The key (hex) of the tenant's continuation cursors: see `pagingCursorKey`. */
-  readonly cursorKey: string;
+  /**
+   * The deployment's signing keys of cursors and sync tokens, newest first (the registry's
+   * `pagingCursorKeys`); empty when it has none.
+   */
+  readonly signingKeys: readonly string[];
 };
 export type WebApiSettings = z.infer<typeof webApiSettings>;
 
@@ -206,29 +228,94 @@ export interface TenantRegistry {
 
 /** Validates a registry document; throws a ConfigurationError naming every bad setting. */
 export function parseTenantRegistry(document: unknown): TenantRegistry {
-  const parsed = registrySchema.safeParse(document);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => {
-      const keys = 'keys' in issue && Array.isArray(issue.keys) ? ` (${issue.keys.join(', ')})` : '';
-      return `${issue.path.join('.') || '(root)'}: ${issue.message}${keys}`;
-    });
-    throw new ConfigurationError(`Invalid tenant registry: ${problems.join('; ')}`);
+  const steps = parseRegistrySteps(document);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
   }
-  const { pagingCursorKey } = parsed.data;
-  const tenants = new Map<string, TenantConfig>(
-    Object.entries(parsed.data.tenants).map(([id, config]) => {
-      const cursorKey = pagingCursorKey
-        ? createHmac('sha256', pagingCursorKey).update(`paging-cursor\0${id}`).digest('hex')
-        : createHash('sha256')
-            .update(JSON.stringify(['paging-cursor', id, config.dataApiUsers.map((u) => u.passwordHash)]))
-            .digest('hex');
-      return [id, deepFreeze({ ...config, id, cursorKey })];
-    }),
-  );
+}
+
+/**
+ * As {@link parseTenantRegistry}, giving the event loop back between slices of tenants: how a
+ * registry read again while requests are served is checked (a 10 MB registry takes about a
+ * second of checking, which requests would otherwise wait through).
+ */
+export async function parseTenantRegistryInSlices(document: unknown): Promise<TenantRegistry> {
+  const steps = parseRegistrySteps(document);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+/** Tenants checked between two yields of {@link parseRegistrySteps}. */
+const TENANTS_PER_SLICE = 100;
+
+function* parseRegistrySteps(document: unknown): Generator<void, TenantRegistry> {
+  const problems: string[] = [];
+  const report = (prefix: readonly PropertyKey[], issues: readonly z.core.$ZodIssue[]) => {
+    for (const issue of issues) {
+      const keys = 'keys' in issue && Array.isArray(issue.keys) ? ` (${issue.keys.join(', ')})` : '';
+      problems.push(
+        `${[...prefix, ...issue.path].map(String).join('.') || '(root)'}: ${issue.message}${keys}`,
+      );
+    }
+  };
+  const refuse = () => new ConfigurationError(`Invalid tenant registry: ${problems.join('; ')}`);
+  // `__proto__` is a name JSON.parse keeps as a key but an object built from it by assignment takes
+  // as its prototype: such a tenant (or setting) would vanish without a word. Refused by its path.
+  // Here the registry's own level and the tenants' names; each tenant's settings with the tenant.
+  const rawTenants = (document as { tenants?: unknown } | null)?.tenants;
+  const outerPaths = [
+    ...prototypeKeyPaths(document, '', [], 1),
+    ...prototypeKeyPaths(rawTenants, 'tenants', [], 1),
+  ];
+  for (const path of outerPaths) problems.push(`${path}: "__proto__" is not allowed as a name`);
+  const outer = registrySchema.safeParse(document);
+  if (!outer.success) report([], outer.error.issues);
+  if (problems.length > 0 || !outer.success) throw refuse();
+  const { pagingCursorKey, pagingCursorKeys } = outer.data;
+  const signingKeys = pagingCursorKeys ?? (pagingCursorKey ? [pagingCursorKey] : []);
+  const tenants = new Map<string, TenantConfig>();
+  let inSlice = 0;
+  for (const [id, raw] of Object.entries(outer.data.tenants)) {
+    for (const path of prototypeKeyPaths(raw, `tenants.${id}`))
+      problems.push(`${path}: "__proto__" is not allowed as a name`);
+    const parsed = tenant.safeParse(raw);
+    if (!parsed.success) report(['tenants', id], parsed.error.issues);
+    else if (parsed.data.changeFeed.length > 0 && signingKeys.length === 0) {
+      problems.push(
+        `tenants.${id}.changeFeed: needs the registry's pagingCursorKeys (at least 32 characters of secret each), which sign the sync tokens`,
+      );
+    } else tenants.set(id, deepFreeze({ ...parsed.data, id, signingKeys }));
+    if (++inSlice === TENANTS_PER_SLICE) {
+      inSlice = 0;
+      yield;
+    }
+  }
+  if (problems.length > 0) throw refuse();
   return Object.freeze({
     get: (id: string) => tenants.get(id),
     ids: () => [...tenants.keys()],
   });
+}
+
+/** The paths of every own `__proto__` key in `value` (a parsed JSON document), `depth` levels deep at most. */
+function prototypeKeyPaths(
+  value: unknown,
+  path = '',
+  into: string[] = [],
+  depth = Number.POSITIVE_INFINITY,
+): string[] {
+  if (value && typeof value === 'object' && depth > 0) {
+    for (const key of Object.keys(value)) {
+      const inner = path ? `${path}.${key}` : key;
+      if (key === '__proto__') into.push(inner);
+      else prototypeKeyPaths((value as Record<string, unknown>)[key], inner, into, depth - 1);
+    }
+  }
+  return into;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -278,14 +365,20 @@ export const EARLY_READ_INTERVAL_MS = 1000;
 /**
  * The tenant registry of this process, read from `TENANT_REGISTRY_FILE` (a JSON file),
  * `TENANT_REGISTRY_SECRET_ID` (Secrets Manager) or `TENANT_REGISTRY_PARAMETER` (an SSM
- * SecureString), and read again once it is older than `TENANT_REGISTRY_MAX_AGE_SECONDS`. Until
- * then the one in memory is answered (no read, no await of anything but itself). A read that fails
+ * SecureString), and read again once it is older than `TENANT_REGISTRY_MAX_AGE_SECONDS`, in the
+ * background: the one in memory is answered meanwhile (no read, no await of anything but itself),
+ * so no request waits for a re-read; only the first read of a process, and the early read for an
+ * unknown tenant, are awaited. A read that fails
  * or that does not validate keeps the registry in force and is reported to `log` with the
  * setting's path; only the very first read of a process fails the request.
  */
 export function loadTenantRegistry(log?: RegistryProblemLog): Promise<TenantRegistry> {
   const maxAgeMs = getSettings().tenantRegistryMaxAgeSeconds * 1000;
-  if (state.current && (state.fixed || Date.now() - state.readAt < maxAgeMs)) {
+  if (state.current) {
+    // Past its age the registry is read again beside the requests, not in their way: they go on
+    // with the one in force until the new one is read and validated (a large registry takes
+    // seconds to fetch and check).
+    if (!state.fixed && Date.now() - state.readAt >= maxAgeMs) void readRegistry(log).catch(() => undefined);
     return Promise.resolve(state.current);
   }
   return readRegistry(log);
@@ -317,7 +410,10 @@ function readRegistry(log: RegistryProblemLog | undefined): Promise<TenantRegist
       } catch {
         throw new ConfigurationError('The tenant registry is not valid JSON');
       }
-      const registry = parseTenantRegistry(document);
+      // A first read is awaited by its request; a re-read is checked a slice at a time.
+      const registry = state.current
+        ? await parseTenantRegistryInSlices(document)
+        : parseTenantRegistry(document);
       Object.assign(state, { current: registry, text, readAt: Date.now() });
       return registry;
     } catch (error) {

@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import { createEmbeddedChangeFeedStore } from '../adapters/embedded-sql/change-feed-store.js';
 import { createMssqlChangeFeedStore } from '../adapters/mssql/change-feed-store.js';
 import { byDialect, openDatabase } from '../config/databases.js';
@@ -21,21 +20,14 @@ export function changeFeedStore(db: Database): ChangeFeedStore {
   return byDialect(db, { mssql: createMssqlChangeFeedStore, postgres: createEmbeddedChangeFeedStore });
 }
 
-/**
- * The key of a tenant's sync tokens: the tenant's cursor key (a secret of the deployment, see
- * `pagingCursorKey`) under a purpose of its own, so that a cursor is never a token nor the reverse.
- */
-function syncTokenKey(tenant: TenantConfig): Buffer {
-  return createHmac('sha256', Buffer.from(tenant.cursorKey, 'hex')).update('sync-token').digest();
-}
-
 /** A tenant's change feed on its application database's store. */
 function changeFeedContext(tenant: TenantConfig, store: ChangeFeedStore): ChangeFeedContext {
   return {
     store,
     recorded: tenant.changeFeed,
     retentionDays: tenant.changeRetentionDays,
-    tokens: { key: syncTokenKey(tenant), tenant: tenant.id },
+    // The registry refuses a changeFeed without signing keys.
+    tokens: { keys: tenant.signingKeys.map((key) => Buffer.from(key, 'utf8')), tenant: tenant.id },
   };
 }
 

@@ -80,7 +80,11 @@ export async function dataApiContext(
     }),
     allowed: tenant.dataSources,
     hidden: tenant.hiddenColumns,
-    cursors: { key: Buffer.from(tenant.cursorKey, 'hex'), tenant: tenant.id },
+    // Without the registry's signing keys, pages link by `fromRow` (docs/configuration.md).
+    cursors:
+      tenant.signingKeys.length > 0
+        ? { keys: tenant.signingKeys.map((key) => Buffer.from(key, 'utf8')), tenant: tenant.id }
+        : undefined,
     limits: await answerLimits(tenant),
     batchRows: getSettings().readBatchRows,
   };

@@ -177,6 +177,26 @@ describe('local stack: errors that teach', () => {
     expect((await fetch(`${stack.url}/docs`)).status).toBe(200);
   });
 
+  it('answers a wrong method on an existing route 405 with Allow and a message naming the method', async () => {
+    const cases = [
+      ['POST', '/demo/JsonAPI/Data/getData/SUBJECT', 'GET'],
+      ['GET', '/demo/WebAPI/getData', 'POST'],
+      ['DELETE', '/demo/WebAPI/test', 'GET'],
+      ['PUT', '/demo/JsonAPI/File/setFile', 'POST'],
+      ['POST', '/health', 'GET'],
+    ] as const;
+    for (const [method, path, allowed] of cases) {
+      const response = await fetch(`${stack.url}${path}`, { method, headers: { authorization: DEMO_AUTH } });
+      expect(response.status, `${method} ${path}`).toBe(405);
+      expect(response.headers.get('allow'), path).toBe(allowed);
+      const body = (await response.json()) as { message: string; code: string };
+      expect(body.code).toBe('method_not_allowed');
+      expect(body.message).toContain(`${path} takes ${allowed}, not ${method}`);
+    }
+    // A path no route has stays 404.
+    expect((await fetch(`${stack.url}/demo/JsonAPI/Data/nothing/SUBJECT`, { method: 'POST' })).status).toBe(404);
+  });
+
   it('redirects GET / to the API reference at /docs', async () => {
     const response = await fetch(`${stack.url}/`, { redirect: 'manual' });
     expect(response.status).toBe(302);
@@ -226,6 +246,25 @@ describe('local stack: time limit', () => {
     });
     expect(count.status).toBe(200);
     expect(Date.now() - next).toBeLessThan(1000);
+  });
+});
+
+describe('local stack: a body that never ends', () => {
+  it('is answered 408 at the gateway time-out and its connection closed, as API Gateway bounds a request', async () => {
+    const started = Date.now();
+    // Half the body, then silence with the connection open (no half-close before the answer).
+    const answer = await rawRequest(
+      stack.port,
+      'POST /demo/WebAPI/getData HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"vltyp":',
+      GATEWAY_TIMEOUT_MS + 5000,
+      GATEWAY_TIMEOUT_MS + 4000,
+    );
+    const elapsed = Date.now() - started;
+    expect(answer.status).toBe(408);
+    expect(JSON.parse(answer.body)).toEqual({ message: 'Request Timeout' });
+    expect(elapsed).toBeGreaterThanOrEqual(GATEWAY_TIMEOUT_MS - 50);
+    expect(elapsed).toBeLessThan(GATEWAY_TIMEOUT_MS + 1500);
+    expect(await health()).toBe(200);
   });
 });
 

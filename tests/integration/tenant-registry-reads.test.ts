@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { withSigningKey } from '../../infra/local/stack.js';
 import { resetSettings } from '../../shared/config/settings.js';
 import {
   EARLY_READ_INTERVAL_MS,
@@ -17,7 +18,10 @@ import { type AwsJsonEndpoint, startAwsJsonEndpoint } from '../support/aws-json-
  */
 
 const SECRET = 'erp-gateway/test/tenant-registry';
-const original = JSON.parse(readFileSync('infra/local/tenants.json', 'utf8')) as {
+const original = withSigningKey(
+  JSON.parse(readFileSync('infra/local/tenants.json', 'utf8')),
+  's'.repeat(32),
+) as {
   tenants: Record<string, unknown>;
 };
 const secrets = new Map<string, string>([[SECRET, JSON.stringify(original)]]);
@@ -59,18 +63,60 @@ describe('tenant registry in Secrets Manager', () => {
     expect(await findTenant('acme', log)).toBeUndefined();
     expect(await findTenant('acme', log)).toBeUndefined();
     expect(reads()).toBe(before + 1);
-    secrets.set(SECRET, JSON.stringify({ tenants: { ...original.tenants, acme: original.tenants.demo } }));
+    secrets.set(
+      SECRET,
+      JSON.stringify({ ...original, tenants: { ...original.tenants, acme: original.tenants.demo } }),
+    );
     await sleep(EARLY_READ_INTERVAL_MS + 50);
     expect((await findTenant('acme', log))?.id).toBe('acme');
     expect(reads()).toBe(before + 2);
   });
 
-  it('reads again once the registry is older than the max age', async () => {
+  it('reads again once the registry is older than the max age, beside the request, which goes on with the one in force', async () => {
     const before = reads();
     secrets.set(SECRET, JSON.stringify(original));
     await sleep(1100);
-    expect((await loadTenantRegistry(log)).ids()).toEqual(['demo']);
+    // The registry in force answers at once (acme is still in it); the re-read runs beside.
+    expect((await loadTenantRegistry(log)).ids()).toEqual(['demo', 'acme']);
+    await vi.waitFor(() => expect(reads()).toBe(before + 1));
+    await vi.waitFor(async () => expect((await loadTenantRegistry(log)).ids()).toEqual(['demo']));
     expect(reads()).toBe(before + 1);
+  });
+
+  it('keeps requests going while a 10 MB registry is read again and checked', async () => {
+    const tenants: Record<string, unknown> = {};
+    for (let i = 0; i < 20_000; i++) tenants[`t${i}`] = original.tenants.demo;
+    const large = JSON.stringify({ ...original, tenants });
+    expect(large.length).toBeGreaterThan(10_000_000);
+    secrets.set(SECRET, large);
+    await sleep(1100);
+    const before = reads();
+    // Requests every 5 ms meanwhile: each gets the registry at once, and the event loop never
+    // stops for long (checking the whole registry in one go takes about a second here).
+    let longestStall = 0;
+    let last = performance.now();
+    const started = performance.now();
+    while (performance.now() - started < 20_000) {
+      const asked = performance.now();
+      const registry = await loadTenantRegistry(log);
+      expect(performance.now() - asked).toBeLessThan(50);
+      if (registry.get('t19999')) break;
+      await sleep(5);
+      const now = performance.now();
+      longestStall = Math.max(longestStall, now - last);
+      last = now;
+    }
+    expect((await loadTenantRegistry(log)).get('t19999')?.id).toBe('t19999');
+    expect(reads()).toBe(before + 1);
+    console.log(`10 MB registry re-read: longest pause between requests ${longestStall.toFixed(0)} ms`);
+    // Fetching and parsing the JSON text stay (about 130 ms each here); checking it all at once added ~700 ms.
+    expect(longestStall).toBeLessThan(800);
+    secrets.set(SECRET, JSON.stringify(original));
+    await sleep(1100);
+    await loadTenantRegistry(log);
+    await vi.waitFor(async () => expect((await loadTenantRegistry(log)).ids()).toEqual(['demo']), {
+      timeout: 5000,
+    });
   });
 
   it('keeps the registry in force when a new read does not validate, and says where', async () => {
@@ -80,11 +126,25 @@ describe('tenant registry in Secrets Manager', () => {
     );
     await sleep(1100);
     expect((await loadTenantRegistry(log)).get('demo')?.dataSources).toBe('*');
-    expect(JSON.stringify(errors)).toContain('tenants.demo.dataSources');
+    await vi.waitFor(() => expect(JSON.stringify(errors)).toContain('tenants.demo.dataSources'));
     expect(errors.at(-1)?.source).toBe('TENANT_REGISTRY_SECRET_ID');
+    expect((await loadTenantRegistry(log)).get('demo')?.dataSources).toBe('*');
     secrets.set(SECRET, '{not json');
     await sleep(1100);
     expect((await loadTenantRegistry(log)).ids()).toEqual(['demo']);
-    expect(JSON.stringify(errors.at(-1))).toContain('not valid JSON');
+    await vi.waitFor(() => expect(JSON.stringify(errors.at(-1))).toContain('not valid JSON'));
+    expect((await loadTenantRegistry(log)).ids()).toEqual(['demo']);
+  });
+
+  it('refuses a registry with "__proto__" as a tenant, keeps the one in force, and names the path', async () => {
+    const demo = JSON.stringify(original.tenants.demo);
+    secrets.set(
+      SECRET,
+      `{"pagingCursorKeys":["${'s'.repeat(32)}"],"tenants":{"__proto__":${demo},"demo":${demo}}}`,
+    );
+    await sleep(1100);
+    await loadTenantRegistry(log);
+    await vi.waitFor(() => expect(JSON.stringify(errors.at(-1))).toContain('tenants.__proto__'));
+    expect((await loadTenantRegistry(log)).ids()).toEqual(['demo']);
   });
 });

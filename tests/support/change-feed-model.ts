@@ -36,7 +36,7 @@ export function changeFeedContexts(
       db.dialect.name === 'mssql' ? createMssqlDataSourceReader(db) : createEmbeddedDataSourceReader(db),
     allowed: '*',
     hidden: SUBJECT_HIDDEN,
-    cursors: { key, tenant: options.tenant ?? 'demo' },
+    cursors: { keys: [key], tenant: options.tenant ?? 'demo' },
     limits: {
       inlineLimitBytes: 64 * 1024 * 1024,
       presignSeconds: 60,
@@ -49,7 +49,7 @@ export function changeFeedContexts(
     store: changeFeedStore(db),
     recorded: ['SUBJECT', 'DOKUMENT'],
     retentionDays: options.retentionDays ?? 7,
-    tokens: { key, tenant: options.tenant ?? 'demo' },
+    tokens: { keys: [key], tenant: options.tenant ?? 'demo' },
     now: options.now,
   };
   return { ctx, feed };

@@ -20,6 +20,7 @@ import {
   resolveParams,
   type ServerlessConfig,
 } from '../../infra/local/serverless-config.js';
+import { withSigningKey } from '../../infra/local/stack.js';
 import { tsqlAvailable } from '../../infra/local/tsql-engine.js';
 import { createMssqlWebApiStore } from '../../shared/adapters/mssql/web-api-store.js';
 import { type AwsJsonEndpoint, startAwsJsonEndpoint } from './aws-json-endpoint.js';
@@ -265,7 +266,10 @@ export async function startFirstRequestEnvironment(): Promise<FirstRequestEnviro
     // The local registry's demo tenant on the T-SQL database. Nobody runs getDataAsync's jobs while
     // it waits, so it waits 1 s (the least) instead of 20 before answering "still running".
     const local = withDemoConnection(
-      JSON.parse(readFileSync(join(ROOT, 'infra', 'local', 'tenants.json'), 'utf8')),
+      withSigningKey(
+        JSON.parse(readFileSync(join(ROOT, 'infra', 'local', 'tenants.json'), 'utf8')),
+        's'.repeat(32),
+      ),
       database.connection,
     ) as { tenants: Record<string, { webApi: Record<string, unknown> }> };
     local.tenants.demo!.webApi.CommandTimeoutAsync = 1;

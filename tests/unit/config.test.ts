@@ -99,17 +99,68 @@ describe('Tenant registry: hidden columns and the paging cursor key (CONTRACT 4a
     ).toThrow(/hiddenColumns\.SUBJECT/);
   });
 
-  it('keys each tenant’s cursors apart, from pagingCursorKey when given (at least 32 characters), else from its users’ hashes', () => {
-    const key = 'k'.repeat(32);
-    const keyed = parseTenantRegistry({ pagingCursorKey: key, tenants: { a: tenant, b: tenant } });
-    const again = parseTenantRegistry({ pagingCursorKey: key, tenants: { a: tenant } });
-    expect(keyed.get('a')!.cursorKey).toMatch(/^[0-9a-f]{64}$/);
-    expect(keyed.get('a')!.cursorKey).not.toBe(keyed.get('b')!.cursorKey);
-    expect(again.get('a')!.cursorKey).toBe(keyed.get('a')!.cursorKey);
-    const derived = parseTenantRegistry({ tenants: { a: tenant } });
-    expect(derived.get('a')!.cursorKey).not.toBe(keyed.get('a')!.cursorKey);
+  it('takes the signing keys as given, newest first (pagingCursorKeys, or one pagingCursorKey), never derived', () => {
+    const [newer, older] = ['n'.repeat(32), 'o'.repeat(40)];
+    const rotated = parseTenantRegistry({
+      pagingCursorKeys: [newer, older],
+      tenants: { a: tenant, b: tenant },
+    });
+    expect(rotated.get('a')!.signingKeys).toEqual([newer, older]);
+    expect(rotated.get('b')!.signingKeys).toEqual([newer, older]);
+    expect(
+      parseTenantRegistry({ pagingCursorKey: newer, tenants: { a: tenant } }).get('a')!.signingKeys,
+    ).toEqual([newer]);
+    // Without a key there is none: nothing stands in for it (pages then link by fromRow).
+    expect(parseTenantRegistry({ tenants: { a: tenant } }).get('a')!.signingKeys).toEqual([]);
     expect(() => parseTenantRegistry({ pagingCursorKey: 'short', tenants: { a: tenant } })).toThrow(
-      /pagingCursorKey/,
+      /pagingCursorKey: must be at least 32 characters/,
     );
+    expect(() => parseTenantRegistry({ pagingCursorKeys: [newer, 'short'], tenants: { a: tenant } })).toThrow(
+      /pagingCursorKeys\.1: must be at least 32 characters/,
+    );
+    expect(() => parseTenantRegistry({ pagingCursorKeys: [], tenants: { a: tenant } })).toThrow(
+      /pagingCursorKeys/,
+    );
+    expect(() =>
+      parseTenantRegistry({ pagingCursorKey: newer, pagingCursorKeys: [newer], tenants: { a: tenant } }),
+    ).toThrow(/give the signing keys once/);
+  });
+
+  it('refuses a change feed without signing keys, naming the tenant', () => {
+    expect(() => parseTenantRegistry({ tenants: { a: { ...tenant, changeFeed: ['SUBJECT'] } } })).toThrow(
+      /tenants\.a\.changeFeed: needs the registry's pagingCursorKeys/,
+    );
+    expect(
+      parseTenantRegistry({
+        pagingCursorKeys: ['k'.repeat(32)],
+        tenants: { a: { ...tenant, changeFeed: ['SUBJECT'] } },
+      }).get('a')!.changeFeed,
+    ).toEqual(['SUBJECT']);
+  });
+
+  it('refuses "__proto__" as a tenant or any other name, by its path, instead of losing it', () => {
+    for (const [text, path] of [
+      [
+        `{"tenants":{"__proto__":${JSON.stringify(tenant)},"a":${JSON.stringify(tenant)}}}`,
+        'tenants.__proto__',
+      ],
+      [
+        `{"tenants":{"a":${JSON.stringify(tenant)},"__proto__":${JSON.stringify(tenant)}}}`,
+        'tenants.__proto__',
+      ],
+      [`{"__proto__":{},"tenants":{"a":${JSON.stringify(tenant)}}}`, '__proto__'],
+      [
+        `{"tenants":{"a":${JSON.stringify({ ...tenant, hiddenColumns: {} }).replace('"hiddenColumns":{}', '"hiddenColumns":{"__proto__":["X"]}')}}}`,
+        'tenants.a.hiddenColumns.__proto__',
+      ],
+    ] as const) {
+      expect(() => parseTenantRegistry(JSON.parse(text)), path).toThrow(
+        `${path}: "__proto__" is not allowed as a name`,
+      );
+    }
+    // Names an object has from its prototype are tenants like any other, found only when given.
+    const plain = parseTenantRegistry({ tenants: { constructor: tenant } });
+    expect(plain.ids()).toEqual(['constructor']);
+    expect(parseTenantRegistry({ tenants: { a: tenant } }).get('constructor')).toBeUndefined();
   });
 });

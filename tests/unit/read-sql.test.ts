@@ -200,7 +200,7 @@ describe('Data API reads beyond the ERP (CONTRACT 4a): the SQL', () => {
     ],
     primaryKey: ['A', 'B'],
   };
-  const cursors = { key: Buffer.alloc(32, 7), tenant: 'alpha' };
+  const cursors = { keys: [Buffer.alloc(32, 7)], tenant: 'alpha' };
   const withPairs = (dialect: SqlDialect, rows: Row[]) =>
     recordingDatabase(dialect, {
       answer: rows,
@@ -251,7 +251,7 @@ describe('Data API reads beyond the ERP (CONTRACT 4a): the SQL', () => {
     const after = page.next && 'after' in page.next ? page.next.after : '';
     const attempts = [
       { cursors: { ...cursors, tenant: 'beta' }, source: 'PAIRS', hidden: undefined },
-      { cursors: { ...cursors, key: Buffer.alloc(32, 8) }, source: 'PAIRS', hidden: undefined },
+      { cursors: { ...cursors, keys: [Buffer.alloc(32, 8)] }, source: 'PAIRS', hidden: undefined },
       { cursors, source: 'SUBJECT', hidden: undefined },
       // A hidden key column: the source is ordered as one without a key, so no cursor is its own.
       { cursors, source: 'PAIRS', hidden: { PAIRS: ['b'] } },

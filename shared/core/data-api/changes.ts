@@ -1,9 +1,9 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { ColumnInfo, DataSourceInfo, Row } from '../database.js';
 import { badRequest, ServiceError } from '../errors.js';
 import { parseQualifiedName } from '../sql-names.js';
 import { chooseColumns } from './columns.js';
-import { continuesByKey } from './cursor.js';
+import { continuesByKey, fitsKey, signedWithAny } from './cursor.js';
 import type { DataSourceCatalogue } from './data-source.js';
 import { type DataApiContext, MAX_PAGE_ROWS, pagingNumber, readCurrent, writeRecords } from './read.js';
 import { recordEncoder } from './records.js';
@@ -68,8 +68,11 @@ export interface ChangeFeedContext {
   readonly recorded: readonly string[];
   /** How long a token stays good (registry `changeRetentionDays`). */
   readonly retentionDays: number;
-  /** Signs and checks sync tokens: a key of the deployment and the tenant they are bound to. */
-  readonly tokens: { readonly key: Uint8Array; readonly tenant: string };
+  /**
+   * Signs and checks sync tokens: the deployment's signing keys (newest first: the first signs,
+   * any verifies) and the tenant they are bound to.
+   */
+  readonly tokens: { readonly keys: readonly Uint8Array[]; readonly tenant: string };
   readonly now?: () => number;
 }
 
@@ -108,9 +111,9 @@ type TokenState =
       readonly at: number;
     };
 
-function tokenMac(ctx: ChangeFeedContext, source: DataSourceInfo, payload: string): Buffer {
+function tokenMac(key: Uint8Array, ctx: ChangeFeedContext, source: DataSourceInfo, payload: string): Buffer {
   const columns = (source.selected ?? []).map((c) => c.name);
-  return createHmac('sha256', ctx.tokens.key)
+  return createHmac('sha256', key)
     .update(
       JSON.stringify([
         'sync-token',
@@ -129,7 +132,7 @@ function tokenMac(ctx: ChangeFeedContext, source: DataSourceInfo, payload: strin
 
 function makeToken(ctx: ChangeFeedContext, source: DataSourceInfo, state: TokenState): string {
   const payload = Buffer.from(JSON.stringify(state)).toString('base64url');
-  return `${payload}.${tokenMac(ctx, source, payload).toString('base64url')}`;
+  return `${payload}.${tokenMac(ctx.tokens.keys[0]!, ctx, source, payload).toString('base64url')}`;
 }
 
 const invalidToken = () =>
@@ -140,18 +143,13 @@ const invalidToken = () =>
 
 const isBatch = (value: unknown): value is number =>
   typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-const isKey = (value: unknown, source: DataSourceInfo): value is unknown[] =>
-  Array.isArray(value) &&
-  value.length === source.primaryKey.length &&
-  value.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)));
+const isKey = (value: unknown, source: DataSourceInfo): value is unknown[] => fitsKey(source, value);
 
 function readToken(ctx: ChangeFeedContext, source: DataSourceInfo, token: string): TokenState {
   const match = /^([A-Za-z0-9_-]{1,8192})\.([A-Za-z0-9_-]{22})$/.exec(token);
   if (!match) throw invalidToken();
   const [, payload, tag] = match as unknown as [string, string, string];
-  const given = Buffer.from(tag, 'base64url');
-  const expected = tokenMac(ctx, source, payload);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidToken();
+  if (!signedWithAny(ctx.tokens.keys, tag, (key) => tokenMac(key, ctx, source, payload))) throw invalidToken();
   let state: Record<string, unknown>;
   try {
     state = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
