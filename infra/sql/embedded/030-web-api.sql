@@ -115,24 +115,35 @@ AS $$
      ORDER BY u."KOD_UCTU";
 $$;
 
--- 9001: waits `seconds` (0..60, fractions allowed) and answers how long it slept.
+-- 9001: waits `seconds` and answers how long it slept. One rule on every database (the T-SQL
+-- script has the same): a JSON number from 0 to 60 with at most three fraction digits by its
+-- value (1e1, 0.5000 are fine), or a string of one or two digits and at most three fraction digits
+-- ("1.5"; no sign, exponent or blank); missing or null is 0; anything else is refused.
 CREATE FUNCTION dbo."WS_OP_SLEEP"(p_params jsonb)
 RETURNS TABLE (slept numeric)
 LANGUAGE plpgsql
 AS $$
 DECLARE
-    v_text    text := coalesce(p_params->0->>'seconds', '0');
+    v_value   jsonb := CASE WHEN jsonb_typeof(p_params) = 'array' AND jsonb_typeof(p_params->0) = 'object'
+                            THEN p_params->0->'seconds' END;
     v_seconds numeric;
 BEGIN
-    IF v_text !~ '^\s*\d{1,2}(\.\d{1,3})?\s*$' THEN
-        RAISE EXCEPTION 'seconds must be a number from 0 to 60, got "%"', left(v_text, 40);
+    IF v_value IS NULL OR jsonb_typeof(v_value) = 'null' THEN
+        v_seconds := 0;
+    ELSIF jsonb_typeof(v_value) = 'number' THEN
+        v_seconds := (v_value #>> '{}')::numeric;
+        IF v_seconds <> round(v_seconds, 3) THEN
+            v_seconds := NULL;
+        END IF;
+    ELSIF jsonb_typeof(v_value) = 'string' AND (v_value #>> '{}') ~ '^[0-9]{1,2}(\.[0-9]{1,3})?$' THEN
+        v_seconds := (v_value #>> '{}')::numeric;
     END IF;
-    v_seconds := v_text::numeric;
-    IF v_seconds > 60 THEN
-        RAISE EXCEPTION 'seconds must be a number from 0 to 60, got %', v_seconds;
+    IF v_seconds IS NULL OR v_seconds < 0 OR v_seconds > 60 THEN
+        RAISE EXCEPTION 'seconds must be a number from 0 to 60 with at most three fraction digits';
     END IF;
+    v_seconds := round(v_seconds, 3);
     PERFORM dbo."SVC_DELAY"(v_seconds);
-    RETURN QUERY SELECT v_seconds;
+    RETURN QUERY SELECT v_seconds::numeric(5, 3);
 END;
 $$;
 

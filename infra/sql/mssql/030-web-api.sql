@@ -171,7 +171,11 @@ BEGIN
 END;');
 GO
 
--- 9001: waits `seconds` (0..60, fractions allowed) and answers how long it slept.
+-- 9001: waits `seconds` and answers how long it slept. One rule on every database (the embedded
+-- script has the same): a JSON number from 0 to 60 with at most three fraction digits by its
+-- value (1e1, 0.5000 are fine), or a string of one or two digits and at most three fraction digits
+-- ("1.5"; no sign, exponent or blank); missing or null is 0; anything else is refused. The value
+-- is read with its JSON type (OPENJSON), as JSON_VALUE would read an object or a long string as NULL.
 IF OBJECT_ID(N'dbo.WS_OP_SLEEP', N'P') IS NULL
     EXEC (N'CREATE PROCEDURE dbo.WS_OP_SLEEP AS RETURN 0;');
 GO
@@ -180,15 +184,41 @@ ALTER PROCEDURE dbo.WS_OP_SLEEP
 AS
 BEGIN
     SET NOCOUNT ON;
-    DECLARE @text nvarchar(4000) = ISNULL(JSON_VALUE(@params, N'$[0].seconds'), N'0');
-    DECLARE @seconds decimal(5, 3) = TRY_CONVERT(decimal(5, 3), @text);
-    IF @seconds IS NULL OR @seconds < 0 OR @seconds > 60
+    DECLARE @type int = NULL, @text nvarchar(max) = NULL, @seconds decimal(38, 10) = NULL;
+    IF ISJSON(@params) = 1 AND LEFT(LTRIM(@params), 1) = N'['
+        SELECT @type = [type], @text = [value]
+          FROM OPENJSON(@params)
+         WHERE [key] = N'0' AND [type] = 5;
+    IF @type = 5
     BEGIN
-        DECLARE @message nvarchar(200) = CONCAT(N'seconds must be a number from 0 to 60, got "', LEFT(@text, 40), N'"');
-        THROW 50001, @message, 1;
-    END;
-    EXEC dbo.WS_WAIT @seconds = @seconds;
-    SELECT @seconds AS slept;
+        DECLARE @object nvarchar(max) = @text;
+        SELECT @type = NULL, @text = NULL;
+        SELECT @type = [type], @text = [value] FROM OPENJSON(@object) WHERE [key] = N'seconds';
+    END
+    ELSE SET @type = NULL;
+    IF @type IS NULL OR @type = 0
+        SET @seconds = 0;
+    ELSE IF @type = 2
+    BEGIN
+        SET @seconds = TRY_CONVERT(decimal(38, 10), TRY_CONVERT(float, @text));
+        IF @seconds <> ROUND(@seconds, 3) SET @seconds = NULL;
+    END
+    -- (LIKE ignores trailing blanks, LEN(@text + N'x') does not.)
+    ELSE IF @type = 1 AND LEN(@text) BETWEEN 1 AND 6 AND LEN(@text + N'x') = LEN(@text) + 1
+        AND (@text COLLATE Latin1_General_BIN2 LIKE N'[0-9]'
+          OR @text COLLATE Latin1_General_BIN2 LIKE N'[0-9][0-9]'
+          OR @text COLLATE Latin1_General_BIN2 LIKE N'[0-9].[0-9]'
+          OR @text COLLATE Latin1_General_BIN2 LIKE N'[0-9].[0-9][0-9]'
+          OR @text COLLATE Latin1_General_BIN2 LIKE N'[0-9].[0-9][0-9][0-9]'
+          OR @text COLLATE Latin1_General_BIN2 LIKE N'[0-9][0-9].[0-9]'
+          OR @text COLLATE Latin1_General_BIN2 LIKE N'[0-9][0-9].[0-9][0-9]'
+          OR @text COLLATE Latin1_General_BIN2 LIKE N'[0-9][0-9].[0-9][0-9][0-9]')
+        SET @seconds = TRY_CONVERT(decimal(38, 10), @text);
+    IF @seconds IS NULL OR @seconds < 0 OR @seconds > 60
+        THROW 50001, N'seconds must be a number from 0 to 60 with at most three fraction digits', 1;
+    DECLARE @wait decimal(5, 3) = @seconds;
+    EXEC dbo.WS_WAIT @seconds = @wait;
+    SELECT @wait AS slept;
 END;
 GO
 
