@@ -380,6 +380,16 @@ describe('Admin function over the Lambda Invoke API (local stack)', () => {
         'Subject 999999 does not exist in tenant demo',
       ],
       [{ action: 'recover', tenant: 'demo', since: 'monday' }, '"since" must be an ISO time'],
+      // Outside what the databases hold, or not in the calendar: bad input, named as such.
+      [
+        { action: 'recover', tenant: 'demo', since: '0000-01-01T00:00:00Z' },
+        '"since" must be from 1970-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z',
+      ],
+      [
+        { action: 'recover', tenant: 'demo', since: '9999-12-31T23:59:59-14:00' },
+        '"since" must be from 1970-01-01T00:00:00.000Z',
+      ],
+      [{ action: 'recover', tenant: 'demo', since: '2025-02-30T00:00:00Z' }, '"since" must be an ISO time'],
       [{ action: 'resend', tenant: 'demo', eventId: "x'; DROP TABLE y" }, '"eventId" must be an event id'],
     ];
     for (const [event, error] of cases) {

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
+import { createMssqlWebhookAdminStore } from '../../shared/adapters/mssql/webhook-admin-store.js';
 import { createMssqlWebhookDeliveryLog } from '../../shared/adapters/mssql/webhook-delivery-log.js';
 import type { Database } from '../../shared/core/database.js';
 import type { WebhookDeliveryLog } from '../../shared/core/webhook/delivery-log.js';
 import { runMssqlScripts, mssqlUrl as url } from '../support/mssql.js';
 import { endpointStateCases } from '../support/webhook-endpoint-state.js';
+import { recoverClaimCases } from '../support/webhook-recover-claims.js';
 
 // WEBHOOK_DELIVERY on a T-SQL database (the engine of npm run test:tsql, or the SQL Server of
 // MSSQL_URL): attempts are counted per queue message, and 040-webhook.sql adds MESSAGE_ID to a
@@ -55,6 +57,20 @@ describe.skipIf(!url)('Webhook delivery log on SQL Server (integration)', () => 
   }, 300_000);
 
   endpointStateCases(() => ({ db, log }), 42);
+  // Three sessions (three pools), as three instances of the admin function would have.
+  const sessions: Database[] = [];
+  afterAll(async () => Promise.all(sessions.map((session) => session.close())));
+  recoverClaimCases(
+    () => ({
+      db,
+      log,
+      stores: () => {
+        while (sessions.length < 3) sessions.push(createMssqlDatabase({ connectionString: url! }));
+        return sessions.map((session) => createMssqlWebhookAdminStore(session));
+      },
+    }),
+    44,
+  );
 
   it('counts the retrying and failed attempts of one message, apart from other copies of the event', async () => {
     const documentId = Date.now();

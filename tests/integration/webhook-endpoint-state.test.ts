@@ -1,10 +1,12 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe } from 'vitest';
+import { createEmbeddedWebhookAdminStore } from '../../shared/adapters/embedded-sql/webhook-admin-store.js';
 import { createEmbeddedWebhookDeliveryLog } from '../../shared/adapters/embedded-sql/webhook-delivery-log.js';
 import type { Database } from '../../shared/core/database.js';
 import type { WebhookDeliveryLog } from '../../shared/core/webhook/delivery-log.js';
 import { demoDatabase } from '../support/demo.js';
 import { endpointStateCases } from '../support/webhook-endpoint-state.js';
+import { recoverClaimCases } from '../support/webhook-recover-claims.js';
 
 // The same cases on T-SQL: tests/integration/mssql-webhook-delivery-log.test.ts.
 describe('Webhook endpoint state on the embedded database (integration)', () => {
@@ -21,4 +23,6 @@ describe('Webhook endpoint state on the embedded database (integration)', () => 
   });
 
   endpointStateCases(() => ({ db, log }), 41);
+  // One session: the recovers interleave between their statements.
+  recoverClaimCases(() => ({ db, log, stores: () => [1, 2, 3].map(() => createEmbeddedWebhookAdminStore(db)) }), 43);
 });

@@ -170,6 +170,7 @@ describe('Function: parseDocumentReceivedEvent (resend)', () => {
 function adminFakes() {
   const sent: unknown[] = [];
   const enabled: number[] = [];
+  const claimed = new Set<string>();
   const store: WebhookAdminStore = {
     findEvent: async (eventId) =>
       eventId === 'msg_' + 'a'.repeat(32) ? { eventId, subjectId: 7, documentId: 70 } : undefined,
@@ -180,7 +181,14 @@ function adminFakes() {
         documentId: 100 + i,
         lastOutcome: 'failed' as const,
         lastAttemptAt: NOW,
+        rowId: String(1000 + i),
       })).slice(0, limit),
+    // Claimed once per row, as the database's unique index allows.
+    claimRecovery: async (event) => {
+      if (claimed.has(event.rowId)) return false;
+      claimed.add(event.rowId);
+      return true;
+    },
     subjectState: async (subjectId) =>
       subjectId === 7
         ? {

@@ -16,18 +16,23 @@ CREATE TABLE dbo."WEBHOOK_DELIVERY" (
     "DURATION_MS"      int          NULL,
     "RETRY_IN_SECONDS" int          NULL,
     "MESSAGE_ID"       varchar(100) NULL,
+    "RECOVERS_ID"      bigint       NULL,
     CONSTRAINT "PK_WEBHOOK_DELIVERY" PRIMARY KEY ("ID"),
     CONSTRAINT "CK_WEBHOOK_DELIVERY_OUTCOME" CHECK ("OUTCOME" IN (
         'delivered', 'retrying', 'failed', 'gone', 'refused', 'skipped', 'duplicate', 'unknown_subject',
-        'disabled', 'resent'))
+        'disabled', 'resent', 'requeued'))
 );
 COMMENT ON TABLE dbo."WEBHOOK_DELIVERY" IS 'Pokusy o doručení webhooku o přijetí dokumentu (EVENT_ID = hlavička webhook-id, ATTEMPTED_AT v UTC).';
 COMMENT ON COLUMN dbo."WEBHOOK_DELIVERY"."MESSAGE_ID" IS 'Zpráva fronty, která kopii události nesla: pokusy (ATTEMPT) se počítají pro každou zprávu zvlášť.';
-COMMENT ON COLUMN dbo."WEBHOOK_DELIVERY"."OUTCOME" IS 'delivered, retrying, failed (poslední pokus, zpráva jde do DLQ), gone (410), refused, skipped (bez WEBHOOK_URL), duplicate, unknown_subject, disabled (koncový bod vypnut, neodesláno), resent (doručeno znovu odeslanou kopií).';
+COMMENT ON COLUMN dbo."WEBHOOK_DELIVERY"."OUTCOME" IS 'delivered, retrying, failed (poslední pokus, zpráva jde do DLQ), gone (410), refused, skipped (bez WEBHOOK_URL), duplicate, unknown_subject, disabled (koncový bod vypnut, neodesláno), resent (doručeno znovu odeslanou kopií), requeued (znovu zařazeno do fronty funkcí recover; RECOVERS_ID = řádek, který obnovuje).';
 
 -- An event is delivered at most once: a second copy finds this row and is not sent again.
 CREATE UNIQUE INDEX "UX_WEBHOOK_DELIVERY_DELIVERED" ON dbo."WEBHOOK_DELIVERY" ("EVENT_ID")
     WHERE "OUTCOME" = 'delivered';
+-- A failed or disabled row is sent again by one recover only: the `requeued` row that claims it
+-- names it, once (two recovers at once: the second finds the claim taken).
+CREATE UNIQUE INDEX "UX_WEBHOOK_DELIVERY_RECOVERS" ON dbo."WEBHOOK_DELIVERY" ("RECOVERS_ID")
+    WHERE "RECOVERS_ID" IS NOT NULL;
 CREATE INDEX "IX_WEBHOOK_DELIVERY_DOCUMENT" ON dbo."WEBHOOK_DELIVERY" ("SUBJECT_ID", "DOCUMENT_ID");
 -- Outcomes of an event since a time (the admin function's recover) and a subject's last attempts.
 CREATE INDEX "IX_WEBHOOK_DELIVERY_ATTEMPTED" ON dbo."WEBHOOK_DELIVERY" ("ATTEMPTED_AT", "SUBJECT_ID");

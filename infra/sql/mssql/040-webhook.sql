@@ -26,7 +26,7 @@ BEGIN
         CONSTRAINT PK_WEBHOOK_DELIVERY PRIMARY KEY (ID),
         CONSTRAINT CK_WEBHOOK_DELIVERY_OUTCOME CHECK (OUTCOME IN (
             N'delivered', N'retrying', N'failed', N'gone', N'refused', N'skipped', N'duplicate', N'unknown_subject',
-            N'disabled', N'resent'))
+            N'disabled', N'resent', N'requeued'))
     );
 END;
 GO
@@ -45,7 +45,7 @@ IF OBJECT_ID(N'dbo.CK_WEBHOOK_DELIVERY_OUTCOME', N'C') IS NOT NULL
     ALTER TABLE dbo.WEBHOOK_DELIVERY DROP CONSTRAINT CK_WEBHOOK_DELIVERY_OUTCOME;
 ALTER TABLE dbo.WEBHOOK_DELIVERY ADD CONSTRAINT CK_WEBHOOK_DELIVERY_OUTCOME CHECK (OUTCOME IN (
     N'delivered', N'retrying', N'failed', N'gone', N'refused', N'skipped', N'duplicate', N'unknown_subject',
-    N'disabled', N'resent'));
+    N'disabled', N'resent', N'requeued'));
 COMMIT TRANSACTION;
 GO
 
@@ -71,6 +71,23 @@ BEGIN
     END TRY
     BEGIN CATCH
         -- 1913 (SQL Server) or 2714 (Babelfish, which stores the name with a hash suffix): it exists.
+        IF ERROR_NUMBER() NOT IN (1913, 2714) THROW;
+    END CATCH;
+END;
+GO
+
+-- Added with the admin's claimed recover: the `requeued` row a recover writes names the failed or
+-- disabled row it sends again, once (a second recover at once finds the claim taken).
+IF COL_LENGTH(N'dbo.WEBHOOK_DELIVERY', N'RECOVERS_ID') IS NULL
+    ALTER TABLE dbo.WEBHOOK_DELIVERY ADD RECOVERS_ID bigint NULL;
+GO
+IF INDEXPROPERTY(OBJECT_ID(N'dbo.WEBHOOK_DELIVERY'), N'UX_WEBHOOK_DELIVERY_RECOVERS', 'IndexID') IS NULL
+BEGIN
+    BEGIN TRY
+        CREATE UNIQUE NONCLUSTERED INDEX UX_WEBHOOK_DELIVERY_RECOVERS ON dbo.WEBHOOK_DELIVERY (RECOVERS_ID)
+            WHERE RECOVERS_ID IS NOT NULL;
+    END TRY
+    BEGIN CATCH
         IF ERROR_NUMBER() NOT IN (1913, 2714) THROW;
     END CATCH;
 END;

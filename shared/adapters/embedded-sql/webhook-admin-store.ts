@@ -10,7 +10,8 @@ export const EMBEDDED_WEBHOOK_ADMIN_STATEMENTS: WebhookAdminStatements = {
   findEvent: `SELECT "SUBJECT_ID" AS "subjectId", "DOCUMENT_ID" AS "documentId"
     FROM "dbo"."WEBHOOK_DELIVERY" WHERE "EVENT_ID" = $1 ORDER BY "ID" DESC LIMIT 1`,
   eventsToRecover: `SELECT "EVENT_ID" AS "eventId", "SUBJECT_ID" AS "subjectId",
-      "DOCUMENT_ID" AS "documentId", "OUTCOME" AS "lastOutcome", "ATTEMPTED_AT" AS "lastAttemptAt"
+      "DOCUMENT_ID" AS "documentId", "OUTCOME" AS "lastOutcome", "ATTEMPTED_AT" AS "lastAttemptAt",
+      "ID" AS "rowId"
     FROM (
       SELECT "EVENT_ID", "SUBJECT_ID", "DOCUMENT_ID", "OUTCOME", "ATTEMPTED_AT", "ID",
         ROW_NUMBER() OVER (PARTITION BY "EVENT_ID" ORDER BY "ID" DESC) AS "newest"
@@ -30,6 +31,12 @@ export const EMBEDDED_WEBHOOK_ADMIN_STATEMENTS: WebhookAdminStatements = {
       "ATTEMPT" AS "attempt", "ATTEMPTED_AT" AS "attemptedAt", "OUTCOME" AS "outcome",
       "HTTP_STATUS" AS "httpStatus", "ERROR" AS "error", "DURATION_MS" AS "durationMs"
     FROM "dbo"."WEBHOOK_DELIVERY" WHERE "SUBJECT_ID" = $1 ORDER BY "ID" DESC LIMIT $2`,
+  claimRecovery: `INSERT INTO "dbo"."WEBHOOK_DELIVERY" ("EVENT_ID", "SUBJECT_ID", "DOCUMENT_ID", "ATTEMPT",
+      "ATTEMPTED_AT", "OUTCOME", "RECOVERS_ID")
+    SELECT $1, $2::int, $3::bigint, 0, $5::timestamp(3), 'requeued', $4::bigint
+    WHERE NOT EXISTS (SELECT 1 FROM "dbo"."WEBHOOK_DELIVERY" WHERE "RECOVERS_ID" = $4::bigint)
+    RETURNING "ID" AS "id"`,
+  recoveryClaimed: `SELECT COUNT(*)::int AS "n" FROM "dbo"."WEBHOOK_DELIVERY" WHERE "RECOVERS_ID" = $1::bigint`,
   enable: `UPDATE "dbo"."WEBHOOK_ENDPOINT" SET "FAILING_SINCE" = NULL,
       "ENABLED_AT" = CASE WHEN "DISABLED_AT" IS NULL THEN "ENABLED_AT" ELSE $2::timestamp(3) END,
       "DISABLED_AT" = NULL

@@ -10,7 +10,8 @@ export const MSSQL_WEBHOOK_ADMIN_STATEMENTS: WebhookAdminStatements = {
   findEvent: `SELECT TOP (1) [SUBJECT_ID] AS [subjectId], [DOCUMENT_ID] AS [documentId]
     FROM [dbo].[WEBHOOK_DELIVERY] WHERE [EVENT_ID] = @p1 ORDER BY [ID] DESC`,
   eventsToRecover: `SELECT TOP (@p3) [EVENT_ID] AS [eventId], [SUBJECT_ID] AS [subjectId],
-      [DOCUMENT_ID] AS [documentId], [OUTCOME] AS [lastOutcome], [ATTEMPTED_AT] AS [lastAttemptAt]
+      [DOCUMENT_ID] AS [documentId], [OUTCOME] AS [lastOutcome], [ATTEMPTED_AT] AS [lastAttemptAt],
+      [ID] AS [rowId]
     FROM (
       SELECT [EVENT_ID], [SUBJECT_ID], [DOCUMENT_ID], [OUTCOME], [ATTEMPTED_AT], [ID],
         ROW_NUMBER() OVER (PARTITION BY [EVENT_ID] ORDER BY [ID] DESC) AS [newest]
@@ -29,6 +30,12 @@ export const MSSQL_WEBHOOK_ADMIN_STATEMENTS: WebhookAdminStatements = {
       [ATTEMPT] AS [attempt], [ATTEMPTED_AT] AS [attemptedAt], [OUTCOME] AS [outcome],
       [HTTP_STATUS] AS [httpStatus], [ERROR] AS [error], [DURATION_MS] AS [durationMs]
     FROM [dbo].[WEBHOOK_DELIVERY] WHERE [SUBJECT_ID] = @p1 ORDER BY [ID] DESC`,
+  claimRecovery: `INSERT INTO [dbo].[WEBHOOK_DELIVERY] ([EVENT_ID], [SUBJECT_ID], [DOCUMENT_ID], [ATTEMPT],
+      [ATTEMPTED_AT], [OUTCOME], [RECOVERS_ID])
+    OUTPUT INSERTED.[ID] AS [id]
+    SELECT @p1, @p2, @p3, 0, CAST(@p5 AS datetime2(3)), 'requeued', @p4
+    WHERE NOT EXISTS (SELECT 1 FROM [dbo].[WEBHOOK_DELIVERY] WHERE [RECOVERS_ID] = @p4)`,
+  recoveryClaimed: `SELECT COUNT(*) AS [n] FROM [dbo].[WEBHOOK_DELIVERY] WHERE [RECOVERS_ID] = @p1`,
   enable: `UPDATE [dbo].[WEBHOOK_ENDPOINT] SET [FAILING_SINCE] = NULL,
       [ENABLED_AT] = CASE WHEN [DISABLED_AT] IS NULL THEN [ENABLED_AT] ELSE @p2 END, [DISABLED_AT] = NULL
     WHERE [SUBJECT_ID] = @p1`,

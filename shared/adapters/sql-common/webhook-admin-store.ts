@@ -23,6 +23,14 @@ export interface WebhookAdminStatements {
   readonly subjectState: string;
   /** Parameters: subject id, limit. Newest first. */
   readonly lastAttempts: string;
+  /**
+   * Parameters: event id, subject id, document id, the claimed row's id, now. Writes the
+   * `requeued` row naming the row it sends again, unless one does (the unique index
+   * UX_WEBHOOK_DELIVERY_RECOVERS decides between two at once); one row (its `id`) when written.
+   */
+  readonly claimRecovery: string;
+  /** Parameter: a row's id. `n`: the `requeued` rows naming it (0 or 1). */
+  readonly recoveryClaimed: string;
   /** Parameters: subject id, now. */
   readonly enable: string;
 }
@@ -48,7 +56,20 @@ export function createSqlWebhookAdminStore(
         documentId: Number(row.documentId),
         lastOutcome: String(row.lastOutcome) as DeliveryOutcome,
         lastAttemptAt: sqlTimeMs(row.lastAttemptAt) ?? 0,
+        rowId: String(row.rowId),
       }));
+    },
+    async claimRecovery(event, now) {
+      const params = [event.eventId, event.subjectId, event.documentId, event.rowId, sqlTimestamp(now)];
+      try {
+        return (await db.query(sql.claimRecovery, params)).length === 1;
+      } catch (error) {
+        // Two recovers passed NOT EXISTS at once and the unique index refused the later one: the
+        // event is the other's. Anything else is an error.
+        const [row] = await db.query(sql.recoveryClaimed, [event.rowId]);
+        if (Number(row?.n ?? 0) > 0) return false;
+        throw error;
+      }
     },
     async subjectState(subjectId) {
       const [row] = await db.query(sql.subjectState, [subjectId]);

@@ -19,6 +19,8 @@ export interface RecoverableEvent extends RecordedEvent {
   readonly lastOutcome: DeliveryOutcome;
   /** ms since the epoch. */
   readonly lastAttemptAt: number;
+  /** The WEBHOOK_DELIVERY row of that outcome, which a recover claims before it sends the event again. */
+  readonly rowId: string;
 }
 
 /** One row of WEBHOOK_DELIVERY, as `status` shows it (never a secret: none is recorded). */
@@ -54,6 +56,11 @@ export interface WebhookAdminStore {
   subjectState(subjectId: number): Promise<SubjectEndpointState | undefined>;
   /** The subject's last `limit` attempts, newest first. */
   lastAttempts(subjectId: number, limit: number): Promise<AttemptSummary[]>;
+  /**
+   * Claims `event`'s failed or disabled row for this recover (a `requeued` row naming it): true
+   * once, for one recover, however many run at once.
+   */
+  claimRecovery(event: RecoverableEvent, now: number): Promise<boolean>;
   /** Enables the endpoint and starts its failure count afresh (no row yet: nothing to do). */
   enable(subjectId: number, now: number): Promise<void>;
 }
@@ -87,6 +94,9 @@ export const MAX_RECOVER_EVENTS = 1000;
 export const STATUS_ATTEMPTS = 20;
 
 const TENANT_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
+/** The times `since` may name: what every database's time column holds, and no attempt is older. */
+const EARLIEST_SINCE = Date.UTC(1970, 0, 1);
+const LATEST_SINCE = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 const EVENT_ID = /^msg_[0-9a-f]{32}$/;
 const ISO_TIME = /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)?)?$/;
 
@@ -131,9 +141,17 @@ export function parseWebhookAdminRequest(input: unknown): WebhookAdminRequest {
                 : `${event.since.trim()}Z`,
             )
           : Number.NaN;
-      if (Number.isNaN(since)) {
+      // A date the calendar does not have (2025-02-30) is refused, not rolled over to March.
+      const day = typeof event.since === 'string' ? event.since.trim().slice(0, 10) : '';
+      const real = !Number.isNaN(since) && new Date(Date.parse(`${day}T12:00:00Z`)).toISOString().slice(0, 10) === day;
+      if (Number.isNaN(since) || !real) {
         throw new WebhookAdminError(
           '"since" must be an ISO time like 2025-03-03T00:00:00Z (UTC unless it says otherwise)',
+        );
+      }
+      if (since < EARLIEST_SINCE || since > LATEST_SINCE) {
+        throw new WebhookAdminError(
+          `"since" must be from ${iso(EARLIEST_SINCE)} to ${iso(LATEST_SINCE)}; got ${iso(since)}`,
         );
       }
       if (event.dryRun !== undefined && typeof event.dryRun !== 'boolean') {
@@ -209,8 +227,15 @@ export async function runWebhookAdmin(
         })),
       };
       if (request.dryRun) return answer;
+      // Each event is claimed before it is sent: a recover running at the same time (another
+      // instance of the function, or a second call) sends what it claimed, and skips the rest.
       let sent = 0;
+      let claimedElsewhere = 0;
       for (const event of events) {
+        if (!(await ctx.store.claimRecovery(event, now()))) {
+          claimedElsewhere++;
+          continue;
+        }
         await ctx.queue.send({
           tenant,
           subjectId: event.subjectId,
@@ -219,7 +244,7 @@ export async function runWebhookAdmin(
         });
         sent++;
       }
-      return { ...answer, sent };
+      return { ...answer, sent, claimedElsewhere };
     }
     case 'enable': {
       const state = await ctx.store.subjectState(request.subjectId);

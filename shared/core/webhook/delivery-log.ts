@@ -22,7 +22,9 @@ export type DeliveryOutcome =
    * Delivered (2xx) by a copy the admin function sent again (`resend`, `recover`). Kept apart from
    * `delivered`, of which an event has at most one, so that a resend of a delivered event is sent.
    */
-  | 'resent';
+  | 'resent'
+  /** Sent to the queue again by the admin's recover, which claimed the failed row with it. */
+  | 'requeued';
 
 export interface DeliveryRecord {
   readonly eventId: string;
