@@ -24,5 +24,8 @@ describe('Webhook endpoint state on the embedded database (integration)', () => 
 
   endpointStateCases(() => ({ db, log }), 41);
   // One session: the recovers interleave between their statements.
-  recoverClaimCases(() => ({ db, log, stores: () => [1, 2, 3].map(() => createEmbeddedWebhookAdminStore(db)) }), 43);
+  recoverClaimCases(
+    () => ({ db, log, stores: () => [1, 2, 3].map(() => createEmbeddedWebhookAdminStore(db)) }),
+    43,
+  );
 });
