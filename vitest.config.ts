@@ -5,7 +5,13 @@ export default defineConfig({
     include: ['tests/**/*.test.ts'],
     // Their own runs: npm run test:browser, npm run test:reliability, and the differential test on
     // the T-SQL engine, npm run test:tsql (vitest.tsql.config.ts).
-    exclude: [...configDefaults.exclude, 'tests/browser/**', 'tests/reliability/**', 'tests/tsql/**', 'tests/deploy/**'],
+    exclude: [
+      ...configDefaults.exclude,
+      'tests/browser/**',
+      'tests/reliability/**',
+      'tests/tsql/**',
+      'tests/deploy/**',
+    ],
     globalSetup: ['tests/global-setup.ts'],
     // In the e2e suites: every answer checked against docs/openapi.yaml. Everywhere: expected failure
     // logs are kept, and shown only for a failing test (tests/support/captured-log.ts).

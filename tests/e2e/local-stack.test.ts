@@ -194,7 +194,9 @@ describe('local stack: errors that teach', () => {
       expect(body.message).toContain(`${path} takes ${allowed}, not ${method}`);
     }
     // A path no route has stays 404.
-    expect((await fetch(`${stack.url}/demo/JsonAPI/Data/nothing/SUBJECT`, { method: 'POST' })).status).toBe(404);
+    expect((await fetch(`${stack.url}/demo/JsonAPI/Data/nothing/SUBJECT`, { method: 'POST' })).status).toBe(
+      404,
+    );
   });
 
   it('redirects GET / to the API reference at /docs', async () => {

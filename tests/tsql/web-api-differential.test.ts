@@ -96,7 +96,7 @@ const seconds = fc.oneof(
     '100',
     '0.0000000000000000000001',
   ),
-  fc.constantFrom(0, -0, 0.0001, 1e-3, 1.5e-2, -0.001, 61, 60.0001, 1e400, -1e-400),
+  fc.constantFrom(0, -0, 0.0001, 1e-3, 1.5e-2, -0.001, 61, 60.0001, 1e300, -1e-300),
   fc.constantFrom(null, true, false, {}, [], [0.01], { seconds: 0 }),
   fc.string({ maxLength: 8 }),
 );
@@ -136,9 +136,18 @@ describe('The demo Web API operations on both databases', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(
-          fc.tuple(fc.constant(1001), fc.array(fc.record({ nazev: text }, { requiredKeys: [] }), { maxLength: 2 })),
-          fc.tuple(fc.constant(1001), fc.array(fc.record({ ico: text }, { requiredKeys: [] }), { maxLength: 2 })),
-          fc.tuple(fc.constant(7), fc.array(fc.record({ kod_uctu: text }, { requiredKeys: [] }), { maxLength: 2 })),
+          fc.tuple(
+            fc.constant(1001),
+            fc.array(fc.record({ nazev: text }, { requiredKeys: [] }), { maxLength: 2 }),
+          ),
+          fc.tuple(
+            fc.constant(1001),
+            fc.array(fc.record({ ico: text }, { requiredKeys: [] }), { maxLength: 2 }),
+          ),
+          fc.tuple(
+            fc.constant(7),
+            fc.array(fc.record({ kod_uctu: text }, { requiredKeys: [] }), { maxLength: 2 }),
+          ),
         ),
         async ([vltyp, params]) => {
           const [onEmbedded, onTsql] = await onBoth(vltyp, params as ParamObject[]);

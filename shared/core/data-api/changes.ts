@@ -149,7 +149,8 @@ function readToken(ctx: ChangeFeedContext, source: DataSourceInfo, token: string
   const match = /^([A-Za-z0-9_-]{1,8192})\.([A-Za-z0-9_-]{22})$/.exec(token);
   if (!match) throw invalidToken();
   const [, payload, tag] = match as unknown as [string, string, string];
-  if (!signedWithAny(ctx.tokens.keys, tag, (key) => tokenMac(key, ctx, source, payload))) throw invalidToken();
+  if (!signedWithAny(ctx.tokens.keys, tag, (key) => tokenMac(key, ctx, source, payload)))
+    throw invalidToken();
   let state: Record<string, unknown>;
   try {
     state = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));

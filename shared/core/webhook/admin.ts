@@ -143,7 +143,8 @@ export function parseWebhookAdminRequest(input: unknown): WebhookAdminRequest {
           : Number.NaN;
       // A date the calendar does not have (2025-02-30) is refused, not rolled over to March.
       const day = typeof event.since === 'string' ? event.since.trim().slice(0, 10) : '';
-      const real = !Number.isNaN(since) && new Date(Date.parse(`${day}T12:00:00Z`)).toISOString().slice(0, 10) === day;
+      const real =
+        !Number.isNaN(since) && new Date(Date.parse(`${day}T12:00:00Z`)).toISOString().slice(0, 10) === day;
       if (Number.isNaN(since) || !real) {
         throw new WebhookAdminError(
           '"since" must be an ISO time like 2025-03-03T00:00:00Z (UTC unless it says otherwise)',
