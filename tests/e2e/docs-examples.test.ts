@@ -27,11 +27,14 @@ const texts = new Map(
   await Promise.all(pages.map(async (page) => [page, await readFile(page, 'utf8')] as const)),
 );
 
+const CLONE_ENTRIES = ['package.json', 'node_modules', 'infra', 'shared', 'examples', 'tsconfig.json'];
+/** Per page, the files its examples wrote that git would show as untracked. */
+const leftovers = new Map<string, string[]>();
+
 /** A directory a user's clone looks like to the examples. */
 async function workingDirectory(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'docs-examples-'));
-  for (const entry of ['package.json', 'node_modules', 'infra', 'shared', 'examples', 'tsconfig.json'])
-    await symlink(join(CLONE, entry), join(dir, entry));
+  for (const entry of CLONE_ENTRIES) await symlink(join(CLONE, entry), join(dir, entry));
   return dir;
 }
 
@@ -85,6 +88,14 @@ async function runPage(page: string, examples: DocExample[]): Promise<Map<DocExa
       const result = await run(example.language === 'js' ? process.execPath : 'python3', [file], dir);
       printed.set(example, result.code === 0 ? result.out : `${FAILED} exit ${result.code}: ${result.err}`);
     }
+    // What the examples wrote in the clone: git must ignore it, or `git status` shows it after the tour.
+    const written = (await readdir(dir)).filter(
+      (name) => !CLONE_ENTRIES.includes(name) && name !== 'example.mjs' && name !== 'example.py',
+    );
+    const ignored = written.length
+      ? (await run('git', ['check-ignore', '--no-index', ...written], CLONE)).out.split('\n')
+      : [];
+    leftovers.set(page, written.filter((name) => !ignored.includes(name)));
     return printed;
   } finally {
     await stack.stop();
@@ -106,6 +117,12 @@ for (const page of pages) {
       printed ??= runPage(page, runnable);
       return printed;
     };
+    if (examples.some((e) => !e.skip && !startsAStack(e))) {
+      it('leaves only files git ignores in the clone (git status stays clean after the tour)', async () => {
+        await outputs();
+        expect(leftovers.get(page)).toEqual([]);
+      }, 240_000);
+    }
     for (const example of examples) {
       const name = `${page}:${example.line} ${example.code.split('\n')[0]!.slice(0, 70)}`;
       if (example.skip) {

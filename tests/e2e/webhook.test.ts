@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -153,6 +154,17 @@ describe('Receipt webhook over HTTP (local stack)', () => {
     );
     expect(verify({ ...entry!.headers, 'webhook-id': 'msg_other' }, entry!.body)).toBe(false);
     expect((await readmeVerifier('another-secret'))(entry!.headers, entry!.body)).toBe(false);
+    // During a rotation's overlap: the header carries the new secret, the receiver still holds the
+    // old one, and the signature under the old one is enough (docs/webhooks.md's example).
+    const overlap = {
+      ...entry!.headers,
+      'x-peppol-webhook-secret': 'the-new-secret',
+      'webhook-signature': `v1,${createHmac('sha256', 'the-new-secret')
+        .update(`${entry!.headers['webhook-id']}.${entry!.headers['webhook-timestamp']}.${entry!.body}`)
+        .digest('base64')} ${String(entry!.headers['webhook-signature'])}`,
+    };
+    expect(verify(overlap, entry!.body)).toBe(true);
+    expect((await readmeVerifier('another-secret'))(overlap, entry!.body)).toBe(false);
 
     const rows = await until('the record', () => deliveries(123456), finished(1));
     expect(rows).toEqual([
