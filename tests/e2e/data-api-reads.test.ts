@@ -294,6 +294,9 @@ describe('per-tenant description', () => {
       ]),
     );
     expect(Object.keys(document.paths).some((p) => /WS_APPLICATION/i.test(p))).toBe(false);
+    // The view by its name as declared, on every database (Babelfish's catalogue lower-cases it).
+    expect(Object.keys(document.components.schemas)).toContain('V_DOKUMENT_SOUBOR');
+    expect(Object.keys(document.paths)).toContain('/demo/JsonAPI/Data/getData/V_DOKUMENT_SOUBOR');
   });
 
   it('gives a generated client (openapi-typescript + openapi-fetch) that refuses a wrong table or column at compile time', {

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import sql from 'mssql';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FIND_DATA_SOURCE_SQL } from '../../shared/adapters/mssql/catalogue.js';
+import { declaredViewName, FIND_DATA_SOURCE_SQL } from '../../shared/adapters/mssql/catalogue.js';
 import { mapError, parseConnectionString } from '../../shared/adapters/mssql/connection.js';
 import { mssqlDialect } from '../../shared/adapters/mssql/dialect.js';
 import { createMssqlDatabase, type MssqlPoolLike } from '../../shared/adapters/mssql/index.js';
@@ -662,5 +662,21 @@ describe('connection strings and the shared pool', () => {
     expect(pool.closed).toBe(1);
     await second.query('SELECT 3');
     expect(connect).toHaveBeenCalledTimes(3);
+  });
+});
+
+describe("A view's declared name (Babelfish's catalogue lower-cases it)", () => {
+  it('takes the case of the definition when it names the same view, whatever its quoting and comments', () => {
+    expect(declaredViewName('v_dokument_soubor', 'CREATE VIEW dbo.V_DOKUMENT_SOUBOR\nAS SELECT 1')).toBe(
+      'V_DOKUMENT_SOUBOR',
+    );
+    expect(declaredViewName('v', '/* x */\n-- y\ncreate   view [dbo] . [V] AS SELECT 1')).toBe('V');
+    expect(declaredViewName('my view', 'CREATE OR ALTER VIEW "My View" AS SELECT 1')).toBe('My View');
+  });
+
+  it('keeps the catalogue name for a table, another name, or no definition', () => {
+    expect(declaredViewName('abc', 'CREATE VIEW dbo.XYZ AS SELECT 1')).toBe('abc');
+    expect(declaredViewName('DOKUMENT', null)).toBe('DOKUMENT');
+    expect(declaredViewName('v', 'SELECT 1')).toBe('v');
   });
 });

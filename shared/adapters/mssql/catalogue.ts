@@ -9,6 +9,27 @@ import { columnKind } from './types.js';
  * the names as declared on Babelfish too, whose sys views lower-case them (docs/sql-server.md, "Verified where");
  * alias types report their base type there.
  */
+/**
+ * The first characters of a view's definition, where its name is written as declared: Babelfish
+ * answers a view's name in lower case everywhere in its catalogue (SQL Server keeps the case).
+ */
+const VIEW_DEFINITION_HEAD = (type: string, schema: string, name: string) =>
+  `CASE WHEN ${type} = 'VIEW' THEN LEFT(OBJECT_DEFINITION(OBJECT_ID(QUOTENAME(${schema}) + N'.' + QUOTENAME(${name}))), 400) END`;
+
+/**
+ * A view's name as its definition declares it (`CREATE VIEW dbo.V_DOKUMENT_SOUBOR`), where the
+ * catalogue answers the same name in another case; else the catalogue's name.
+ */
+export function declaredViewName(catalogueName: string, definition: unknown): string {
+  if (typeof definition !== 'string') return catalogueName;
+  const match =
+    /^\s*CREATE\s+(?:OR\s+ALTER\s+)?VIEW\s+(?:(?:\[[^\]]+\]|"[^"]+"|\w+)\s*\.\s*)?(?:\[([^\]]+)\]|"([^"]+)"|(\w+))/i.exec(
+      definition.replace(/^(\s*--[^\n]*\n|\s*\/\*[\s\S]*?\*\/)*/, ''),
+    );
+  const declared = match?.[1] ?? match?.[2] ?? match?.[3];
+  return declared && declared.toLowerCase() === catalogueName.toLowerCase() ? declared : catalogueName;
+}
+
 export const FIND_DATA_SOURCE_SQL = `
 WITH target AS (
   SELECT TOP (1) t.TABLE_SCHEMA AS schema_name, t.TABLE_NAME AS object_name, t.TABLE_TYPE AS table_type
@@ -21,6 +42,7 @@ WITH target AS (
 )
 SELECT target.schema_name AS schemaName, target.object_name AS objectName,
   CASE WHEN target.table_type = 'VIEW' THEN 'V' ELSE 'U' END AS objectType,
+  ${VIEW_DEFINITION_HEAD('target.table_type', 'target.schema_name', 'target.object_name')} AS viewDefinition,
   c.COLUMN_NAME AS columnName, c.DATA_TYPE AS dataType, c.IS_NULLABLE AS isNullable,
   k.ORDINAL_POSITION AS keyOrdinal
 FROM target
@@ -56,7 +78,7 @@ export async function findMssqlDataSource(
     .map((row) => String(row.columnName));
   return {
     schema: String(first.schemaName),
-    name: String(first.objectName),
+    name: declaredViewName(String(first.objectName), first.viewDefinition),
     kind: first.objectType === 'V' ? 'view' : 'table',
     columns,
     primaryKey,
@@ -65,7 +87,8 @@ export async function findMssqlDataSource(
 
 /** Every table and view outside the system schemas, by schema and name. */
 export const LIST_DATA_SOURCES_SQL = `
-SELECT t.TABLE_SCHEMA AS schemaName, t.TABLE_NAME AS objectName
+SELECT t.TABLE_SCHEMA AS schemaName, t.TABLE_NAME AS objectName,
+  ${VIEW_DEFINITION_HEAD('t.TABLE_TYPE', 't.TABLE_SCHEMA', 't.TABLE_NAME')} AS viewDefinition
 FROM INFORMATION_SCHEMA.TABLES AS t
 WHERE t.TABLE_TYPE IN ('BASE TABLE', 'VIEW') AND t.TABLE_SCHEMA NOT IN (N'sys', N'INFORMATION_SCHEMA')
 ORDER BY t.TABLE_SCHEMA, t.TABLE_NAME`;
@@ -73,5 +96,8 @@ ORDER BY t.TABLE_SCHEMA, t.TABLE_NAME`;
 /** Lists the tables and views of a SQL Server database. */
 export async function listMssqlDataSources(query: Database['query']): Promise<DataSourceName[]> {
   const rows = await query(LIST_DATA_SOURCES_SQL);
-  return rows.map((row) => ({ schema: String(row.schemaName), name: String(row.objectName) }));
+  return rows.map((row) => ({
+    schema: String(row.schemaName),
+    name: declaredViewName(String(row.objectName), row.viewDefinition),
+  }));
 }
