@@ -95,7 +95,10 @@ async function runPage(page: string, examples: DocExample[]): Promise<Map<DocExa
     const ignored = written.length
       ? (await run('git', ['check-ignore', '--no-index', ...written], CLONE)).out.split('\n')
       : [];
-    leftovers.set(page, written.filter((name) => !ignored.includes(name)));
+    leftovers.set(
+      page,
+      written.filter((name) => !ignored.includes(name)),
+    );
     return printed;
   } finally {
     await stack.stop();

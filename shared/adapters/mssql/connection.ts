@@ -259,31 +259,91 @@ const targetKey = ({ connectionString, tls }: SqlServerTarget) =>
 
 const pools = new Map<string, Map<string, Promise<MssqlPoolLike>>>();
 
+/**
+ * Logins one process opens to one server at once. A Lambda instance opens one at a time anyway;
+ * the local stack runs every instance in one process, and a cold burst there (fifty instances
+ * logging in together) slowed every login past the acquire time-out: queued, each is quick.
+ */
+export const LOGINS_AT_ONCE = 4;
+
+/** A queue of the logins to one server: at most LOGINS_AT_ONCE run, the others wait their turn. */
+class LoginQueue {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  async run<T>(login: () => Promise<T>): Promise<T> {
+    if (this.running >= LOGINS_AT_ONCE) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.running++;
+    try {
+      return await login();
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
+  }
+}
+
+const loginQueues = new Map<string, LoginQueue>();
+/** The pools whose first connection is made. */
+const connected = new WeakSet<Promise<MssqlPoolLike>>();
+
+/**
+ * `connecting` for at most `ms`: a statement waits for its pool's first connection (its turn to log
+ * in, and the login) no longer than for any connection, the acquire time-out (503 then, as for a
+ * pool that gives no connection). The login goes on for the next statement.
+ */
+function withinAcquireTimeout(connecting: Promise<MssqlPoolLike>, ms: number): Promise<MssqlPoolLike> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new DatabaseUnavailableError(
+            `SQL Server gave no connection within the acquire time-out (${ms} ms): its logins are slow or queued`,
+          ),
+        ),
+      ms,
+    );
+    timer.unref?.();
+  });
+  return Promise.race([connecting, late]).finally(() => clearTimeout(timer));
+}
+
 /** The connected pool of `owner` for `target`, shared across invocations; connects on first use. */
 export function sharedPool(target: SqlServerTarget, owner: PoolOwner = processOwner): Promise<MssqlPoolLike> {
   const key = targetKey(target);
   const owners = pools.get(key) ?? new Map<string, Promise<MssqlPoolLike>>();
   pools.set(key, owners);
   const cached = owners.get(owner.id);
-  if (cached) return cached;
+  // A connected pool is answered as it is: no timer per statement.
+  if (cached)
+    return connected.has(cached) ? cached : withinAcquireTimeout(cached, owner.settings.acquireTimeoutMs);
   const config = poolConfig(target, owner.settings);
   const pool = new sql.ConnectionPool(config);
   // Failures reach callers through their requests; an 'error' event without a listener would crash.
   pool.on('error', () => undefined);
-  const connecting: Promise<MssqlPoolLike> = pool.connect().then(
-    (connected) => {
-      noteAcquireFailures(connected, config.pool);
-      return connected;
-    },
-    (error: unknown) => {
-      // A failed connection must not stay cached: the next call tries again.
-      if (owners.get(owner.id) === connecting) owners.delete(owner.id);
-      void pool.close().catch(() => undefined);
-      throw error;
-    },
-  );
+  const server = `${config.server}:${config.port ?? 1433}`;
+  const queue = loginQueues.get(server) ?? new LoginQueue();
+  loginQueues.set(server, queue);
+  const connecting: Promise<MssqlPoolLike> = queue
+    .run(() => pool.connect())
+    .then(
+      (connected) => {
+        noteAcquireFailures(connected, config.pool);
+        return connected;
+      },
+      (error: unknown) => {
+        // A failed connection must not stay cached: the next call tries again.
+        if (owners.get(owner.id) === connecting) owners.delete(owner.id);
+        void pool.close().catch(() => undefined);
+        throw error;
+      },
+    );
   owners.set(owner.id, connecting);
-  return connecting;
+  connecting.then(() => connected.add(connecting)).catch(() => undefined);
+  // A caller that gave up waiting leaves the login to finish for the next one; nobody else awaits it.
+  connecting.catch(() => undefined);
+  return withinAcquireTimeout(connecting, owner.settings.acquireTimeoutMs);
 }
 
 /** Closes and forgets every shared pool for `target` (every owner's), if any. */
