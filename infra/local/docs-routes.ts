@@ -24,11 +24,11 @@ const ASSETS: Record<string, string> = {
 };
 
 // validatorUrl null: Swagger UI would otherwise send the document to validator.swagger.io.
-const PAGE = `<!doctype html>
+const page = (title: string, documentUrl: string) => `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
-  <title>ERP integration gateway: API reference</title>
+  <title>${title}</title>
   <link rel="stylesheet" href="/docs/swagger-ui.css">
   <link rel="icon" type="image/png" href="/docs/favicon-32x32.png">
 </head>
@@ -37,7 +37,7 @@ const PAGE = `<!doctype html>
   <script src="/docs/swagger-ui-bundle.js"></script>
   <script>
     window.ui = SwaggerUIBundle({
-      url: '/openapi.json',
+      url: '${documentUrl}',
       dom_id: '#swagger-ui',
       deepLinking: true,
       validatorUrl: null,
@@ -48,6 +48,7 @@ const PAGE = `<!doctype html>
 </body>
 </html>
 `;
+const PAGE = page('ERP integration gateway: API reference', '/openapi.json');
 
 function send(response: Parameters<LocalRoute>[1], contentType: string, body: string | Buffer): void {
   sendBytes(response, 200, { 'content-type': contentType }, body);
@@ -61,6 +62,30 @@ async function servedDocument(request: IncomingMessage): Promise<Record<string, 
   return {
     ...document,
     servers: [here, ...servers.filter((server) => !server.url.startsWith('http://127.0.0.1'))],
+  };
+}
+
+const TENANT_DOCS = /^\/docs\/([a-z0-9][a-z0-9-]{0,62})$/;
+
+/**
+ * `GET /docs/{tenant}`: the tenant's own description (`/{tenant}/JsonAPI/openapi.json`: its tables,
+ * views and columns) as an interactive page, as `/docs` shows the service's. The description asks
+ * for the tenant's Data API user (HTTP Basic): the browser asks for it once.
+ */
+export function tenantDocsRoute(): {
+  match: (method: string | undefined, pathname: string) => LocalRoute | undefined;
+} {
+  return {
+    match(method, pathname) {
+      const tenant = method === 'GET' ? TENANT_DOCS.exec(pathname)?.[1] : undefined;
+      if (!tenant || tenant in ASSETS) return undefined;
+      return async (_request, response) =>
+        send(
+          response,
+          'text/html; charset=utf-8',
+          page(`ERP integration gateway: tables and views of ${tenant}`, `/${tenant}/JsonAPI/openapi.json`),
+        );
+    },
   };
 }
 

@@ -24,6 +24,7 @@ import {
   openLocalDemoDatabase,
   withDemoConnection,
 } from './demo-database.js';
+import { tenantDocsRoute } from './docs-routes.js';
 import type { EmbeddedInspector } from './embedded-thread.js';
 import { localFunctionInstances } from './function-instances.js';
 import { createHttpGateway, gatewayTimeoutMs, methodsAtPath } from './http-gateway.js';
@@ -264,6 +265,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   // Local-only routes with a parameter in their path: the Lambda Invoke API and the ERP's stand-in.
   const localPatternRoutes = [
     lambdaInvokeRoute(instances),
+    tenantDocsRoute(),
     subjectWebhookRoute({ database: db, sqs, queueUrls }),
   ];
   const inFlight = new Set<ServerResponse>();

@@ -82,3 +82,36 @@ describe('GET /docs in a real browser', () => {
     expect(failed).toEqual([]);
   });
 });
+
+describe('GET /docs/{tenant} in a real browser', () => {
+  it("shows the tenant's own tables and views, after the browser asked for its Data API user", async () => {
+    const page = await browser.newPage();
+    // The browser's login prompt for HTTP Basic, answered as a user would.
+    await page.authenticate({ username: 'demo', password: 'demo-password' });
+    const elsewhere: string[] = [];
+    page.on('request', (request) => {
+      if (!request.url().startsWith(stack.url) && !request.url().startsWith('data:'))
+        elsewhere.push(request.url());
+    });
+    const failed: string[] = [];
+    page.on('pageerror', (error) => failed.push(String(error)));
+    const response = await page.goto(`${stack.url}/docs/demo`, { waitUntil: 'networkidle0' });
+    expect(response?.status()).toBe(200);
+    await page.waitForFunction(`document.querySelectorAll('.opblock').length >= 4`);
+    const paths = await page.$$eval('.opblock .opblock-summary-path', (items) =>
+      items.map((item) => item.getAttribute('data-path')),
+    );
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '/demo/JsonAPI/Data/getData/SUBJECT',
+        '/demo/JsonAPI/Data/getDataPaginate/DOKUMENT',
+        '/demo/JsonAPI/Data/getData/V_DOKUMENT_SOUBOR',
+      ]),
+    );
+    // Never a table the tenant may not read, nor the Web API's secrets.
+    expect(paths.some((path) => /WS_APPLICATION/i.test(String(path)))).toBe(false);
+    expect(await page.title()).toContain('tables and views of demo');
+    expect(elsewhere).toEqual([]);
+    expect(failed).toEqual([]);
+  });
+});
