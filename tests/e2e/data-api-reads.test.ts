@@ -3,14 +3,14 @@
  * engine under `npm run test:tsql`): `columns=`, hidden columns, ETag/304, keyset continuation
  * and the per-tenant description with a client generated from it.
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalStack, localSigningKey, startLocalStack } from '../../infra/local/stack.js';
 import { DEMO_AUTH } from '../support/demo.js';
 
 let stack: LocalStack;
@@ -253,6 +253,30 @@ describe('keyset continuation', () => {
     const both = await data('getDataPaginate', 'DOKUMENT', `after=${cursor}&fromRow=1&rows=3`);
     expect(both.status).toBe(400);
     expect((await errorOf(both)).code).toBe('invalid_paging');
+  });
+
+  it('refuses a cursor with a valid MAC whose values do not fit the key: 400 invalid_cursor, never 500', async () => {
+    // Made with the stack's own signing key (.data/signing-key), as a holder of a leaked key could.
+    const key = Buffer.from(await localSigningKey());
+    const mint = (source: string, values: unknown[]) => {
+      const payload = Buffer.from(JSON.stringify(values)).toString('base64url');
+      const tag = createHmac('sha256', key)
+        .update(JSON.stringify(['paging-cursor', 'demo', 'dbo', source.toLowerCase(), ['ID']]))
+        .update('\n')
+        .update(payload)
+        .digest()
+        .subarray(0, 16)
+        .toString('base64url');
+      return `${payload}.${tag}`;
+    };
+    // A fitting one is taken (the minting is right), then values of every wrong shape.
+    const fitting = await data('getDataPaginate', 'SUBJECT', `after=${mint('SUBJECT', [5])}&rows=2`);
+    expect(fitting.status).toBe(200);
+    for (const values of [['x'], [1.5], [1e20], [2147483648], [null], [-1e308], [[1]], [1, 2], ['１']]) {
+      const response = await data('getDataPaginate', 'SUBJECT', `after=${mint('SUBJECT', values)}&rows=2`);
+      expect(response.status, JSON.stringify(values)).toBe(400);
+      expect((await errorOf(response)).code).toBe('invalid_cursor');
+    }
   });
 });
 

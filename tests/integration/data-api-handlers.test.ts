@@ -50,6 +50,8 @@ beforeAll(async () => {
   registerEmbeddedDatabase('handlers-gone', createEmbeddedDatabase(gone));
   setTenantRegistry(
     parseTenantRegistry({
+      // The deployment's signing key of cursors (a secret of its own in the registry).
+      pagingCursorKeys: ['handlers-test-signing-key-of-32-chars'],
       tenants: {
         alpha: {
           database: { kind: 'embedded', name: 'handlers-demo' },
