@@ -23,8 +23,9 @@ export function useDemoTenantsWith(
   registry: unknown,
   extra: (demo: TenantEntry) => Record<string, TenantEntry>,
 ): void {
+  // The stack's registry as it is (its signing key included), with the extra tenants.
   const local = registry as { tenants: Record<string, TenantEntry> };
-  setTenantRegistry(parseTenantRegistry({ tenants: { ...local.tenants, ...extra(local.tenants.demo!) } }));
+  setTenantRegistry(parseTenantRegistry({ ...local, tenants: { ...local.tenants, ...extra(local.tenants.demo!) } }));
 }
 
 /**
