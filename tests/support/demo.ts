@@ -25,7 +25,9 @@ export function useDemoTenantsWith(
 ): void {
   // The stack's registry as it is (its signing key included), with the extra tenants.
   const local = registry as { tenants: Record<string, TenantEntry> };
-  setTenantRegistry(parseTenantRegistry({ ...local, tenants: { ...local.tenants, ...extra(local.tenants.demo!) } }));
+  setTenantRegistry(
+    parseTenantRegistry({ ...local, tenants: { ...local.tenants, ...extra(local.tenants.demo!) } }),
+  );
 }
 
 /**
