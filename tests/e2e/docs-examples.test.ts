@@ -64,7 +64,8 @@ function run(
 
 /** One bash for the page's shell examples: each block followed by a marker, any failed command noted. */
 function pageScript(examples: DocExample[], url: string): string {
-  const lines = [`trap 'echo "${FAILED} $BASH_COMMAND"' ERR`];
+  // `$BASE`, the one base URL of the examples, as a reader sets it (README "Quick start").
+  const lines = [`trap 'echo "${FAILED} $BASH_COMMAND"' ERR`, `BASE='${url}'`];
   for (const example of examples) {
     lines.push(example.code.replaceAll(LOCAL_URL, url), `printf '\\n${END}\\n'`);
   }
