@@ -19,6 +19,8 @@ def load_parameters(self):
         value = self.resolved_parameters.get(name)
         if isinstance(value, str) and (kind == "CommaDelimitedList" or kind.startswith("List<")):
             self.resolved_parameters[name] = value.split(",")
+            # load_parameters has already copied the parameters where references find them.
+            self._parsed_resources[name] = self.resolved_parameters[name]
 
 
 parsing.ResourceMap.load_parameters = load_parameters
