@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { startAwsEmulator } from '../../infra/local/aws-emulator.js';
 import { openDemoDatabase } from '../../infra/local/demo-database.js';
-import { LARGE_ANSWER_BUCKET } from '../../infra/local/stack.js';
+import { LARGE_ANSWER_BUCKET, withSigningKey } from '../../infra/local/stack.js';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
@@ -24,7 +24,11 @@ await pg.exec(`CREATE TABLE dbo."DOKUMENT_10K" (LIKE dbo."DOKUMENT" INCLUDING AL
   ANALYZE dbo."DOKUMENT_10K";`);
 registerEmbeddedDatabase('demo', createEmbeddedDatabase(pg));
 const registry = join(import.meta.dirname, '../../infra/local/tenants.json');
-setTenantRegistry(parseTenantRegistry(JSON.parse(await readFile(registry, 'utf8'))));
+setTenantRegistry(
+  parseTenantRegistry(
+    withSigningKey(JSON.parse(await readFile(registry, 'utf8')), 'bench-signing-key-of-32-characters'),
+  ),
+);
 const { handler } = (await import('../../functions/data-api/getData.js')) as {
   handler: (event: unknown, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 };
