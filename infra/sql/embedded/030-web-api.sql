@@ -131,9 +131,13 @@ BEGIN
     IF v_value IS NULL OR jsonb_typeof(v_value) = 'null' THEN
         v_seconds := 0;
     ELSIF jsonb_typeof(v_value) = 'number' THEN
+        -- As a double, as SQL Server reads a JSON number: then at most three fraction digits.
         v_seconds := (v_value #>> '{}')::numeric;
-        IF v_seconds <> round(v_seconds, 3) THEN
+        IF v_seconds < 0 OR v_seconds > 60
+           OR round(v_seconds::float8::numeric, 3)::float8 <> v_seconds::float8 THEN
             v_seconds := NULL;
+        ELSE
+            v_seconds := round(v_seconds::float8::numeric, 3);
         END IF;
     ELSIF jsonb_typeof(v_value) = 'string' AND (v_value #>> '{}') ~ '^[0-9]{1,2}(\.[0-9]{1,3})?$' THEN
         v_seconds := (v_value #>> '{}')::numeric;

@@ -200,8 +200,10 @@ BEGIN
         SET @seconds = 0;
     ELSE IF @type = 2
     BEGIN
-        SET @seconds = TRY_CONVERT(decimal(38, 10), TRY_CONVERT(float, @text));
-        IF @seconds <> ROUND(@seconds, 3) SET @seconds = NULL;
+        -- As a double (a JSON number is one), then at most three fraction digits.
+        DECLARE @number float = TRY_CONVERT(float, @text);
+        IF @number >= 0 AND @number <= 60 AND ROUND(@number, 3) = @number
+            SET @seconds = ROUND(TRY_CONVERT(decimal(38, 10), @number), 3);
     END
     -- (LIKE ignores trailing blanks, LEN(@text + N'x') does not.)
     ELSE IF @type = 1 AND LEN(@text) BETWEEN 1 AND 6 AND LEN(@text + N'x') = LEN(@text) + 1
