@@ -32,11 +32,10 @@ export const EMBEDDED_WEBHOOK_ADMIN_STATEMENTS: WebhookAdminStatements = {
       "HTTP_STATUS" AS "httpStatus", "ERROR" AS "error", "DURATION_MS" AS "durationMs"
     FROM "dbo"."WEBHOOK_DELIVERY" WHERE "SUBJECT_ID" = $1 ORDER BY "ID" DESC LIMIT $2`,
   claimRecovery: `INSERT INTO "dbo"."WEBHOOK_DELIVERY" ("EVENT_ID", "SUBJECT_ID", "DOCUMENT_ID", "ATTEMPT",
-      "ATTEMPTED_AT", "OUTCOME", "RECOVERS_ID")
-    SELECT $1, $2::int, $3::bigint, 0, $5::timestamp(3), 'requeued', $4::bigint
-    WHERE NOT EXISTS (SELECT 1 FROM "dbo"."WEBHOOK_DELIVERY" WHERE "RECOVERS_ID" = $4::bigint)
-    RETURNING "ID" AS "id"`,
-  recoveryClaimed: `SELECT COUNT(*)::int AS "n" FROM "dbo"."WEBHOOK_DELIVERY" WHERE "RECOVERS_ID" = $1::bigint`,
+      "ATTEMPTED_AT", "OUTCOME", "RECOVERS_ID", "MESSAGE_ID")
+    SELECT $1, $2::int, $3::bigint, 0, $5::timestamp(3), 'requeued', $4::bigint, $6
+    WHERE NOT EXISTS (SELECT 1 FROM "dbo"."WEBHOOK_DELIVERY" WHERE "RECOVERS_ID" = $4::bigint)`,
+  recoveryClaimed: `SELECT "MESSAGE_ID" AS "claimedBy" FROM "dbo"."WEBHOOK_DELIVERY" WHERE "RECOVERS_ID" = $1::bigint`,
   enable: `UPDATE "dbo"."WEBHOOK_ENDPOINT" SET "FAILING_SINCE" = NULL,
       "ENABLED_AT" = CASE WHEN "DISABLED_AT" IS NULL THEN "ENABLED_AT" ELSE $2::timestamp(3) END,
       "DISABLED_AT" = NULL

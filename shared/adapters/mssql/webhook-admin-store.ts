@@ -31,11 +31,10 @@ export const MSSQL_WEBHOOK_ADMIN_STATEMENTS: WebhookAdminStatements = {
       [HTTP_STATUS] AS [httpStatus], [ERROR] AS [error], [DURATION_MS] AS [durationMs]
     FROM [dbo].[WEBHOOK_DELIVERY] WHERE [SUBJECT_ID] = @p1 ORDER BY [ID] DESC`,
   claimRecovery: `INSERT INTO [dbo].[WEBHOOK_DELIVERY] ([EVENT_ID], [SUBJECT_ID], [DOCUMENT_ID], [ATTEMPT],
-      [ATTEMPTED_AT], [OUTCOME], [RECOVERS_ID])
-    OUTPUT INSERTED.[ID] AS [id]
-    SELECT @p1, @p2, @p3, 0, CAST(@p5 AS datetime2(3)), 'requeued', @p4
+      [ATTEMPTED_AT], [OUTCOME], [RECOVERS_ID], [MESSAGE_ID])
+    SELECT @p1, @p2, @p3, 0, CAST(@p5 AS datetime2(3)), 'requeued', @p4, @p6
     WHERE NOT EXISTS (SELECT 1 FROM [dbo].[WEBHOOK_DELIVERY] WHERE [RECOVERS_ID] = @p4)`,
-  recoveryClaimed: `SELECT COUNT(*) AS [n] FROM [dbo].[WEBHOOK_DELIVERY] WHERE [RECOVERS_ID] = @p1`,
+  recoveryClaimed: `SELECT [MESSAGE_ID] AS [claimedBy] FROM [dbo].[WEBHOOK_DELIVERY] WHERE [RECOVERS_ID] = @p1`,
   enable: `UPDATE [dbo].[WEBHOOK_ENDPOINT] SET [FAILING_SINCE] = NULL,
       [ENABLED_AT] = CASE WHEN [DISABLED_AT] IS NULL THEN [ENABLED_AT] ELSE @p2 END, [DISABLED_AT] = NULL
     WHERE [SUBJECT_ID] = @p1`,

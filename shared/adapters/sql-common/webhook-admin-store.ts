@@ -2,6 +2,7 @@
  * The webhook admin's view of a tenant database (`WEBHOOK_DELIVERY`, `WEBHOOK_ENDPOINT`, `SUBJECT`),
  * shared by the SQL adapters; each passes its dialect's statements.
  */
+import { randomUUID } from 'node:crypto';
 import type { Database } from '../../core/database.js';
 import type { WebhookAdminStore } from '../../core/webhook/admin.js';
 import type { DeliveryOutcome } from '../../core/webhook/delivery-log.js';
@@ -26,10 +27,11 @@ export interface WebhookAdminStatements {
   /**
    * Parameters: event id, subject id, document id, the claimed row's id, now. Writes the
    * `requeued` row naming the row it sends again, unless one does (the unique index
-   * UX_WEBHOOK_DELIVERY_RECOVERS decides between two at once); one row (its `id`) when written.
+   * UX_WEBHOOK_DELIVERY_RECOVERS decides between two at once), with the claim's token (6th
+   * parameter) as its MESSAGE_ID.
    */
   readonly claimRecovery: string;
-  /** Parameter: a row's id. `n`: the `requeued` rows naming it (0 or 1). */
+  /** Parameter: a row's id. `claimedBy`: the token of the `requeued` row naming it, if any. */
   readonly recoveryClaimed: string;
   /** Parameters: subject id, now. */
   readonly enable: string;
@@ -60,16 +62,27 @@ export function createSqlWebhookAdminStore(
       }));
     },
     async claimRecovery(event, now) {
-      const params = [event.eventId, event.subjectId, event.documentId, event.rowId, sqlTimestamp(now)];
+      // The claim row carries a token of this call (in MESSAGE_ID, which no queue message id
+      // equals): the row that names the failed one says which recover took it.
+      const token = `recover-${randomUUID()}`;
+      const params = [
+        event.eventId,
+        event.subjectId,
+        event.documentId,
+        event.rowId,
+        sqlTimestamp(now),
+        token,
+      ];
+      let failure: unknown;
       try {
-        return (await db.query(sql.claimRecovery, params)).length === 1;
+        await db.query(sql.claimRecovery, params);
       } catch (error) {
-        // Two recovers passed NOT EXISTS at once and the unique index refused the later one: the
-        // event is the other's. Anything else is an error.
-        const [row] = await db.query(sql.recoveryClaimed, [event.rowId]);
-        if (Number(row?.n ?? 0) > 0) return false;
-        throw error;
+        // Two recovers passed NOT EXISTS at once and the unique index refused the later one.
+        failure = error;
       }
+      const [row] = await db.query(sql.recoveryClaimed, [event.rowId]);
+      if (!row) throw failure ?? new Error('the recover claim was not written');
+      return row.claimedBy === token;
     },
     async subjectState(subjectId) {
       const [row] = await db.query(sql.subjectState, [subjectId]);
