@@ -3,7 +3,7 @@
  * engine under `npm run test:tsql`): `columns=`, hidden columns, ETag/304, keyset continuation
  * and the per-tenant description with a client generated from it.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
@@ -11,6 +11,7 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, localSigningKey, startLocalStack } from '../../infra/local/stack.js';
+import { mintCursor } from '../support/cursors.js';
 import { DEMO_AUTH } from '../support/demo.js';
 
 let stack: LocalStack;
@@ -258,17 +259,8 @@ describe('keyset continuation', () => {
   it('refuses a cursor with a valid MAC whose values do not fit the key: 400 invalid_cursor, never 500', async () => {
     // Made with the stack's own signing key (.data/signing-key), as a holder of a leaked key could.
     const key = Buffer.from(await localSigningKey());
-    const mint = (source: string, values: unknown[]) => {
-      const payload = Buffer.from(JSON.stringify(values)).toString('base64url');
-      const tag = createHmac('sha256', key)
-        .update(JSON.stringify(['paging-cursor', 'demo', 'dbo', source.toLowerCase(), ['ID']]))
-        .update('\n')
-        .update(payload)
-        .digest()
-        .subarray(0, 16)
-        .toString('base64url');
-      return `${payload}.${tag}`;
-    };
+    const mint = (source: string, values: unknown[]) =>
+      mintCursor(key, { tenant: 'demo', schema: 'dbo', source, primaryKey: ['ID'] }, values);
     // A fitting one is taken (the minting is right), then values of every wrong shape.
     const fitting = await data('getDataPaginate', 'SUBJECT', `after=${mint('SUBJECT', [5])}&rows=2`);
     expect(fitting.status).toBe(200);

@@ -1,7 +1,7 @@
-import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { fitsKey, makeCursor, readCursor } from '../../shared/core/data-api/cursor.js';
 import type { DataSourceInfo } from '../../shared/core/database.js';
+import { mintCursor } from '../support/cursors.js';
 
 /**
  * Cursors whose MAC is valid but whose values do not fit the key's columns (a key that leaked, or
@@ -23,17 +23,12 @@ const KEY = Buffer.from('a-signing-key-of-the-deployment-32+');
 const signer = { keys: [KEY], tenant: 'acme' };
 
 /** A cursor over `values` with a valid MAC, as someone holding the key could make it. */
-const forged = (table: DataSourceInfo, values: unknown[]) => {
-  const payload = Buffer.from(JSON.stringify(values)).toString('base64url');
-  const tag = createHmac('sha256', KEY)
-    .update(JSON.stringify(['paging-cursor', 'acme', 'dbo', 't', table.primaryKey]))
-    .update('\n')
-    .update(payload)
-    .digest()
-    .subarray(0, 16)
-    .toString('base64url');
-  return `${payload}.${tag}`;
-};
+const forged = (table: DataSourceInfo, values: unknown[]) =>
+  mintCursor(
+    KEY,
+    { tenant: 'acme', schema: table.schema, source: table.name, primaryKey: table.primaryKey },
+    values,
+  );
 
 describe('Cursors: values that must fit the key columns', () => {
   const cases: [string, [string, string, string][], unknown[], boolean][] = [

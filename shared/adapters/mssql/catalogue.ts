@@ -2,14 +2,6 @@ import type { ColumnInfo, Database, DataSourceInfo, DataSourceName, Row } from '
 import { columnKind } from './types.js';
 
 /**
- * One round trip: the first matching table or view (`@p1` name, `@p2` schema or NULL) joined to its
- * columns and primary-key positions. LOWER() on both sides keeps the lookup case-insensitive even
- * under a case-sensitive database collation. Without a schema, `dbo` wins, then the caller's
- * default schema, then the alphabetically first. INFORMATION_SCHEMA rather than sys.*: it keeps
- * the names as declared on Babelfish too, whose sys views lower-case them (docs/sql-server.md, "Verified where");
- * alias types report their base type there.
- */
-/**
  * The first characters of a view's definition, where its name is written as declared: Babelfish
  * answers a view's name in lower case everywhere in its catalogue (SQL Server keeps the case).
  */
@@ -30,6 +22,14 @@ export function declaredViewName(catalogueName: string, definition: unknown): st
   return declared && declared.toLowerCase() === catalogueName.toLowerCase() ? declared : catalogueName;
 }
 
+/**
+ * One round trip: the first matching table or view (`@p1` name, `@p2` schema or NULL) joined to its
+ * columns and primary-key positions. LOWER() on both sides keeps the lookup case-insensitive even
+ * under a case-sensitive database collation. Without a schema, `dbo` wins, then the caller's
+ * default schema, then the alphabetically first. INFORMATION_SCHEMA rather than sys.*: it keeps
+ * the names as declared on Babelfish too, whose sys views lower-case them (docs/sql-server.md, "Verified where");
+ * alias types report their base type there.
+ */
 export const FIND_DATA_SOURCE_SQL = `
 WITH target AS (
   SELECT TOP (1) t.TABLE_SCHEMA AS schema_name, t.TABLE_NAME AS object_name, t.TABLE_TYPE AS table_type

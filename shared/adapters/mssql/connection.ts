@@ -340,9 +340,9 @@ export function sharedPool(target: SqlServerTarget, owner: PoolOwner = processOw
       },
     );
   owners.set(owner.id, connecting);
+  // Also the rejection's handler: a caller that gave up waiting leaves the login to finish for the
+  // next one, and a failed login then has nobody else awaiting it.
   connecting.then(() => connected.add(connecting)).catch(() => undefined);
-  // A caller that gave up waiting leaves the login to finish for the next one; nobody else awaits it.
-  connecting.catch(() => undefined);
   return withinAcquireTimeout(connecting, owner.settings.acquireTimeoutMs);
 }
 

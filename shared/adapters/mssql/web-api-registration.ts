@@ -1,8 +1,8 @@
 /**
  * Registering what the Web API serves in a tenant's SQL Server database: an application (key and
  * API hash in WS_APPLICATION) and an operation (`vltyp` → procedure in WS_OPERATION). Used by
- * `npm run web-api:application` and `npm run web-api:operation` (docs/api.md "Adding an application
- * or an operation"), as a DBA would insert the rows, with the checks the service makes when it reads them.
+ * `npm run web-api -- application` and `npm run web-api -- operation` (docs/api.md "Adding an
+ * application or an operation"), as a DBA would insert the rows, with the checks the service makes when it reads them.
  */
 import type { Database } from '../../core/database.js';
 import { parseQualifiedName } from '../../core/sql-names.js';

@@ -143,7 +143,6 @@ const invalidToken = () =>
 
 const isBatch = (value: unknown): value is number =>
   typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-const isKey = (value: unknown, source: DataSourceInfo): value is unknown[] => fitsKey(source, value);
 
 function readToken(ctx: ChangeFeedContext, source: DataSourceInfo, token: string): TokenState {
   const match = /^([A-Za-z0-9_-]{1,8192})\.([A-Za-z0-9_-]{22})$/.exec(token);
@@ -164,10 +163,10 @@ function readToken(ctx: ChangeFeedContext, source: DataSourceInfo, token: string
     typeof state.f === 'string' &&
     isBatch(state.b) &&
     isBatch(state.at) &&
-    ((state.k === 'i' && isKey(state.a, source)) ||
+    ((state.k === 'i' && fitsKey(source, state.a)) ||
       (state.k === 'c' &&
         (state.t === undefined || (isBatch(state.t) && state.t >= state.b)) &&
-        (state.a === undefined || (state.t !== undefined && isKey(state.a, source)))));
+        (state.a === undefined || (state.t !== undefined && fitsKey(source, state.a)))));
   if (!shapeOk) throw invalidToken();
   return state as unknown as TokenState;
 }
