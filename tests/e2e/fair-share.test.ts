@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOCAL_TENANT_LIMITS_TABLE } from '../../infra/local/aws-emulator.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { DynamoDbTenantLoadStore, dynamoDbClient } from '../../shared/adapters/dynamodb/tenant-load-store.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import { envelope, signedCall } from '../support/web-api.js';
 
@@ -53,12 +55,27 @@ const rowsCount = (tenant = 'demo') =>
     headers: { authorization: DEMO_AUTH },
   });
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Waits until the shared store counts a tenant's held calls as in progress: a fixed pause was not
+ * enough on a loaded machine, where a held call's cold start on the T-SQL engine can take longer
+ * than the pause, and the next call was then admitted in its place.
+ */
+async function untilInProgress(tenant: string, count: number): Promise<void> {
+  const store = new DynamoDbTenantLoadStore(dynamoDbClient(), LOCAL_TENANT_LIMITS_TABLE, 2000);
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const slots = (await store.read(tenant))?.slots.size ?? 0;
+    if (slots >= count) return;
+    if (Date.now() > deadline) throw new Error(`${tenant} has ${slots} requests in progress, not ${count}`);
+    await pause(25);
+  }
+}
 
 describe('fair share on the local stack', () => {
   it("refuses a tenant's request over its requests in progress, on the Web API and the Data API", async () => {
     await pause(2100); // a full burst
-    const held = [slowCall('demo', 1.5), slowCall('demo', 1.5)];
-    await pause(300);
+    const held = [slowCall('demo', 3), slowCall('demo', 3)];
+    await untilInProgress('demo', 2);
     const web = await slowCall('demo', 0);
     expect(web.status).toBe(429);
     expect(web.headers.get('retry-after')).toBe('1');
@@ -92,8 +109,8 @@ describe('fair share on the local stack', () => {
 
   it("takes a tenant's own limits from the registry", async () => {
     await pause(2100);
-    const held = slowCall('other', 1);
-    await pause(300);
+    const held = slowCall('other', 3);
+    await untilInProgress('other', 1);
     const refused = await rowsCount('other');
     expect(refused.status).toBe(429);
     expect(refused.headers.get('ratelimit-policy')).toContain('"concurrency";q=1;');
@@ -121,8 +138,9 @@ describe('fair share on the local stack', () => {
   it("answers as HTTP API does when every instance of a function is busy (Lambda's reserved concurrency)", async () => {
     await pause(2100);
     // Three invocations of webGetData at once: two of demo's, one of other's.
-    const held = [slowCall('demo', 1.5), slowCall('demo', 1.5), slowCall('other', 1.5)];
-    await pause(300);
+    const held = [slowCall('demo', 3), slowCall('demo', 3), slowCall('other', 3)];
+    await untilInProgress('demo', 2);
+    await untilInProgress('other', 1);
     const throttled = await slowCall('demo', 0);
     expect(throttled.status).toBe(500);
     expect(await throttled.json()).toEqual({ message: 'Internal Server Error' });
