@@ -192,6 +192,35 @@ export class DatabaseStatementError extends Error {
   }
 }
 
+/**
+ * Thrown by adapters when the database refused a statement because the service's login lacks a
+ * permission on one of its objects (CONTRACT.md section 7). A 500 that says what to grant: its
+ * message is the adapter's own words, meant for the client and the operator (the object and the
+ * grant docs/sql-server.md lists for it), never the engine's text. A table or view the login may
+ * not read never gets here: the catalogue does not show it, and it is answered like an unknown one.
+ */
+export class DatabasePermissionError extends Error {
+  override readonly name = 'DatabasePermissionError';
+  readonly [PORT_ERROR]: readonly string[] = ['DatabasePermissionError'];
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isPortError(value, 'DatabasePermissionError');
+  }
+  constructor(
+    /** The object as the service names it (`dbo.SVCDOC`), for the log and the metric. */
+    readonly object: string,
+    /** What to grant on it (`SELECT, INSERT`), as docs/sql-server.md lists it. */
+    readonly grant: string,
+    /** Driver-specific error code, for logs only. */
+    readonly dbCode?: string,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `The service's database login may not use ${object}: grant ${grant} on ${object} to the service's role (docs/sql-server.md, "Permissions")`,
+      options,
+    );
+  }
+}
+
 /** Thrown by adapters when a statement was cancelled through {@link QueryOptions.signal}. */
 export class StatementCancelledError extends Error {
   override readonly name = 'StatementCancelledError';

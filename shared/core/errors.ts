@@ -10,10 +10,15 @@ export class ServiceError extends Error {
     /** Machine-readable code in the error body. */
     readonly code: string,
     message: string,
-    options?: ErrorOptions & { headers?: Record<string, string>; details?: Record<string, unknown> },
+    options?: ErrorOptions & {
+      headers?: Record<string, string>;
+      details?: Record<string, unknown>;
+      /** A 500 whose message is meant for the client (it says what to grant, in the service's words). */
+      expose?: boolean;
+    },
   ) {
     super(message, options);
-    this.expose = status < 500 || status === 502 || status === 503;
+    this.expose = options?.expose ?? (status < 500 || status === 502 || status === 503);
     this.headers = options?.headers;
     this.details = options?.details;
   }

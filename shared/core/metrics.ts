@@ -27,4 +27,6 @@ export const MetricName = {
   tenantThrottled: 'TenantThrottled',
   /** A request that went on uncounted because the tenants' load store did not answer in time. */
   tenantLimitsUnavailable: 'TenantLimitsUnavailable',
+  /** A statement refused because the service's database login lacks a permission (dimension `tenant`, and the sum). */
+  databasePermissionDenied: 'DatabasePermissionDenied',
 } as const;

@@ -13,7 +13,7 @@ import { describeError } from '../core/log.js';
 import { authenticate, dataApiContext, renderDataApiError, singleQueryParam } from './data-api.js';
 import { type HttpRequest, httpHandler } from './http.js';
 import { answerResponse } from './large-answers.js';
-import { logFormatFromEnv, serviceLog } from './observability.js';
+import { logFormatFromEnv, reportPermissionDenied, serviceLog } from './observability.js';
 
 /** The change feed's store for a database, in its dialect. */
 export function changeFeedStore(db: Database): ChangeFeedStore {
@@ -98,6 +98,7 @@ export function changeRetentionHandler(options: { now?: () => number } = {}) {
         else serviceLog().info('change retention', fields);
       } catch (error) {
         failed++;
+        reportPermissionDenied(error, { tenant: id });
         serviceLog().error('change retention failed', { tenant: id, ...describeError(error) });
       }
     }

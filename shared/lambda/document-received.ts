@@ -18,7 +18,7 @@ import {
   parseDocumentReceivedEvent,
   webhookEventId,
 } from '../core/webhook/event.js';
-import { logFormatFromEnv, serviceLog, serviceMetrics } from './observability.js';
+import { logFormatFromEnv, reportPermissionDenied, serviceLog, serviceMetrics } from './observability.js';
 
 /** What the document-received consumer needs; tests replace any of it. */
 export interface DocumentReceivedDependencies {
@@ -269,12 +269,14 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
       endpointPolicy: settings.endpointPolicy,
       now: deps.now,
       random: deps.random,
-      onRecordFailure: (error, entry) =>
+      onRecordFailure: (error, entry) => {
+        reportPermissionDenied(error, fields);
         log('error', 'could not record the webhook attempt', {
           ...fields,
           outcome: entry.outcome,
           ...describeError(error),
-        }),
+        });
+      },
     });
     return apply(record, decision, fields, started, event.tenant);
   }
@@ -312,6 +314,11 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
             finished = await handleRecord(record, parsed, invocation);
           } catch (error) {
             // Not deleted: the message comes back after the queue's visibility time-out.
+            reportPermissionDenied(error, {
+              ...invocation,
+              messageId: record.messageId,
+              tenant: parsed instanceof Error ? undefined : parsed.tenant,
+            });
             log('error', 'webhook record failed', {
               ...invocation,
               messageId: record.messageId,

@@ -4,6 +4,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { jsonStringLength } from '../core/answers.js';
 import {
   DatabaseBusyError,
+  DatabasePermissionError,
   DatabaseTlsError,
   DatabaseUnavailableError,
   StatementCancelledError,
@@ -11,7 +12,13 @@ import {
 import { ServiceError } from '../core/errors.js';
 import { describeError } from '../core/log.js';
 import { MetricName } from '../core/metrics.js';
-import { logFormatFromEnv, serviceLog, serviceMetrics, statusClass } from './observability.js';
+import {
+  logFormatFromEnv,
+  reportPermissionDenied,
+  serviceLog,
+  serviceMetrics,
+  statusClass,
+} from './observability.js';
 import { releaseTenantSlot } from './tenant-admission.js';
 
 /** An HTTP request as the service's routes see it: no Lambda event shapes beyond this file. */
@@ -161,6 +168,10 @@ export function toServiceError(error: unknown): ServiceError {
       cause: error,
     });
   }
+  // The adapter's words: the object and what to grant on it (CONTRACT.md section 7).
+  if (error instanceof DatabasePermissionError) {
+    return new ServiceError(500, 'database_permission_denied', error.message, { cause: error, expose: true });
+  }
   if (error instanceof StatementCancelledError || isInvocationTimeout(error)) {
     return new ServiceError(503, 'time_limit_exceeded', 'The request did not finish within its time limit', {
       cause: error,
@@ -196,6 +207,11 @@ export function serviceErrors(renderError: ErrorRenderer): middy.MiddlewareObj<E
       }
       const { response, code } = renderError(handlerRequest.error, request, requestId);
       requestErrors.set(handlerRequest, code);
+      reportPermissionDenied(handlerRequest.error, {
+        requestId,
+        tenant: handlerRequest.event?.pathParameters?.tenant,
+        route: handlerRequest.event?.routeKey,
+      });
       if (response.status >= 500) {
         // The cause stays here; the answer says only that the request could not be completed.
         serviceLog().error('request failed', {

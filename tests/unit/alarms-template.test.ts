@@ -239,6 +239,20 @@ describe('alarms in the packaged template', () => {
     });
   });
 
+  it("alarms on any statement refused for a permission the service's database login lacks", () => {
+    const alarm = alarms().find(
+      (candidate) => candidate.AlarmName === 'erp-integration-gateway-dev-database-permission-denied',
+    );
+    expect(alarm).toMatchObject({
+      Namespace: 'ErpIntegrationGateway',
+      MetricName: 'DatabasePermissionDenied',
+      Dimensions: [{ Name: 'service', Value: 'erp-integration-gateway' }],
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
   it('notifies the SNS topic of the AlarmTopicArn parameter, or nobody when it is empty', () => {
     expect(template.Parameters.AlarmTopicArn).toMatchObject({ Type: 'String', Default: '' });
     expect(template.Conditions.NotifyAlarmTopic).toEqual({
@@ -247,8 +261,8 @@ describe('alarms in the packaged template', () => {
     const all = alarms();
     // Dead-letter queues, 5xx share per HTTP function, Lambda errors and throttles per function,
     // webhook failures, webhook endpoints disabled, HTTP API 5xx, job queue age, tenants throttled,
-    // tenants' load table unavailable.
-    expect(all.length).toBe(2 + 11 + 15 + 15 + 1 + 1 + 1 + 1 + 1 + 1);
+    // tenants' load table unavailable, database permissions denied.
+    expect(all.length).toBe(2 + 11 + 15 + 15 + 1 + 1 + 1 + 1 + 1 + 1 + 1);
     expect(new Set(all.map((alarm) => alarm.AlarmName)).size).toBe(all.length);
     for (const alarm of all) {
       expect(alarm.TreatMissingData).toBe('notBreaching');

@@ -2,6 +2,7 @@ import { parse as parseKeywords } from '@tediousjs/connection-string';
 import sql from 'mssql';
 import {
   DatabaseBusyError,
+  DatabasePermissionError,
   DatabaseStatementError,
   DatabaseTlsError,
   DatabaseUnavailableError,
@@ -9,6 +10,7 @@ import {
 } from '../../core/database.js';
 import { ConnectionSecurityError, readConnectionSecurity, type SqlServerTls } from './connection-security.js';
 import { BABELFISH_UNTRANSLATED } from './dialect.js';
+import { missingGrant } from './service-grants.js';
 import type { MssqlPoolLike } from './types.js';
 
 export type { SqlServerTls } from './connection-security.js';
@@ -384,6 +386,33 @@ function sqlServerNumber(number: unknown, message: string): unknown {
 }
 
 /**
+ * The object and the grant a statement lacked, when the server refused it for a permission: SQL
+ * Server's 229 (object) and 230 (column) name the permission, the object and its schema; the
+ * T-SQL engine passes PostgreSQL's "permission denied for table svcdoc" through under its generic
+ * number, the object's kind and name in lower case (docs/sql-server.md, "Permissions").
+ */
+function permissionDenied(number: unknown, message: string): { object: string; grant: string } | undefined {
+  if (number === 229 || number === 230) {
+    const named =
+      /^The (.+?) permission was denied on the (?:column '[^']*' of the )?object '([^']*)', database '[^']*', schema '([^']*)'/.exec(
+        message,
+      );
+    if (!named) return undefined;
+    const [, permission, name, schema] = named;
+    return missingGrant(`${schema}.${name}`, undefined, permission);
+  }
+  if (number === BABELFISH_UNTRANSLATED) {
+    const named =
+      /^permission denied for (table|view|procedure|function|sequence|relation) "?([^"\s]+)"?$/i.exec(
+        message.trim(),
+      );
+    if (!named) return undefined;
+    return missingGrant(named[2]!, named[1]!.toLowerCase(), undefined);
+  }
+  return undefined;
+}
+
+/**
  * What went wrong in a TLS handshake, by the codes of Node's TLS errors (OpenSSL's verification
  * results), the driver's and the cleartext guard's: fixed texts for the client's answer, since
  * the errors' own messages name hosts and ports.
@@ -446,6 +475,7 @@ export function mapError(error: unknown): unknown {
   if (
     error instanceof DatabaseUnavailableError ||
     error instanceof DatabaseStatementError ||
+    error instanceof DatabasePermissionError ||
     error instanceof StatementCancelledError
   ) {
     return error;
@@ -480,6 +510,10 @@ export function mapError(error: unknown): unknown {
   }
   if (error instanceof sql.RequestError || error instanceof sql.TransactionError) {
     const number = 'number' in error ? error.number : undefined;
+    const denied = permissionDenied(number, error.message);
+    if (denied) {
+      return new DatabasePermissionError(denied.object, denied.grant, String(number), { cause: error });
+    }
     return new DatabaseStatementError(error.message, String(sqlServerNumber(number, error.message) ?? code), {
       cause: error,
     });

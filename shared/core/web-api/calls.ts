@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DatabasePermissionError } from '../database.js';
 import { type Log, silentLog } from '../log.js';
 import {
   type CallResult,
@@ -313,7 +314,24 @@ export async function getData(ctx: WebApiContext, call: SignedCall): Promise<Cal
   const begun = await beginCall(ctx, call, 'sync');
   if (!begun.operation) return resultForId(ctx, begun.application, begun.request, 'sync');
   const { operation, request, journalId } = begun;
-  const outcome = await executeWithinSyncLimit(ctx, operation, request, journalId, deadline);
+  let outcome: JournalOutcome;
+  try {
+    outcome = await executeWithinSyncLimit(ctx, operation, request, journalId, deadline);
+  } catch (error) {
+    if (!(error instanceof DatabasePermissionError)) throw error;
+    // The login may not execute the procedure: journaled as failed (997 answers the same), and
+    // the call answered 500/180 with its journal id and what to grant.
+    await ctx.store
+      .finishJournal(
+        journalId,
+        failedOutcome(journalId, WebApiErrorCode.databasePermissionDenied, error.message),
+      )
+      .catch(() => undefined);
+    throw new WebApiError(WebApiErrorCode.databasePermissionDenied, error.message, {
+      cause: error,
+      journalId,
+    });
+  }
   await ctx.store.finishJournal(journalId, outcome);
   return { answer: JSON.parse(outcome.answer) as WebApiAnswer, rowName: outcome.rowName };
 }

@@ -23,6 +23,11 @@ export const WebApiErrorCode = {
   syncTimeLimit: '161',
   /** Project's own: an asynchronous job failed permanently outside the database (retries used up, worker stopped). */
   jobAbandoned: '170',
+  /**
+   * Project's own: the service's database login lacks a permission (HTTP 500, CONTRACT.md section
+   * 7); the message names the object and what to grant.
+   */
+  databasePermissionDenied: '180',
   /** Project's own: anything unexpected (HTTP 500). */
   internal: '190',
 } as const;

@@ -1,4 +1,4 @@
-import { DatabaseUnavailableError } from '../database.js';
+import { DatabasePermissionError, DatabaseUnavailableError } from '../database.js';
 import { describeError, type Log, silentLog } from '../log.js';
 import { MetricName, noMetrics, type ServiceMetrics } from '../metrics.js';
 import type { WebApiJob } from './async-calls.js';
@@ -182,7 +182,16 @@ async function deliverJob(ctx: JobContext, job: WebApiJob, delivery: JobDelivery
       log.warn('job worker killed; the job is left to its lease', fields);
       return 'retry';
     }
-    if (error instanceof TimeLimitExceeded) {
+    if (error instanceof DatabasePermissionError) {
+      // Not mended by trying again: the job ends now, saying what to grant.
+      log.error('database permission denied', { ...fields, object: error.object, grant: error.grant });
+      (ctx.metrics ?? noMetrics).count({ [MetricName.databasePermissionDenied]: 1 }, [
+        {},
+        { tenant: job.tenant },
+      ]);
+      reported = 'abandoned';
+      outcome = failedOutcome(entry.id, WebApiErrorCode.databasePermissionDenied, error.message);
+    } else if (error instanceof TimeLimitExceeded) {
       log.warn('job outran the worker', fields);
       reported = 'time_limit';
       outcome = failedOutcome(

@@ -3,7 +3,12 @@ import type { TenantConfig } from '../../config/tenants.js';
 import { SERVICE_VERSION } from '../../config/version.js';
 import { webApiPolicy } from '../../config/web-api.js';
 import { ANSWER_STORE_UNAVAILABLE, completeAnswer } from '../../core/answers.js';
-import { DatabaseBusyError, DatabaseTlsError, DatabaseUnavailableError } from '../../core/database.js';
+import {
+  DatabaseBusyError,
+  DatabasePermissionError,
+  DatabaseTlsError,
+  DatabaseUnavailableError,
+} from '../../core/database.js';
 import { ServiceError } from '../../core/errors.js';
 import { MetricName } from '../../core/metrics.js';
 import { authenticateApplication, type SignedCall, type WebApiContext } from '../../core/web-api/calls.js';
@@ -51,6 +56,7 @@ const HTTP_STATUS: Readonly<Record<WebApiErrorCode, number>> = {
   '161': 200,
   '170': 200,
   '150': 503,
+  '180': 500,
   '190': 500,
 };
 
@@ -100,6 +106,10 @@ export function toWebApiError(error: unknown): WebApiError {
       'The database is not reachable; try again later',
       { cause: error },
     );
+  }
+  // The adapter's words: the object and what to grant on it (CONTRACT.md section 7).
+  if (error instanceof DatabasePermissionError) {
+    return new WebApiError(WebApiErrorCode.databasePermissionDenied, error.message, { cause: error });
   }
   return new WebApiError(WebApiErrorCode.internal, 'The request could not be completed', { cause: error });
 }
