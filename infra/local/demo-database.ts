@@ -1,9 +1,10 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
+import { applyServiceRole } from '../../shared/adapters/mssql/service-role.js';
 import {
   openDatabase,
   registerEmbeddedDatabase,
@@ -85,6 +86,64 @@ export function localDatabaseKind(value = process.env.LOCAL_DATABASE): LocalData
   return kind;
 }
 
+/**
+ * Which login the demo tenant's registry entry connects with on the T-SQL engine:
+ * LOCAL_DATABASE_LOGIN=admin (default: the engine's administrator) or `service-role`: a login
+ * holding only the role `npm run db:apply -- --role` creates (docs/sql-server.md, "Permissions"),
+ * as an ERP's administrator would grant the service. The stack's own statements (the ERP's
+ * stand-in routes) keep the administrator's connection: they are the ERP, not the service.
+ */
+export type LocalDatabaseLogin = 'admin' | 'service-role';
+
+export function localDatabaseLogin(value = process.env.LOCAL_DATABASE_LOGIN): LocalDatabaseLogin {
+  const login = (value || 'admin').trim().toLowerCase();
+  if (login !== 'admin' && login !== 'service-role') {
+    throw new ConfigurationError(`LOCAL_DATABASE_LOGIN must be "admin" or "service-role", not "${value}"`);
+  }
+  return login;
+}
+
+/** The role and login of LOCAL_DATABASE_LOGIN=service-role. */
+export const LOCAL_SERVICE_ROLE = 'svc_gateway';
+export const LOCAL_SERVICE_LOGIN = 'svc_gateway_local';
+
+/**
+ * What the demo tenant serves (`"dataSources": "*"` less the service's internal tables), granted
+ * SELECT with `--read`; and its `setFile` procedure, with `--execute`.
+ */
+export const DEMO_READS = ['SUBJECT', 'UCET', 'DOKUMENT', 'V_DOKUMENT_SOUBOR', 'DEMO_FILE_EVENT'];
+export const DEMO_SET_FILE_PROCEDURES = ['DEMO_FILE_RECEIVED'];
+/**
+ * On the T-SQL engine a procedure runs with its caller's permissions (PostgreSQL's, not SQL
+ * Server's ownership chaining): what the demo procedures themselves touch. On SQL Server, EXECUTE
+ * on the procedure is enough (docs/sql-server.md, "Permissions").
+ */
+export const DEMO_PROCEDURES_OWN_GRANTS = [
+  `GRANT INSERT ON dbo.DEMO_FILE_EVENT TO ${LOCAL_SERVICE_ROLE}`,
+  `GRANT EXECUTE ON dbo.WS_WAIT TO ${LOCAL_SERVICE_ROLE}`,
+];
+
+/** `connectionString` (ADO-style `k=v;`) logging in as `user` instead. */
+export function withLogin(connectionString: string, user: string, password: string): string {
+  const parts = connectionString
+    .split(';')
+    .filter((part) => part.trim() && !/^\s*(user id|uid|user|password|pwd)\s*=/i.test(part));
+  return [...parts, `User Id=${user}`, `Password=${password}`].join(';');
+}
+
+/** The role of the service's login on the demo database, and a login in it; its connection string. */
+async function serviceRoleLogin(admin: Database, url: string): Promise<string> {
+  const password = `Svc-${randomBytes(18).toString('hex')}`;
+  await applyServiceRole(admin, {
+    role: LOCAL_SERVICE_ROLE,
+    read: DEMO_READS,
+    execute: DEMO_SET_FILE_PROCEDURES,
+    login: { name: LOCAL_SERVICE_LOGIN, password },
+  });
+  for (const grant of DEMO_PROCEDURES_OWN_GRANTS) await admin.query(grant);
+  return withLogin(url, LOCAL_SERVICE_LOGIN, password);
+}
+
 /** A demo database of its own for the local stack (or a test), in either kind. */
 export interface LocalDemoDatabase {
   readonly kind: LocalDatabaseKind;
@@ -103,11 +162,13 @@ export interface LocalDemoDatabase {
 
 /**
  * Opens a fresh copy of the demo database: embedded (registered as `name`), or on the T-SQL engine
- * (infra/local/tsql-engine.ts: MSSQL_URL, else an engine of its own from TSQL_ENGINE_DIR).
+ * (infra/local/tsql-engine.ts: MSSQL_URL, else an engine of its own from TSQL_ENGINE_DIR), where
+ * the tenant logs in as `login` says (the embedded database has no logins).
  */
 export async function openLocalDemoDatabase(
   kind: LocalDatabaseKind,
   name = 'demo',
+  login: LocalDatabaseLogin = localDatabaseLogin(),
 ): Promise<LocalDemoDatabase> {
   if (kind === 'embedded') {
     // On a thread of its own, so that a long statement never holds the stack's other requests.
@@ -127,15 +188,21 @@ export async function openLocalDemoDatabase(
     };
   }
   const demo = await startTsqlDemo();
-  const connection: DatabaseConnection = { kind: 'mssql', connectionString: demo.url };
-  const database = await openDatabase(connection);
+  const admin: DatabaseConnection = { kind: 'mssql', connectionString: demo.url };
+  const database = await openDatabase(admin);
+  const asServiceRole = login === 'service-role';
+  const connection: DatabaseConnection = asServiceRole
+    ? { kind: 'mssql', connectionString: await serviceRoleLogin(database, demo.url) }
+    : admin;
   return {
     kind,
     database,
     connection,
-    description: demo.port
-      ? `T-SQL engine (Babelfish) on 127.0.0.1:${demo.port}, database ${DEMO_DATABASE}`
-      : 'a new demo database on the SQL Server of MSSQL_URL',
+    description: `${
+      demo.port
+        ? `T-SQL engine (Babelfish) on 127.0.0.1:${demo.port}, database ${DEMO_DATABASE}`
+        : 'a new demo database on the SQL Server of MSSQL_URL'
+    }${asServiceRole ? `, the tenant logging in as ${LOCAL_SERVICE_LOGIN} (role ${LOCAL_SERVICE_ROLE} only)` : ''}`,
     async close() {
       await database.close();
       await demo.stop();

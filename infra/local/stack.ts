@@ -20,7 +20,9 @@ import {
   embeddedDatabasesOf,
   type LocalDatabaseKind,
   type LocalDemoDatabase,
+  type LocalDatabaseLogin,
   localDatabaseKind,
+  localDatabaseLogin,
   openLocalDemoDatabase,
   withDemoConnection,
 } from './demo-database.js';
@@ -56,6 +58,8 @@ export interface LocalStackOptions {
   readonly env?: Record<string, string>;
   /** Where the demo tenant's data lives; default LOCAL_DATABASE, else embedded. */
   readonly database?: LocalDatabaseKind;
+  /** Which login the demo tenant uses on the T-SQL engine; default LOCAL_DATABASE_LOGIN, else admin. */
+  readonly databaseLogin?: LocalDatabaseLogin;
   /**
    * The SQS/S3 endpoint everything uses, given the emulator's (default: the emulator's). Fault
    * tests put a proxy there that can be cut, so that the emulator keeps its queues meanwhile.
@@ -147,7 +151,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const endpoint = options.awsEndpoint ? await options.awsEndpoint(emulatorEndpoint) : emulatorEndpoint;
   process.env.AWS_ENDPOINT_URL = endpoint;
 
-  const demo = await openLocalDemoDatabase(options.database ?? localDatabaseKind());
+  const demo = await openLocalDemoDatabase(
+    options.database ?? localDatabaseKind(),
+    'demo',
+    options.databaseLogin ?? localDatabaseLogin(),
+  );
   const db = demo.database;
   const registryFile = process.env.TENANT_REGISTRY_FILE ?? join(HERE, 'tenants.json');
   // The registry file is read again as in Lambda (TENANT_REGISTRY_MAX_AGE_SECONDS, and early for an

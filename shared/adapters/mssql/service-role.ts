@@ -1,0 +1,163 @@
+/**
+ * The database role of the service's login (CONTRACT.md section 7): created with exactly the
+ * grants of service-grants.ts, on the objects the catalogue has, and on request a login and user
+ * in it. Idempotent: what exists is left, a grant given twice is one grant. Names of objects come
+ * from the catalogue (checked there, quoted with QUOTENAME's rule); values go as parameters; the
+ * password, which a GRANT-like statement cannot take as a parameter, as a quoted literal.
+ */
+import type { Database } from '../../core/database.js';
+import { parseQualifiedName, type QualifiedName } from '../../core/sql-names.js';
+import { changeTableName } from '../sql-common/change-feed-store.js';
+import { mssqlDialect } from './dialect.js';
+import { type Permission, SERVICE_GRANTS } from './service-grants.js';
+
+const q = mssqlDialect.quoteIdent;
+
+/** A role, login or user name: a plain identifier, so that no quoting question arises in logs or scripts. */
+export const PRINCIPAL_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+export interface ServiceRoleRequest {
+  /** The role's name. */
+  readonly role: string;
+  /** Tables and views the tenant serves through the Data API (SELECT each). */
+  readonly read: readonly string[];
+  /** Procedures `setFile` may call (EXECUTE each). */
+  readonly execute: readonly string[];
+  /** A login and a user of the same name, made a member of the role (when given). */
+  readonly login?: { readonly name: string; readonly password: string };
+}
+
+/** One grant given, as `GRANT … ON … TO …` reads. */
+export interface GivenGrant {
+  readonly object: string;
+  readonly permissions: readonly Permission[];
+}
+
+/** A request the catalogue or the rules refuse: its message names what is wrong. */
+export class ServiceRoleError extends Error {
+  override readonly name = 'ServiceRoleError';
+}
+
+const FIND_OBJECT = `SELECT TOP (1) s.name AS [schema], o.name AS [name], o.type AS [type]
+  FROM sys.objects AS o JOIN sys.schemas AS s ON s.schema_id = o.schema_id
+  WHERE LOWER(s.name) = LOWER(@p1) AND LOWER(o.name) = LOWER(@p2) AND o.type IN ('U', 'V', 'P')
+  ORDER BY CASE WHEN s.name = @p1 AND o.name = @p2 THEN 0 ELSE 1 END`;
+
+/**
+ * The object's schema and name as the catalogue spells them; `kinds` the sys.objects types it may
+ * be (U table, V view, P procedure). Undefined when it is not there.
+ */
+async function catalogued(
+  db: Database,
+  name: QualifiedName,
+  kinds: readonly string[],
+): Promise<{ schema: string; name: string } | undefined> {
+  const [row] = await db.query(FIND_OBJECT, [name.schema ?? 'dbo', name.name]);
+  if (!row || !kinds.includes(String(row.type).trim())) return undefined;
+  // Babelfish answers names in lower case in sys.*; the name as written is kept when only case differs.
+  const schema = String(row.schema);
+  const found = String(row.name);
+  return {
+    schema: schema.toLowerCase() === (name.schema ?? 'dbo').toLowerCase() ? (name.schema ?? schema) : schema,
+    name: found.toLowerCase() === name.name.toLowerCase() ? name.name : found,
+  };
+}
+
+function parsed(text: string, what: string): QualifiedName {
+  const name = parseQualifiedName(text.trim());
+  if (!name) throw new ServiceRoleError(`${what} "${text}" is not a name (NAME or schema.NAME)`);
+  return name;
+}
+
+const literal = (value: string) => `N'${value.replaceAll("'", "''")}'`;
+
+/** Creates (or completes) the role, its grants, and the login and user when asked. */
+export async function applyServiceRole(db: Database, request: ServiceRoleRequest): Promise<GivenGrant[]> {
+  if (!PRINCIPAL_NAME.test(request.role)) {
+    throw new ServiceRoleError(`role "${request.role}" must be a plain name (letters, digits, _)`);
+  }
+  if (request.login && !PRINCIPAL_NAME.test(request.login.name)) {
+    throw new ServiceRoleError(`login "${request.login.name}" must be a plain name (letters, digits, _)`);
+  }
+  const role = q(request.role);
+  const given: GivenGrant[] = [];
+  const grant = async (object: { schema: string; name: string }, permissions: readonly Permission[]) => {
+    const target = `${q(object.schema)}.${q(object.name)}`;
+    await db.query(`GRANT ${permissions.join(', ')} ON ${target} TO ${role}`);
+    given.push({ object: `${object.schema}.${object.name}`, permissions });
+  };
+
+  // Every name is checked before anything is created.
+  const reads = [];
+  for (const text of request.read) {
+    const found = await catalogued(db, parsed(text, 'table or view'), ['U', 'V']);
+    if (!found) throw new ServiceRoleError(`--read: no table or view "${text}" in the database`);
+    reads.push(found);
+  }
+  const procedures = [];
+  for (const text of request.execute) {
+    const found = await catalogued(db, parsed(text, 'procedure'), ['P']);
+    if (!found) throw new ServiceRoleError(`--execute: no procedure "${text}" in the database`);
+    procedures.push(found);
+  }
+
+  const [existing] = await db.query(
+    `SELECT COUNT(*) AS n FROM sys.database_principals WHERE name = @p1 AND type = 'R'`,
+    [request.role],
+  );
+  if (Number(existing?.n) === 0) await db.query(`CREATE ROLE ${role}`);
+
+  // The service's own tables, one GRANT per object.
+  const byObject = new Map<string, Permission[]>();
+  for (const { object, permission } of SERVICE_GRANTS) {
+    byObject.set(object, [...(byObject.get(object) ?? []), permission]);
+  }
+  for (const [object, permissions] of byObject) {
+    const found = await catalogued(db, parsed(object, 'object'), ['U']);
+    if (!found) throw new ServiceRoleError(`${object} is not in the database: run the scripts first`);
+    await grant(found, permissions);
+  }
+  for (const found of reads) await grant(found, ['SELECT']);
+  for (const found of procedures) await grant(found, ['EXECUTE']);
+  // Every Web API operation's procedure, as WS_OPERATION names it.
+  for (const row of await db.query('SELECT DISTINCT PROCEDURE_NAME AS name FROM dbo.WS_OPERATION')) {
+    const name = parseQualifiedName(String(row.name));
+    const found = name && (await catalogued(db, name, ['P']));
+    if (!found)
+      throw new ServiceRoleError(
+        `dbo.WS_OPERATION names procedure "${row.name}", which is not in the database`,
+      );
+    await grant(found, ['EXECUTE']);
+  }
+  // The change table of every table the change feed records.
+  for (const row of await db.query(
+    'SELECT SOURCE_SCHEMA AS [schema], SOURCE_NAME AS name FROM dbo.SVC_CHANGE_FEED',
+  )) {
+    const source = { schema: String(row.schema), name: String(row.name) };
+    const found = await catalogued(db, { schema: source.schema, name: changeTableName(source) }, ['U']);
+    if (found) await grant(found, ['SELECT', 'UPDATE', 'DELETE']);
+  }
+
+  if (request.login) {
+    const name = request.login.name;
+    const [login] = await db.query('SELECT COUNT(*) AS n FROM sys.server_principals WHERE name = @p1', [
+      name,
+    ]);
+    if (Number(login?.n) === 0) {
+      await db.query(`CREATE LOGIN ${q(name)} WITH PASSWORD = ${literal(request.login.password)}`);
+    }
+    const [user] = await db.query('SELECT COUNT(*) AS n FROM sys.database_principals WHERE name = @p1', [
+      name,
+    ]);
+    if (Number(user?.n) === 0) await db.query(`CREATE USER ${q(name)} FOR LOGIN ${q(name)}`);
+    const [member] = await db.query(
+      `SELECT COUNT(*) AS n FROM sys.database_role_members AS m
+        JOIN sys.database_principals AS r ON r.principal_id = m.role_principal_id
+        JOIN sys.database_principals AS u ON u.principal_id = m.member_principal_id
+        WHERE r.name = @p1 AND u.name = @p2`,
+      [request.role, name],
+    );
+    if (Number(member?.n) === 0) await db.query(`ALTER ROLE ${role} ADD MEMBER ${q(name)}`);
+  }
+  return given;
+}
