@@ -119,7 +119,8 @@ describe('tenant registry in Secrets Manager', () => {
     await vi.waitFor(async () => expect((await loadTenantRegistry(log)).ids()).toEqual(['demo']), {
       timeout: 15_000,
     });
-    // Four 10 MB reads and checks: about 4 s alone, more on a loaded machine (the default 5 s was too short in CI).
+    // The 10 MB read and check, then the small one again: about 4 s alone, more on a loaded machine
+    // (the default 5 s was too short in CI).
   }, 60_000);
 
   it('keeps the registry in force when a new read does not validate, and says where', async () => {
