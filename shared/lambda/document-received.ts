@@ -144,6 +144,7 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
       ...(decision.attempt === undefined ? {} : { attempt: decision.attempt }),
       durationMs: Math.round(performance.now() - started),
     };
+    reportPermissionDenied(decision.databaseError, fields);
     serviceMetrics().count(
       {
         [MetricName.webhookAttempts]: 1,

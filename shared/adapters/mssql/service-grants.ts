@@ -120,7 +120,8 @@ export const SERVICE_GRANTS: readonly ServiceGrant[] = [
     object: 'dbo.WEBHOOK_DELIVERY',
     permission: 'INSERT',
     usedBy: 'webhooks (every attempt is logged), the admin function (`recover`)',
-    without: 'as for `dbo.SUBJECT`',
+    without:
+      'webhooks are sent but their attempts not recorded (a copy the queue hands out again is sent again; `status` does not show them); each attempt logs `database permission denied`',
   },
   {
     object: 'dbo.SVC_CHANGE_FEED',

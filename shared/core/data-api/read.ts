@@ -1,6 +1,11 @@
 import { type Answer, type AnswerLimits, AnswerWriter } from '../answers.js';
 import { type Condition, ConditionError, checkCondition } from '../condition/index.js';
-import { DatabaseStatementError, type DataSourceInfo, type Row } from '../database.js';
+import {
+  DatabasePermissionError,
+  DatabaseStatementError,
+  type DataSourceInfo,
+  type Row,
+} from '../database.js';
 import { badRequest } from '../errors.js';
 import { chooseColumns, type HiddenColumns, visibleDataSource } from './columns.js';
 import { type CursorSigner, continuesByKey, makeCursor, readCursor } from './cursor.js';
@@ -87,8 +92,8 @@ const OBJECT_CHANGED = new Set(['42703', '42P01', '207', '208']);
  * Resolves the data source and reads it. The catalogue's answer is remembered for a while (see
  * `rememberedCatalogue`); when the database then says that a column or the object itself is not
  * there, the table changed since: the remembered answer is forgotten and the read runs once more on
- * a fresh lookup, so a changed table is answered as it is now and a dropped one is a 404, never a
- * failure of the service.
+ * a fresh lookup, so a changed table is answered as it is now and a dropped one (or one the login
+ * may no longer read) is a 404, never a failure of the service.
  */
 export async function readCurrent<T>(
   ctx: DataApiContext,
@@ -102,7 +107,12 @@ export async function readCurrent<T>(
   try {
     return await read(source);
   } catch (error) {
-    if (!(error instanceof DatabaseStatementError) || !OBJECT_CHANGED.has(error.dbCode ?? '')) throw error;
+    // A permission taken away since the lookup is a change too: the fresh lookup no longer finds
+    // what the login may not read (404, CONTRACT.md section 7).
+    const changed =
+      (error instanceof DatabaseStatementError && OBJECT_CHANGED.has(error.dbCode ?? '')) ||
+      error instanceof DatabasePermissionError;
+    if (!changed) throw error;
     const name = parseDataSourceName(rawName);
     if (!catalogue.forgetDataSource?.(name.schema, name.name)) throw error;
     return read(await resolve());

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { DatabasePermissionError } from '../database.js';
 import { badRequest, ServiceError } from '../errors.js';
-import type { DocumentStore, StoredFileInfo } from './document-store.js';
+import type { DocumentStore, ProcedureName, StoredFileInfo } from './document-store.js';
 import { hasUnsafeFileNameCharacter } from './file-name.js';
 import { isMediaType } from './media-type.js';
 import { allowedProcedure } from './procedures.js';
@@ -78,16 +79,38 @@ export async function setFile(
   await ctx.store.save({ ...file, content: upload.content });
   if (!procedure) return file;
 
+  let found: ProcedureName | undefined;
   try {
-    const found = await ctx.store.findProcedure(procedure);
-    if (!found) throw new Error(`Procedure ${procedure.schema}.${procedure.name} is not in the catalogue`);
-    await ctx.store.callProcedure(found, file.fileGuid);
+    found = await ctx.store.findProcedure(procedure);
+    if (found) await ctx.store.callProcedure(found, file.fileGuid);
   } catch (error) {
+    // The login may not run it (or what it touches, on the T-SQL engine): what to grant, and the file.
+    if (error instanceof DatabasePermissionError) {
+      throw new ServiceError(
+        500,
+        'database_permission_denied',
+        `The file was stored, but t${error.message.slice(1)}`,
+        {
+          cause: error,
+          details: { fileGUID: file.fileGuid },
+          expose: true,
+        },
+      );
+    }
     throw new ServiceError(
       502,
       'procedure_failed',
       `The file was stored, but procedure ${userDBProcedure} failed`,
       { cause: error, details: { fileGUID: file.fileGuid } },
+    );
+  }
+  if (!found) {
+    // SQL Server (and the T-SQL engine) show a login only the procedures it may execute.
+    throw new ServiceError(
+      502,
+      'procedure_failed',
+      `The file was stored, but procedure ${userDBProcedure} is not in the database, or the service's database login may not execute it (grant EXECUTE on it to the service's role)`,
+      { details: { fileGUID: file.fileGuid } },
     );
   }
   return file;

@@ -62,6 +62,8 @@ export type WebhookDecision =
     readonly endpointDisabled?: { readonly failingSince: number };
     /** This event's subject had its endpoint enabled again by a new WEBHOOK_URL. */
     readonly endpointEnabled?: boolean;
+    /** The tenant database's error that ended this attempt, for the handler's report (a missing permission). */
+    readonly databaseError?: unknown;
   };
 
 /** The copy of an event the queue handed over this time. */
@@ -160,7 +162,7 @@ export async function deliverWebhook(
     // the attempts, and the event is tried again later, on the same schedule.
     const detail = `database: ${(error as Error).message}`;
     const decision = failedAttempt(Math.max(1, copy.receiveCount), detail);
-    return { ...decision, outcome: 'not_recorded' };
+    return { ...decision, outcome: 'not_recorded', databaseError: error };
   }
   if (target.attemptsMade >= maxAttempts) {
     // Its last attempt was made and recorded, but the message came back (its move to the
@@ -205,7 +207,7 @@ export async function deliverWebhook(
   } catch (error) {
     // Not remembered: signed as before the change, and tried again with the next attempt.
     const detail = `database: ${(error as Error).message}`;
-    const decision = failedAttempt(attempt, detail);
+    const decision = { ...failedAttempt(attempt, detail), databaseError: error };
     return finish(decision, {
       error: 'the endpoint state could not be stored',
       retryInSeconds: decision.action === 'retry' ? decision.delaySeconds : undefined,

@@ -1,0 +1,393 @@
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOCAL_SERVICE_ROLE } from '../../infra/local/demo-database.js';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { SERVICE_GRANTS } from '../../shared/adapters/mssql/service-grants.js';
+import type { LogFields } from '../../shared/core/log.js';
+import { useObservability } from '../../shared/lambda/observability.js';
+import { DEMO_AUTH } from '../support/demo.js';
+import { envelope, signedCall } from '../support/web-api.js';
+
+/**
+ * CONTRACT.md section 7 on the T-SQL engine: the demo tenant logs in with a login that holds only
+ * the role `npm run db:apply -- --role` creates (LOCAL_DATABASE_LOGIN=service-role), and each grant
+ * docs/sql-server.md lists is taken away in turn (then given back): the documented answer, the log
+ * line naming the object, the metric. The whole e2e suite passing on such a login is
+ * `npm run test:least-privilege`.
+ */
+
+let stack: LocalStack;
+let lambda: LambdaClient;
+const logged: { message: string; fields: LogFields }[] = [];
+const counted: Record<string, number>[] = [];
+
+beforeAll(async () => {
+  stack = await startLocalStack({ port: 0, database: 'tsql', databaseLogin: 'service-role' });
+  lambda = new LambdaClient({
+    endpoint: stack.url,
+    region: 'eu-central-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const keep = (message: string, fields: LogFields = {}) => {
+    logged.push({ message, fields });
+  };
+  useObservability({
+    log: { debug: () => undefined, info: () => undefined, warn: keep, error: keep },
+    metrics: { count: (values) => counted.push({ ...values }) },
+  });
+}, 180_000);
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** Runs `probe` with `permission` on `object` taken from the service's role, then gives it back. */
+async function without(object: string, permission: string, probe: () => Promise<void>) {
+  await stack.database.query(`REVOKE ${permission} ON ${object} FROM ${LOCAL_SERVICE_ROLE}`);
+  try {
+    await probe();
+  } finally {
+    await stack.database.query(`GRANT ${permission} ON ${object} TO ${LOCAL_SERVICE_ROLE}`);
+  }
+}
+
+const data = (path: string) =>
+  fetch(`${stack.url}/demo/JsonAPI/${path}`, { headers: { authorization: DEMO_AUTH } });
+const setFile = (query = '') => {
+  const form = new FormData();
+  form.append('file', new Blob([Buffer.from('least privilege')], { type: 'text/plain' }), 'grant.txt');
+  return fetch(`${stack.url}/demo/JsonAPI/File/setFile${query}`, {
+    method: 'POST',
+    headers: { authorization: DEMO_AUTH },
+    body: form,
+  });
+};
+const webCall = async (vltyp: number, params: Record<string, unknown>[] = [{ name: 'Alfa' }]) => {
+  const call = signedCall(envelope(vltyp, params));
+  const response = await fetch(`${stack.url}/demo/WebAPI/getData`, {
+    method: 'POST',
+    headers: call.headers,
+    body: call.body,
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+};
+const admin = async (event: Record<string, unknown>) => {
+  const result = await lambda.send(
+    new InvokeCommand({
+      FunctionName: 'webhookAdmin',
+      Payload: new TextEncoder().encode(JSON.stringify(event)),
+    }),
+  );
+  return JSON.parse(new TextDecoder().decode(result.Payload)) as Record<string, unknown>;
+};
+const erpWrite = async () => {
+  const response = await fetch(`${stack.url}/_local/erp/writes`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      writes: [{ table: 'SUBJECT', op: 'update', key: { ID: 2 }, set: { MESTO: `Brno ${Date.now()}` } }],
+    }),
+  });
+  expect(response.status).toBe(200);
+};
+
+/** The Data API's answer for a missing permission: 500, its code, a message naming object and grant. */
+async function expectDenied(response: Response, object: string, grant: RegExp) {
+  expect(response.status).toBe(500);
+  const body = (await response.json()) as { error: { code: string; message: string } };
+  expect(body.error.code).toBe('database_permission_denied');
+  expect(body.error.message).toContain(`may not use ${object}`);
+  expect(body.error.message).toMatch(grant);
+  // The service's words, never the engine's.
+  expect(body.error.message).not.toMatch(/permission denied for/i);
+}
+
+/** The Web API's: 500, errorCode 180, the same words. */
+function expectWebDenied(answer: { status: number; body: Record<string, unknown> }, object: string) {
+  expect(answer.status).toBe(500);
+  const error = (answer.body.data as { error: { errorCode: string; errorMessage: string }[] }[])[0]!
+    .error[0]!;
+  expect(error.errorCode).toBe('180');
+  expect(error.errorMessage).toContain(`may not use ${object}`);
+}
+
+/** That the log named the object (and the metric counted it) since `from`. */
+function expectLogged(from: number, object: string) {
+  const line = logged.slice(from).find((entry) => entry.message === 'database permission denied');
+  expect(line?.fields.object).toBe(object);
+  expect(counted.some((values) => values.DatabasePermissionDenied === 1)).toBe(true);
+}
+
+/** A subject whose webhook has never been sent (no WEBHOOK_ENDPOINT row), its URL the local sink. */
+async function freshSubject(): Promise<number> {
+  const [row] = await stack.database.query(
+    `SELECT TOP (1) s.ID AS id FROM dbo.SUBJECT AS s
+      WHERE NOT EXISTS (SELECT 1 FROM dbo.WEBHOOK_ENDPOINT AS e WHERE e.SUBJECT_ID = s.ID) ORDER BY s.ID DESC`,
+  );
+  const id = Number(row!.id);
+  const response = await fetch(`${stack.url}/_local/subjects/${id}/webhook`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ url: `${stack.url}/_local/webhook-sink`, secret: 'least-privilege-secret' }),
+  });
+  expect(response.status).toBe(200);
+  return id;
+}
+const received = async (subjectId: number, documentId: number) => {
+  const response = await fetch(`${stack.url}/_local/documents/received`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ subjectId, documentId }),
+  });
+  expect(response.status).toBe(202);
+};
+const sinkHas = async (documentId: number) => {
+  const sink = (await (await fetch(`${stack.url}/_local/webhook-sink`)).json()) as { body: string }[];
+  // The receipt webhook's body is the document's id.
+  return sink.some((entry) => entry.body.trim() === String(documentId));
+};
+
+/** What each documented grant's absence looks like, by `object permission`. */
+const probes: Record<string, () => Promise<void>> = {
+  'dbo.SVCDOC SELECT': async () => {
+    const { fileGUID } = (await (await setFile()).json()) as { fileGUID: string };
+    await without('dbo.SVCDOC', 'SELECT', async () => {
+      await expectDenied(await data(`File/getFile/${fileGUID}`), 'dbo.SVCDOC', /grant SELECT/);
+    });
+  },
+  'dbo.SVCDOC INSERT': async () => {
+    await without('dbo.SVCDOC', 'INSERT', async () => {
+      await expectDenied(await setFile(), 'dbo.SVCDOC', /INSERT/);
+    });
+  },
+  'dbo.WS_APPLICATION SELECT': async () => {
+    await without('dbo.WS_APPLICATION', 'SELECT', async () => {
+      // A key the service has not remembered, so that it asks the database.
+      const response = await fetch(`${stack.url}/demo/WebAPI/test`, {
+        headers: { 'x-api-key': `key-${Date.now()}` },
+      });
+      expectWebDenied(
+        { status: response.status, body: (await response.json()) as Record<string, unknown> },
+        'dbo.WS_APPLICATION',
+      );
+    });
+  },
+  'dbo.WS_OPERATION SELECT': async () => {
+    await without('dbo.WS_OPERATION', 'SELECT', async () => {
+      // A vltyp the service has not remembered.
+      expectWebDenied(await webCall(40_000 + Math.floor(Math.random() * 10_000)), 'dbo.WS_OPERATION');
+    });
+  },
+  'dbo.WS_REPLAY_GUARD SELECT': async () => {
+    await without('dbo.WS_REPLAY_GUARD', 'SELECT', async () => {
+      expectWebDenied(await webCall(1001), 'dbo.WS_REPLAY_GUARD');
+    });
+  },
+  'dbo.WS_REPLAY_GUARD INSERT': async () => {
+    await without('dbo.WS_REPLAY_GUARD', 'INSERT', async () => {
+      expectWebDenied(await webCall(1001), 'dbo.WS_REPLAY_GUARD');
+    });
+  },
+  'dbo.WS_REPLAY_GUARD UPDATE': async () => {
+    await without('dbo.WS_REPLAY_GUARD', 'UPDATE', async () => {
+      expectWebDenied(await webCall(1001), 'dbo.WS_REPLAY_GUARD');
+    });
+  },
+  'dbo.WS_REPLAY_GUARD DELETE': async () => {
+    await without('dbo.WS_REPLAY_GUARD', 'DELETE', async () => {
+      // Calls are answered; only expired claims stay.
+      expect((await webCall(1001)).status).toBe(200);
+    });
+  },
+  'dbo.WS_JOURNAL SELECT': async () => {
+    await without('dbo.WS_JOURNAL', 'SELECT', async () => {
+      expectWebDenied(await webCall(1001), 'dbo.WS_JOURNAL');
+    });
+  },
+  'dbo.WS_JOURNAL INSERT': async () => {
+    await without('dbo.WS_JOURNAL', 'INSERT', async () => {
+      expectWebDenied(await webCall(1001), 'dbo.WS_JOURNAL');
+    });
+  },
+  'dbo.WS_JOURNAL UPDATE': async () => {
+    await without('dbo.WS_JOURNAL', 'UPDATE', async () => {
+      expectWebDenied(await webCall(1001), 'dbo.WS_JOURNAL');
+    });
+  },
+  'dbo.SUBJECT SELECT': async () => {
+    await without('dbo.SUBJECT', 'SELECT', async () => {
+      expect(await admin({ action: 'status', tenant: 'demo', subjectId: 1 })).toMatchObject({
+        ok: false,
+        code: 'database_permission_denied',
+      });
+      // Also a table the tenant serves: now like an unknown one.
+      expect((await data('Data/getRowsCount/SUBJECT')).status).toBe(404);
+    });
+  },
+  'dbo.WEBHOOK_ENDPOINT SELECT': async () => {
+    await without('dbo.WEBHOOK_ENDPOINT', 'SELECT', async () => {
+      const answer = await admin({ action: 'status', tenant: 'demo', subjectId: 1 });
+      expect(answer).toMatchObject({ ok: false, code: 'database_permission_denied' });
+      expect(answer.error).toContain('dbo.WEBHOOK_ENDPOINT');
+    });
+  },
+  'dbo.WEBHOOK_ENDPOINT INSERT': async () => {
+    const subjectId = await freshSubject();
+    const documentId = 1_000_000 + Math.floor(Math.random() * 1000);
+    await without('dbo.WEBHOOK_ENDPOINT', 'INSERT', async () => {
+      const from = logged.length;
+      await received(subjectId, documentId);
+      await expect
+        .poll(() => logged.slice(from).some((e) => e.fields.object === 'dbo.WEBHOOK_ENDPOINT'), {
+          timeout: 20_000,
+        })
+        .toBe(true);
+      expectLogged(from, 'dbo.WEBHOOK_ENDPOINT');
+      // Tried on the schedule (locally 1, 2, 4 s), then dead-lettered, never sent.
+      await expect
+        .poll(
+          () =>
+            logged
+              .slice(from)
+              .some(
+                (e) => e.message === 'webhook' && e.fields.documentId === documentId && e.fields.deadLetter,
+              ),
+          { timeout: 40_000, interval: 500 },
+        )
+        .toBe(true);
+      expect(await sinkHas(documentId)).toBe(false);
+    });
+  },
+  'dbo.WEBHOOK_ENDPOINT UPDATE': async () => {
+    await without('dbo.WEBHOOK_ENDPOINT', 'UPDATE', async () => {
+      expect(await admin({ action: 'enable', tenant: 'demo', subjectId: 1 })).toMatchObject({
+        ok: false,
+        code: 'database_permission_denied',
+      });
+    });
+  },
+  'dbo.WEBHOOK_DELIVERY SELECT': async () => {
+    await without('dbo.WEBHOOK_DELIVERY', 'SELECT', async () => {
+      const answer = await admin({ action: 'recover', tenant: 'demo', since: '2026-01-01T00:00:00Z' });
+      expect(answer).toMatchObject({ ok: false, code: 'database_permission_denied' });
+      expect(answer.error).toContain('dbo.WEBHOOK_DELIVERY');
+    });
+  },
+  'dbo.WEBHOOK_DELIVERY INSERT': async () => {
+    const documentId = 1_001_000 + Math.floor(Math.random() * 1000);
+    await without('dbo.WEBHOOK_DELIVERY', 'INSERT', async () => {
+      const from = logged.length;
+      await received(1, documentId);
+      // Sent, but its attempt is not recorded: the log says what to grant.
+      await expect.poll(() => sinkHas(documentId), { timeout: 20_000, interval: 500 }).toBe(true);
+      await expect
+        .poll(() => logged.slice(from).some((e) => e.fields.object === 'dbo.WEBHOOK_DELIVERY'), {
+          timeout: 20_000,
+        })
+        .toBe(true);
+      expectLogged(from, 'dbo.WEBHOOK_DELIVERY');
+    });
+  },
+  'dbo.SVC_CHANGE_FEED SELECT': async () => {
+    await without('dbo.SVC_CHANGE_FEED', 'SELECT', async () => {
+      await expectDenied(await data('Data/getChanges/SUBJECT'), 'dbo.SVC_CHANGE_FEED', /SELECT/);
+    });
+  },
+  'dbo.SVC_CHANGE_FEED UPDATE': async () => {
+    await without('dbo.SVC_CHANGE_FEED', 'UPDATE', async () => {
+      await erpWrite();
+      await expectDenied(await data('Data/getChanges/SUBJECT'), 'dbo.SVC_CHANGE_FEED', /UPDATE/);
+    });
+  },
+};
+
+describe('least privilege on the T-SQL engine (the tenant logs in with the service role only)', () => {
+  it('serves what the role may read and nothing else: a table it was not granted is 404 and not described', async () => {
+    expect((await data('Data/getRowsCount/SUBJECT')).status).toBe(200);
+    // The ERP adds a table; the role was not granted it.
+    await stack.database.query(
+      "IF OBJECT_ID(N'dbo.ERP_NEW_TABLE', N'U') IS NULL CREATE TABLE dbo.ERP_NEW_TABLE (ID int NOT NULL PRIMARY KEY)",
+    );
+    const refused = await data('Data/getRowsCount/ERP_NEW_TABLE');
+    expect(refused.status).toBe(404);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('data_source_not_found');
+    const description = await (await data('openapi.json')).text();
+    expect(description).toContain('SUBJECT');
+    expect(description).not.toContain('ERP_NEW_TABLE');
+    await stack.database.query(`GRANT SELECT ON dbo.ERP_NEW_TABLE TO ${LOCAL_SERVICE_ROLE}`);
+    expect((await data('Data/getRowsCount/ERP_NEW_TABLE')).status).toBe(200);
+  });
+
+  it('answers a read permission taken away since the table was looked up with 404, as an unknown name', async () => {
+    expect((await data('Data/getRowsCount/UCET')).status).toBe(200);
+    await without('dbo.UCET', 'SELECT', async () => {
+      const response = await data('Data/getRowsCount/UCET');
+      expect(response.status).toBe(404);
+    });
+    expect((await data('Data/getRowsCount/UCET')).status).toBe(200);
+  });
+
+  for (const grant of SERVICE_GRANTS) {
+    it(`without ${grant.permission} on ${grant.object}: ${grant.without}`, async () => {
+      const probe = probes[`${grant.object} ${grant.permission}`];
+      // Every grant the docs list has its probe here.
+      expect(probe, `no probe for ${grant.permission} on ${grant.object}`).toBeDefined();
+      await probe!();
+    }, 120_000);
+  }
+
+  it("without EXECUTE on an operation's procedure: that vltyp answers 500/180, journaled as failed", async () => {
+    await without('dbo.WS_OP_SUBJECT_SEARCH', 'EXECUTE', async () => {
+      const from = logged.length;
+      const answer = await webCall(1001);
+      expectWebDenied(answer, 'ws_op_subject_search');
+      expect(answer.body.id).toEqual(expect.any(Number));
+      expectLogged(from, 'ws_op_subject_search');
+    });
+  });
+
+  it('without EXECUTE on a setFile procedure: 502 procedure_failed naming the grant, the file kept', async () => {
+    await without('dbo.DEMO_FILE_RECEIVED', 'EXECUTE', async () => {
+      const response = await setFile('?userDBProcedure=DEMO_FILE_RECEIVED');
+      expect(response.status).toBe(502);
+      const body = (await response.json()) as { error: { code: string; message: string; fileGUID: string } };
+      expect(body.error.code).toBe('procedure_failed');
+      expect(body.error.message).toContain('grant EXECUTE');
+      expect((await data(`File/getFile/${body.error.fileGUID}`)).status).toBe(200);
+    });
+  });
+
+  it("without SELECT or UPDATE on a recorded table's change table: getChanges 500 naming it", async () => {
+    await without('dbo.SVC_CHANGES_SUBJECT', 'SELECT', async () => {
+      await expectDenied(
+        await data('Data/getChanges/SUBJECT'),
+        'svc_changes_subject',
+        /SELECT, UPDATE, DELETE/,
+      );
+    });
+    await without('dbo.SVC_CHANGES_SUBJECT', 'UPDATE', async () => {
+      await erpWrite();
+      await expectDenied(
+        await data('Data/getChanges/SUBJECT'),
+        'svc_changes_subject',
+        /SELECT, UPDATE, DELETE/,
+      );
+    });
+  });
+
+  it('without DELETE on a change table: the retention clean-up fails, and the log names the table', async () => {
+    // A change stamped (by a read) long enough ago for the clean-up to remove it.
+    await erpWrite();
+    expect((await data('Data/getChanges/SUBJECT?rows=1')).status).toBe(200);
+    await stack.database.query(
+      'UPDATE dbo.SVC_CHANGES_SUBJECT SET STAMPED_AT = DATEADD(day, -30, SYSUTCDATETIME()) WHERE BATCH IS NOT NULL',
+    );
+    await without('dbo.SVC_CHANGES_SUBJECT', 'DELETE', async () => {
+      const from = logged.length;
+      const result = await lambda.send(
+        new InvokeCommand({ FunctionName: 'changeFeedRetention', Payload: new TextEncoder().encode('{}') }),
+      );
+      expect(result.FunctionError).toBeDefined();
+      expectLogged(from, 'svc_changes_subject');
+    });
+  });
+});
