@@ -121,14 +121,20 @@ describe('fair share on the local stack', () => {
     await pause(2100);
     const statuses: number[] = [];
     let refusal: Response | undefined;
-    for (let i = 0; i < 14; i++) {
+    const started = performance.now();
+    // Until the first refusal: on a loaded machine (T-SQL, CI) each call may take long enough for
+    // the rate to admit one more meanwhile, so the count is checked against the time taken.
+    while (!refusal && statuses.length < 60) {
       const answer = await rowsCount();
       statuses.push(answer.status);
-      if (answer.status === 429) refusal ??= answer;
+      if (answer.status === 429) refusal = answer;
     }
-    // 10 at once, about one more per 200 ms of the time the 14 took.
+    const seconds = (performance.now() - started) / 1000;
     expect(statuses.slice(0, 10)).toEqual(Array(10).fill(200));
-    expect(statuses).toContain(429);
+    expect(refusal).toBeDefined();
+    // 10 at once, then one more per 200 ms of the time the calls took (and one for rounding).
+    const admitted = statuses.filter((status) => status === 200).length;
+    expect(admitted).toBeLessThanOrEqual(10 + Math.ceil(seconds * 5) + 1);
     expect(refusal!.headers.get('ratelimit')).toMatch(/^"rate";r=0;t=1$/);
     expect(((await refusal!.json()) as { error: { message: string } }).error.message).toBe(
       'The tenant is over its 5 requests per second; try again in 1 s',
