@@ -2,9 +2,10 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withLogin } from '../../infra/local/demo-database.js';
 import { withDatabase } from '../../infra/local/tsql-engine.js';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
-import type { Database } from '../../shared/core/database.js';
+import { type Database, DatabasePermissionError } from '../../shared/core/database.js';
 import { mssqlUrl as url } from '../support/mssql.js';
 
 const run = promisify(execFile);
@@ -73,6 +74,65 @@ describe.skipIf(!url)('npm run db:apply (integration)', () => {
     const usage = await dbApply(target, '--change-feed', 'a;b').catch((error: { code: number }) => error);
     expect(usage).toMatchObject({ code: 2 });
   }, 300_000);
+
+  it('creates the role of --role with the documented grants and a login in it, idempotent, never printing the password', async () => {
+    const role = `svc_role_${randomBytes(3).toString('hex')}`;
+    const login = `svc_login_${randomBytes(3).toString('hex')}`;
+    const password = `Pw-${randomBytes(12).toString('hex')}`;
+    const apply = () =>
+      run(
+        'npx',
+        [
+          'tsx',
+          'infra/tools/db-apply.ts',
+          target,
+          '--role',
+          role,
+          '--read',
+          'subject',
+          '--execute',
+          'DEMO_FILE_RECEIVED',
+          '--login',
+          login,
+        ],
+        { timeout: 240_000, env: { ...process.env, DB_LOGIN_PASSWORD: password } },
+      );
+    const first = await apply();
+    expect(first.stdout).toContain(`role ${role}: SELECT, INSERT on dbo.SVCDOC`);
+    expect(first.stdout).toContain(`role ${role}: SELECT on dbo.subject`);
+    expect(first.stdout).toContain(`role ${role}: EXECUTE on dbo.DEMO_FILE_RECEIVED`);
+    expect(first.stdout).toContain(`login and user ${login}: member of ${role}`);
+    // Again: nothing refused, the same grants.
+    const again = await apply();
+    expect(again.stdout.split('\n').filter((line) => line.startsWith('role '))).toEqual(
+      first.stdout.split('\n').filter((line) => line.startsWith('role ')),
+    );
+    expect(`${first.stdout}${first.stderr}${again.stdout}${again.stderr}`).not.toContain(password);
+    // The login reads what it was granted, and nothing else.
+    const asLogin = createMssqlDatabase({
+      connectionString: withLogin(target, login, password),
+    });
+    try {
+      expect((await asLogin.query('SELECT COUNT(*) AS n FROM dbo.SUBJECT'))[0]).toEqual({ n: 60 });
+      await expect(asLogin.query('SELECT COUNT(*) AS n FROM dbo.UCET')).rejects.toBeInstanceOf(
+        DatabasePermissionError,
+      );
+    } finally {
+      await asLogin.close();
+    }
+    const unknown = await run(
+      'npx',
+      ['tsx', 'infra/tools/db-apply.ts', target, '--role', role, '--read', 'NO_SUCH'],
+      {
+        timeout: 240_000,
+      },
+    ).catch((error: { code: number; stderr: string }) => error);
+    expect(unknown).toMatchObject({ code: 1, stderr: expect.stringContaining('no table or view "NO_SUCH"') });
+    const bad = await dbApply(target, '--role', 'x;drop').catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(bad).toMatchObject({ code: 1, stderr: expect.stringContaining('must be a plain name') });
+  }, 600_000);
 
   it('fails with exit code 1, naming the file, and never prints the password', async () => {
     const failed = await dbApply(
