@@ -151,6 +151,11 @@ export interface LocalDemoDatabase {
   readonly database: Database;
   /** How the tenant registry names it. */
   readonly connection: DatabaseConnection;
+  /**
+   * The role the tenant's login holds (LOCAL_DATABASE_LOGIN=service-role), for tests that act as
+   * the ERP's administrator: a table they add is the service's only once granted to it.
+   */
+  readonly serviceRole?: string;
   /** For the start banner: where the data lives (no credentials). */
   readonly description: string;
   /** Raw SQL on the embedded database (embedded kind only), for tests that look inside PostgreSQL. */
@@ -198,6 +203,7 @@ export async function openLocalDemoDatabase(
     kind,
     database,
     connection,
+    ...(asServiceRole ? { serviceRole: LOCAL_SERVICE_ROLE } : {}),
     description: `${
       demo.port
         ? `T-SQL engine (Babelfish) on 127.0.0.1:${demo.port}, database ${DEMO_DATABASE}`

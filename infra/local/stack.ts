@@ -19,8 +19,8 @@ import { startAwsEmulator } from './aws-emulator.js';
 import {
   embeddedDatabasesOf,
   type LocalDatabaseKind,
-  type LocalDemoDatabase,
   type LocalDatabaseLogin,
+  type LocalDemoDatabase,
   localDatabaseKind,
   localDatabaseLogin,
   openLocalDemoDatabase,
@@ -73,6 +73,8 @@ export interface LocalStack {
   /** The demo tenant's database (embedded or T-SQL), through the database port. */
   readonly database: Database;
   readonly databaseKind: LocalDatabaseKind;
+  /** The role the demo tenant's login holds on the T-SQL engine with LOCAL_DATABASE_LOGIN=service-role. */
+  readonly serviceRole?: string;
   /** Raw SQL on the embedded database (embedded kind only), for tests that look inside PostgreSQL. */
   readonly pglite?: EmbeddedInspector;
   /** Where the demo data lives, for the start banner. */
@@ -395,6 +397,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     database: db,
     pglite: demo.pglite,
     databaseKind: demo.kind,
+    ...(demo.serviceRole ? { serviceRole: demo.serviceRole } : {}),
     databaseDescription: demo.description,
     registry,
     emulator,

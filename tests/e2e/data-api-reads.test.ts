@@ -45,6 +45,10 @@ beforeAll(async () => {
     ['x', 'y', 'z', 'zz'].map((b, i) => `(${a}, '${b}', ${a * 10 + i})`),
   );
   await run(`INSERT INTO dbo."${PAIRS}" ("A", "B", "V") VALUES ${pairs.join(', ')}`);
+  // As the ERP's administrator does for a table the service is to serve, when its login holds only
+  // the service's role (npm run test:least-privilege).
+  if (stack.serviceRole) await run(`GRANT SELECT ON dbo."${KEYED}" TO ${stack.serviceRole}`);
+  if (stack.serviceRole) await run(`GRANT SELECT ON dbo."${PAIRS}" TO ${stack.serviceRole}`);
 });
 afterAll(async () => {
   await run(`DROP TABLE dbo."${KEYED}"`).catch(() => undefined);

@@ -58,6 +58,8 @@ function run(
     });
     child.on('error', fail);
     child.on('close', (code) => done({ out, err, code: code ?? 1 }));
+    // A command that exits before reading its input closes the pipe: not the test's failure.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(input ?? '');
   });
 }

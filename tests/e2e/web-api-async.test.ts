@@ -117,7 +117,8 @@ describe('Web API time limits over HTTP (local stack, COMMAND_TIMEOUT_ASYNC=2, W
       ],
     });
     expect(waited).toBeGreaterThanOrEqual(1900);
-    expect(waited).toBeLessThan(4000);
+    // Well before the operation's own 5 s (a loaded CI machine took 4.05 s).
+    expect(waited).toBeLessThan(4800);
     const rows = await sqlOn(
       stack.database,
     )`SELECT "STATE", "CALL_MODE" FROM dbo."WS_JOURNAL" WHERE "ID" = ${j}`;

@@ -27,7 +27,10 @@ describe('a permission the login lacks (CONTRACT.md section 7)', () => {
     );
     expect(column).toMatchObject({ object: 'dbo.WEBHOOK_ENDPOINT', grant: 'SELECT' });
     const procedure = mapError(
-      refused(229, "The EXECUTE permission was denied on the object 'WS_OP_X', database 'erp', schema 'erp'."),
+      refused(
+        229,
+        "The EXECUTE permission was denied on the object 'WS_OP_X', database 'erp', schema 'erp'.",
+      ),
     );
     expect(procedure).toMatchObject({ object: 'erp.WS_OP_X', grant: 'EXECUTE' });
   });
@@ -49,7 +52,9 @@ describe('a permission the login lacks (CONTRACT.md section 7)', () => {
   });
 
   it('leaves every other refusal a statement error', () => {
-    expect(mapError(refused(2627, 'Violation of PRIMARY KEY constraint'))).toBeInstanceOf(DatabaseStatementError);
+    expect(mapError(refused(2627, 'Violation of PRIMARY KEY constraint'))).toBeInstanceOf(
+      DatabaseStatementError,
+    );
     expect(mapError(refused(BABELFISH_UNTRANSLATED, 'permission denied to create role'))).toBeInstanceOf(
       DatabaseStatementError,
     );
