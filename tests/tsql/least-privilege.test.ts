@@ -342,6 +342,29 @@ describe('least privilege on the T-SQL engine (the tenant logs in with the servi
       expectWebDenied(answer, 'ws_op_subject_search');
       expect(answer.body.id).toEqual(expect.any(Number));
       expectLogged(from, 'ws_op_subject_search');
+      // Journaled as failed with the same error: 997 gives it.
+      const later = await webCall(997, [{ idws_journal: answer.body.id }]);
+      expect(later.status).toBe(200);
+      expect(later.body.data).toEqual([{ resultForId: answer.body, id: answer.body.id }]);
+    });
+  });
+
+  it("without EXECUTE on an asynchronous operation's procedure: the job ends at once with 180", async () => {
+    await without('dbo.WS_OP_SLEEP', 'EXECUTE', async () => {
+      const from = logged.length;
+      const call = signedCall(envelope(9001, [{ seconds: 0 }]));
+      const response = await fetch(`${stack.url}/demo/WebAPI/getDataAsync`, {
+        method: 'POST',
+        headers: call.headers,
+        body: call.body,
+      });
+      const body = (await response.json()) as { id: number; vlResult: number; data: unknown };
+      // The job's answer, given within CommandTimeoutAsync: failed, saying what to grant.
+      expect([response.status, body.vlResult]).toEqual([200, -1]);
+      expect(body.data).toEqual([
+        { error: [{ errorCode: '180', errorMessage: expect.stringContaining('may not use ws_op_sleep') }] },
+      ]);
+      expectLogged(from, 'ws_op_sleep');
     });
   });
 
