@@ -208,7 +208,7 @@ export class DatabasePermissionError extends Error {
   constructor(
     /** The object as the service names it (`dbo.SVCDOC`), for the log and the metric. */
     readonly object: string,
-    /** What to grant on it (`SELECT, INSERT`), as docs/sql-server.md lists it. */
+    /** What to grant on it: its permissions as docs/sql-server.md lists them. */
     readonly grant: string,
     /** Driver-specific error code, for logs only. */
     readonly dbCode?: string,
