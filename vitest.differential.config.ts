@@ -1,13 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * npm run test:differential: the differential test of the condition language (tests/tsql) with a
- * random seed, printed at the start, so that every run explores new conditions; test:tsql runs the
- * same test with its fixed seed. Needs the T-SQL engine of TSQL_ENGINE_DIR (or MSSQL_URL).
+ * npm run test:differential: the differential tests (the condition language's and the Web API
+ * parameters', tests/tsql/*-differential.test.ts) with a random seed, printed at the start, so that
+ * every run explores new cases; test:tsql runs the same tests with their fixed seed. Needs the T-SQL engine of TSQL_ENGINE_DIR (or MSSQL_URL).
  */
 export default defineConfig({
   test: {
-    include: ['tests/tsql/**/*.test.ts'],
+    include: ['tests/tsql/*-differential.test.ts'],
     // fauxqs opens node:sqlite, whose ExperimentalWarning would be the run's only warning line.
     execArgv: ['--disable-warning=ExperimentalWarning'],
     env: { CONDITION_DIFF_SEED: process.env.CONDITION_DIFF_SEED ?? 'random' },
