@@ -93,7 +93,13 @@ export type Admission = {
 };
 
 /** Attempts of the conditional write before a request that kept meeting others' writes is refused. */
-const MAX_ATTEMPTS = 6;
+const MAX_ATTEMPTS = 10;
+/**
+ * Longest pause (ms) before another attempt after a write lost a race: a random part of 1, 2, 4 …
+ * up to this, so that writers that met once spread out instead of meeting again (16 requests of
+ * one tenant at once on a loaded machine used up six attempts without a pause).
+ */
+const MAX_BACKOFF_MS = 25;
 
 /** The rate's emission interval and the latest `tat` that admits a request at `now`. */
 export function rateWindow(limits: TenantLimits, now: number): { interval: number; latestTat: number } {
@@ -121,6 +127,8 @@ export class TenantAdmission {
     private readonly store: TenantLoadStore,
     private readonly newSlotId: () => string,
     private readonly clock: () => number = Date.now,
+    private readonly pause: (ms: number) => Promise<void> = (ms) =>
+      new Promise((resolve) => setTimeout(resolve, ms)),
   ) {}
 
   async admit(tenant: string, limits: TenantLimits, slotExpiresAt: number): Promise<Admission | Refusal> {
@@ -206,6 +214,8 @@ export class TenantAdmission {
         load.slots.size - lapsed.size >= limits.concurrentRequests - 1 || branch === 'idle'
           ? 'concurrency'
           : 'rate';
+      if (attempt < MAX_ATTEMPTS - 1)
+        await this.pause(Math.random() * Math.min(MAX_BACKOFF_MS, 2 ** attempt));
     }
     // Other instances' writes won every attempt: the tenant is as busy as it may be.
     return { admitted: false, limit: contended, retryAfterSeconds: 1, local: false };
