@@ -14,7 +14,7 @@ import { ConfigurationError } from '../../shared/config/settings.js';
 import type { DatabaseConnection, TenantRegistry } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
 import { type EmbeddedInspector, openEmbeddedDatabaseThread } from './embedded-thread.js';
-import { DEMO_DATABASE, startTsqlDemo } from './tsql-engine.js';
+import { DEMO_DATABASE, startTsqlDemo, withLogin } from './tsql-engine.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SQL_DIR = join(ROOT, 'infra', 'sql', 'embedded');
@@ -78,12 +78,19 @@ export async function openDemoDatabase(): Promise<PGlite> {
 /** Where the local stack keeps the demo tenant's data: LOCAL_DATABASE=embedded (default) or tsql. */
 export type LocalDatabaseKind = 'embedded' | 'tsql';
 
-export function localDatabaseKind(value = process.env.LOCAL_DATABASE): LocalDatabaseKind {
-  const kind = (value || 'embedded').trim().toLowerCase();
-  if (kind !== 'embedded' && kind !== 'tsql') {
-    throw new ConfigurationError(`LOCAL_DATABASE must be "embedded" or "tsql", not "${value}"`);
+/** One of `choices` from an environment variable (the first when unset), or a ConfigurationError naming them. */
+function localChoice<T extends string>(name: string, value: string | undefined, choices: readonly T[]): T {
+  const chosen = (value || choices[0]!).trim().toLowerCase();
+  if (!choices.includes(chosen as T)) {
+    throw new ConfigurationError(
+      `${name} must be ${choices.map((choice) => `"${choice}"`).join(' or ')}, not "${value}"`,
+    );
   }
-  return kind;
+  return chosen as T;
+}
+
+export function localDatabaseKind(value = process.env.LOCAL_DATABASE): LocalDatabaseKind {
+  return localChoice('LOCAL_DATABASE', value, ['embedded', 'tsql']);
 }
 
 /**
@@ -96,11 +103,7 @@ export function localDatabaseKind(value = process.env.LOCAL_DATABASE): LocalData
 export type LocalDatabaseLogin = 'admin' | 'service-role';
 
 export function localDatabaseLogin(value = process.env.LOCAL_DATABASE_LOGIN): LocalDatabaseLogin {
-  const login = (value || 'admin').trim().toLowerCase();
-  if (login !== 'admin' && login !== 'service-role') {
-    throw new ConfigurationError(`LOCAL_DATABASE_LOGIN must be "admin" or "service-role", not "${value}"`);
-  }
-  return login;
+  return localChoice('LOCAL_DATABASE_LOGIN', value, ['admin', 'service-role']);
 }
 
 /** The role and login of LOCAL_DATABASE_LOGIN=service-role. */
@@ -122,14 +125,6 @@ export const DEMO_PROCEDURES_OWN_GRANTS = [
   `GRANT INSERT ON dbo.DEMO_FILE_EVENT TO ${LOCAL_SERVICE_ROLE}`,
   `GRANT EXECUTE ON dbo.WS_WAIT TO ${LOCAL_SERVICE_ROLE}`,
 ];
-
-/** `connectionString` (ADO-style `k=v;`) logging in as `user` instead. */
-export function withLogin(connectionString: string, user: string, password: string): string {
-  const parts = connectionString
-    .split(';')
-    .filter((part) => part.trim() && !/^\s*(user id|uid|user|password|pwd)\s*=/i.test(part));
-  return [...parts, `User Id=${user}`, `Password=${password}`].join(';');
-}
 
 /** The role of the service's login on the demo database, and a login in it; its connection string. */
 async function serviceRoleLogin(admin: Database, url: string): Promise<string> {

@@ -49,17 +49,36 @@ export function tsqlAvailable(): boolean {
   return Boolean(process.env.MSSQL_URL) || existsSync(join(tsqlEngineDir(), 'engine.sh'));
 }
 
+const isUrl = (connectionString: string) => /^(mssql|sqlserver):\/\//i.test(connectionString);
+
+/** An ADO-style (`k=v;`) connection string without the keywords `dropped` matches, with `added`. */
+function replacingKeywords(connectionString: string, dropped: RegExp, added: readonly string[]): string {
+  const parts = connectionString.split(';').filter((part) => part.trim() && !dropped.test(part));
+  return [...parts, ...added].join(';');
+}
+
 /** `connectionString` with its database set to `database` (ADO-style `k=v;` or `mssql://` URL). */
 export function withDatabase(connectionString: string, database: string): string {
-  if (/^(mssql|sqlserver):\/\//i.test(connectionString)) {
+  if (isUrl(connectionString)) {
     const url = new URL(connectionString);
     url.pathname = `/${encodeURIComponent(database)}`;
     return url.toString();
   }
-  const parts = connectionString
-    .split(';')
-    .filter((part) => part.trim() && !/^\s*(database|initial catalog)\s*=/i.test(part));
-  return [...parts, `Database=${database}`].join(';');
+  return replacingKeywords(connectionString, /^\s*(database|initial catalog)\s*=/i, [`Database=${database}`]);
+}
+
+/** `connectionString` logging in as `user` with `password` instead (ADO-style `k=v;` or `mssql://` URL). */
+export function withLogin(connectionString: string, user: string, password: string): string {
+  if (isUrl(connectionString)) {
+    const url = new URL(connectionString);
+    url.username = encodeURIComponent(user);
+    url.password = encodeURIComponent(password);
+    return url.toString();
+  }
+  return replacingKeywords(connectionString, /^\s*(user id|uid|user|password|pwd)\s*=/i, [
+    `User Id=${user}`,
+    `Password=${password}`,
+  ]);
 }
 
 /**

@@ -2,9 +2,10 @@ import { createPowertoolsLog, type LogFormat } from '../adapters/powertools/log.
 import { createEmfMetrics, type EmfSink, writeToStdout } from '../adapters/powertools/metrics.js';
 import { processWide } from '../config/process-wide.js';
 import { ConfigurationError } from '../config/settings.js';
-import { DatabasePermissionError } from '../core/database.js';
+import type { DatabasePermissionError } from '../core/database.js';
 import type { Log } from '../core/log.js';
-import { MetricName, type ServiceMetrics } from '../core/metrics.js';
+import type { ServiceMetrics } from '../core/metrics.js';
+import { reportPermissionDenied as reportInCore } from '../core/permission-denied.js';
 
 /** One per process (shared/config/process-wide.ts): what the local stack and tests put in place reaches its packaged functions. */
 const observability = processWide('observability', () => ({
@@ -51,24 +52,14 @@ export function useObservability(replacement: { log?: Log; metrics?: ServiceMetr
 /** `2xx`, `4xx`, `5xx`… */
 export const statusClass = (status: number) => `${Math.floor(status / 100)}xx`;
 
-/** A permission the service's database login lacks, wherever it sits among an error's causes. */
-export function permissionDeniedIn(error: unknown): DatabasePermissionError | undefined {
-  for (let link = error, depth = 0; link instanceof Error && depth < 8; link = link.cause, depth++) {
-    if (link instanceof DatabasePermissionError) return link;
-  }
-  return undefined;
-}
-
 /**
- * When `error` is (or wraps) a missing database permission: one log line naming the object and
- * what to grant, and the metric DatabasePermissionDenied (the service's sum, and by tenant), which
- * the alarm of the same name watches (CONTRACT.md section 7). Answers whether it was one.
+ * When `error` is (or wraps) a missing database permission: its log line and metric, through this
+ * process's log and metrics (shared/core/permission-denied.ts). Answers the permission error, or
+ * undefined when it was none.
  */
-export function reportPermissionDenied(error: unknown, fields: Readonly<Record<string, unknown>>): boolean {
-  const denied = permissionDeniedIn(error);
-  if (!denied) return false;
-  serviceLog().error('database permission denied', { ...fields, object: denied.object, grant: denied.grant });
-  const tenant = typeof fields.tenant === 'string' ? fields.tenant : undefined;
-  serviceMetrics().count({ [MetricName.databasePermissionDenied]: 1 }, tenant ? [{}, { tenant }] : [{}]);
-  return true;
+export function reportPermissionDenied(
+  error: unknown,
+  fields: Readonly<Record<string, unknown>>,
+): DatabasePermissionError | undefined {
+  return reportInCore(error, fields, serviceLog(), serviceMetrics());
 }

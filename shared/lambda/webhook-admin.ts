@@ -13,7 +13,7 @@ import {
   runWebhookAdmin,
   WebhookAdminError,
 } from '../core/webhook/admin.js';
-import { logFormatFromEnv, permissionDeniedIn, reportPermissionDenied, serviceLog } from './observability.js';
+import { logFormatFromEnv, reportPermissionDenied, serviceLog } from './observability.js';
 
 /** What the admin function needs; tests replace any of it. */
 export interface WebhookAdminDependencies {
@@ -71,10 +71,8 @@ export function webhookAdminHandler(overrides: Partial<WebhookAdminDependencies>
         serviceLog().warn('webhook admin', { ...fields, ok: false, error: error.message });
         return refusal(error.message);
       }
-      const denied = permissionDeniedIn(error);
-      if (denied && reportPermissionDenied(denied, fields)) {
-        return { ...refusal(denied.message), code: 'database_permission_denied' };
-      }
+      const denied = reportPermissionDenied(error, fields);
+      if (denied) return { ...refusal(denied.message), code: 'database_permission_denied' };
       serviceLog().error('webhook admin failed', { ...fields, ...describeError(error) });
       const what =
         error instanceof ConfigurationError ? error.message : 'the database or queue is not reachable';

@@ -146,6 +146,13 @@ const sinkHas = async (documentId: number) => {
   return sink.some((entry) => entry.body.trim() === String(documentId));
 };
 
+/** Without `permission` on `object`, a signed call of 1001 answers 500/180 naming the object. */
+const signedCallDenied = (object: string, permission: string) => async () => {
+  await without(object, permission, async () => {
+    expectWebDenied(await webCall(1001), object);
+  });
+};
+
 /** What each documented grant's absence looks like, by `object permission`. */
 const probes: Record<string, () => Promise<void>> = {
   'dbo.SVCDOC SELECT': async () => {
@@ -177,42 +184,18 @@ const probes: Record<string, () => Promise<void>> = {
       expectWebDenied(await webCall(40_000 + Math.floor(Math.random() * 10_000)), 'dbo.WS_OPERATION');
     });
   },
-  'dbo.WS_REPLAY_GUARD SELECT': async () => {
-    await without('dbo.WS_REPLAY_GUARD', 'SELECT', async () => {
-      expectWebDenied(await webCall(1001), 'dbo.WS_REPLAY_GUARD');
-    });
-  },
-  'dbo.WS_REPLAY_GUARD INSERT': async () => {
-    await without('dbo.WS_REPLAY_GUARD', 'INSERT', async () => {
-      expectWebDenied(await webCall(1001), 'dbo.WS_REPLAY_GUARD');
-    });
-  },
-  'dbo.WS_REPLAY_GUARD UPDATE': async () => {
-    await without('dbo.WS_REPLAY_GUARD', 'UPDATE', async () => {
-      expectWebDenied(await webCall(1001), 'dbo.WS_REPLAY_GUARD');
-    });
-  },
+  'dbo.WS_REPLAY_GUARD SELECT': signedCallDenied('dbo.WS_REPLAY_GUARD', 'SELECT'),
+  'dbo.WS_REPLAY_GUARD INSERT': signedCallDenied('dbo.WS_REPLAY_GUARD', 'INSERT'),
+  'dbo.WS_REPLAY_GUARD UPDATE': signedCallDenied('dbo.WS_REPLAY_GUARD', 'UPDATE'),
   'dbo.WS_REPLAY_GUARD DELETE': async () => {
     await without('dbo.WS_REPLAY_GUARD', 'DELETE', async () => {
       // Calls are answered; only expired claims stay.
       expect((await webCall(1001)).status).toBe(200);
     });
   },
-  'dbo.WS_JOURNAL SELECT': async () => {
-    await without('dbo.WS_JOURNAL', 'SELECT', async () => {
-      expectWebDenied(await webCall(1001), 'dbo.WS_JOURNAL');
-    });
-  },
-  'dbo.WS_JOURNAL INSERT': async () => {
-    await without('dbo.WS_JOURNAL', 'INSERT', async () => {
-      expectWebDenied(await webCall(1001), 'dbo.WS_JOURNAL');
-    });
-  },
-  'dbo.WS_JOURNAL UPDATE': async () => {
-    await without('dbo.WS_JOURNAL', 'UPDATE', async () => {
-      expectWebDenied(await webCall(1001), 'dbo.WS_JOURNAL');
-    });
-  },
+  'dbo.WS_JOURNAL SELECT': signedCallDenied('dbo.WS_JOURNAL', 'SELECT'),
+  'dbo.WS_JOURNAL INSERT': signedCallDenied('dbo.WS_JOURNAL', 'INSERT'),
+  'dbo.WS_JOURNAL UPDATE': signedCallDenied('dbo.WS_JOURNAL', 'UPDATE'),
   'dbo.SUBJECT SELECT': async () => {
     await without('dbo.SUBJECT', 'SELECT', async () => {
       expect(await admin({ action: 'status', tenant: 'demo', subjectId: 1 })).toMatchObject({

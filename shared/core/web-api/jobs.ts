@@ -1,6 +1,7 @@
 import { DatabasePermissionError, DatabaseUnavailableError } from '../database.js';
 import { describeError, type Log, silentLog } from '../log.js';
 import { MetricName, noMetrics, type ServiceMetrics } from '../metrics.js';
+import { reportPermissionDenied } from '../permission-denied.js';
 import type { WebApiJob } from './async-calls.js';
 import { WebApiErrorCode, type WebApiRequest } from './envelope.js';
 import { executeOperation, failedOutcome } from './operations.js';
@@ -184,11 +185,7 @@ async function deliverJob(ctx: JobContext, job: WebApiJob, delivery: JobDelivery
     }
     if (error instanceof DatabasePermissionError) {
       // Not mended by trying again: the job ends now, saying what to grant.
-      log.error('database permission denied', { ...fields, object: error.object, grant: error.grant });
-      (ctx.metrics ?? noMetrics).count({ [MetricName.databasePermissionDenied]: 1 }, [
-        {},
-        { tenant: job.tenant },
-      ]);
+      reportPermissionDenied(error, fields, log, ctx.metrics ?? noMetrics);
       reported = 'abandoned';
       outcome = failedOutcome(entry.id, WebApiErrorCode.databasePermissionDenied, error.message);
     } else if (error instanceof TimeLimitExceeded) {
