@@ -66,3 +66,16 @@ describe('documentation links', () => {
       expect(readme, page).toContain(`](docs/${page}.md)`);
   });
 });
+
+describe('the API reference', () => {
+  it('speaks to a user: no test files, internal issue numbers or engine internals in docs/api.md', () => {
+    // How each behaviour is verified lives in docs/development.md, not in the reference.
+    const internal = /tests\/|\.test\.ts|\bvitest\b|\bissue \d+|\bBabelfish\b|\bPostgreSQL's\b/i;
+    const found = readFileSync('docs/api.md', 'utf8')
+      .split('\n')
+      .map((line, index) => ({ line, number: index + 1 }))
+      .filter(({ line }) => internal.test(line))
+      .map(({ line, number }) => `docs/api.md:${number}: ${line.trim()}`);
+    expect(found).toEqual([]);
+  });
+});
