@@ -1,9 +1,10 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { inflateRawSync } from 'node:zlib';
+import { processAlive } from './process-alive.js';
 import { readServerlessConfig } from './serverless-config.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -54,18 +55,33 @@ export function readZip(zip: Buffer): Map<string, Buffer> {
 
 /**
  * Where this process unpacks the zips: outside the repository, so that nothing the zip lacks can be
- * found in the project's `node_modules` (Lambda has none either). Removed when the process exits.
+ * found in the project's `node_modules` (Lambda has none either). Removed when the process exits;
+ * a process that was killed (a test runner's worker) cannot, so each directory is named after its
+ * process and the next one removes those of processes that have ended (20 MB each).
  */
 let unpackRoot: string | undefined;
 const unpacked = new Map<string, Promise<Record<string, unknown>>>();
+const UNPACK_PREFIX = 'svc-packaged-';
 
 function unpackDirectory(): string {
   if (!unpackRoot) {
-    const root = mkdtempSync(join(tmpdir(), 'svc-packaged-'));
+    removeEndedProcessesDirectories();
+    const root = mkdtempSync(join(tmpdir(), `${UNPACK_PREFIX}${process.pid}-`));
     unpackRoot = root;
     process.once('exit', () => rmSync(root, { recursive: true, force: true }));
   }
   return unpackRoot;
+}
+
+function removeEndedProcessesDirectories(): void {
+  for (const entry of readdirSync(tmpdir())) {
+    if (!entry.startsWith(UNPACK_PREFIX)) continue;
+    const owner = Number(entry.slice(UNPACK_PREFIX.length).split('-')[0]);
+    // Named before pids were in the name (no owner to ask), or of an ended process.
+    if (!Number.isInteger(owner) || owner <= 0 || !processAlive(owner)) {
+      rmSync(join(tmpdir(), entry), { recursive: true, force: true });
+    }
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -93,7 +93,8 @@ async function readmeVerifier(secret: string): Promise<(headers: object, body: s
   const readme = await readFile('docs/webhooks.md', 'utf8');
   const code = /\*\*Verifying a webhook[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)?.[1];
   if (!code) throw new Error('docs/webhooks.md has no verification example');
-  const file = join(await mkdtemp(join(tmpdir(), 'readme-verifier-')), 'verify.mjs');
+  const dir = await mkdtemp(join(tmpdir(), 'readme-verifier-'));
+  const file = join(dir, 'verify.mjs');
   await writeFile(file, code);
   vi.stubEnv('PEPPOL_WEBHOOK_SECRET', secret);
   try {
@@ -103,6 +104,8 @@ async function readmeVerifier(secret: string): Promise<(headers: object, body: s
     return module.isGenuineWebhook;
   } finally {
     vi.unstubAllEnvs();
+    // Imported: the module is in memory, its file no longer needed.
+    await rm(dir, { recursive: true, force: true });
   }
 }
 

@@ -21,6 +21,7 @@ import { httpApiEvent } from '../support/http-api-event.js';
 import {
   codeFiles,
   extractFunction,
+  leftInTemporaryDirectory,
   type PackagedFunction,
   packagedFunctions,
   packageService,
@@ -60,6 +61,7 @@ const BUDGETS: Record<string, { entry: number; total: number }> = {
 };
 
 let functions: PackagedFunction[];
+let leftTemporary: string[] = [];
 
 /** Each function's zip extracted outside the repository (see "each zip runs on its own"). */
 let place: ReturnType<typeof outsideTheRepository>;
@@ -68,6 +70,7 @@ const roots = new Map<string, string>();
 beforeAll(async () => {
   functions = await withPackagingLock(() => {
     packageService();
+    leftTemporary = leftInTemporaryDirectory;
     return packagedFunctions();
   });
   // Outside the repository: no node_modules above the extracted files, so that a module the zip
@@ -84,6 +87,10 @@ afterAll(() => place?.remove());
 const code = (fn: PackagedFunction) => codeFiles(fn).map(([, data]) => data.toString('utf8'));
 
 describe('npm run package', () => {
+  it('leaves nothing in the temporary directory (serverless-esbuild staged a directory per function there)', () => {
+    expect(leftTemporary).toEqual([]);
+  });
+
   it('has a size budget for every function of serverless.yml', () => {
     expect(Object.keys(BUDGETS).sort()).toEqual(Object.keys(readServerlessConfig().functions).sort());
   });

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readZip } from '../../infra/local/packaged-functions.js';
@@ -47,21 +48,32 @@ export async function withPackagingLock<T>(fn: () => Promise<T> | T, serviceDir 
   }
 }
 
+/** What the last `packageService` left in the temporary directory it gave the packaging. */
+export let leftInTemporaryDirectory: string[] = [];
+
 /**
  * Runs `npm run package` in `serviceDir` (offline, no AWS credentials), with deploy parameters
- * (`--param`) when given; throws with its output on failure.
+ * (`--param`) when given; throws with its output on failure. The packaging gets a temporary
+ * directory of its own (TMPDIR), and what it leaves there is kept in `leftInTemporaryDirectory`.
  */
 export function packageService(serviceDir = process.cwd(), params: Record<string, string> = {}): void {
   const args = Object.entries(params).map(([name, value]) => `--param=${name}=${value}`);
-  const result = spawnSync('npm', ['run', 'package', ...(args.length > 0 ? ['--', ...args] : [])], {
-    cwd: serviceDir,
-    encoding: 'utf8',
-    timeout: 300_000,
-  });
-  if (result.status !== 0) {
-    throw new Error(
-      `npm run package failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`,
-    );
+  const temporary = mkdtempSync(join(tmpdir(), 'package-service-'));
+  try {
+    const result = spawnSync('npm', ['run', 'package', ...(args.length > 0 ? ['--', ...args] : [])], {
+      cwd: serviceDir,
+      encoding: 'utf8',
+      timeout: 300_000,
+      env: { ...process.env, TMPDIR: temporary, TMP: temporary, TEMP: temporary },
+    });
+    if (result.status !== 0) {
+      throw new Error(
+        `npm run package failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`,
+      );
+    }
+    leftInTemporaryDirectory = readdirSync(temporary);
+  } finally {
+    rmSync(temporary, { recursive: true, force: true });
   }
 }
 
