@@ -77,8 +77,8 @@ function removeEndedProcessesDirectories(): void {
   for (const entry of readdirSync(tmpdir())) {
     if (!entry.startsWith(UNPACK_PREFIX)) continue;
     const owner = Number(entry.slice(UNPACK_PREFIX.length).split('-')[0]);
-    // Named before pids were in the name (no owner to ask), or of an ended process.
-    if (!Number.isInteger(owner) || owner <= 0 || !processAlive(owner)) {
+    // Only of a process that has ended: a name without an owner may be a running older checkout's.
+    if (Number.isInteger(owner) && owner > 0 && !processAlive(owner)) {
       rmSync(join(tmpdir(), entry), { recursive: true, force: true });
     }
   }

@@ -88,7 +88,8 @@ const code = (fn: PackagedFunction) => codeFiles(fn).map(([, data]) => data.toSt
 
 describe('npm run package', () => {
   it('leaves nothing in the temporary directory (serverless-esbuild staged a directory per function there)', () => {
-    expect(leftTemporary).toEqual([]);
+    // Node's compile cache (node-compile-cache) is meant to stay: it is reused, not added to.
+    expect(leftTemporary.filter((entry) => entry !== 'node-compile-cache')).toEqual([]);
   });
 
   it('has a size budget for every function of serverless.yml', () => {
