@@ -3,14 +3,15 @@ import { configDefaults, defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
-    // Their own runs: npm run test:browser, npm run test:reliability, and the differential test on
-    // the T-SQL engine, npm run test:tsql (vitest.tsql.config.ts).
+    // Their own runs: npm run test:browser, npm run test:reliability, npm run test:package (the
+    // packaged service), npm run test:deploy, and the T-SQL engine's, npm run test:tsql.
     exclude: [
       ...configDefaults.exclude,
       'tests/browser/**',
       'tests/reliability/**',
       'tests/tsql/**',
       'tests/deploy/**',
+      'tests/package/**',
     ],
     globalSetup: ['tests/global-setup.ts'],
     // In the e2e suites: every answer checked against docs/openapi.yaml. Everywhere: expected failure
