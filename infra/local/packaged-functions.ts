@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inflateRawSync } from 'node:zlib';
-import { processAlive } from './process-alive.js';
+import { ownerEnded } from './process-alive.js';
 import { readServerlessConfig } from './serverless-config.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -78,7 +78,7 @@ function removeEndedProcessesDirectories(): void {
     if (!entry.startsWith(UNPACK_PREFIX)) continue;
     const owner = Number(entry.slice(UNPACK_PREFIX.length).split('-')[0]);
     // Only of a process that has ended: a name without an owner may be a running older checkout's.
-    if (Number.isInteger(owner) && owner > 0 && !processAlive(owner)) {
+    if (ownerEnded(owner)) {
       rmSync(join(tmpdir(), entry), { recursive: true, force: true });
     }
   }

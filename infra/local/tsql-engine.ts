@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { forScripts, MSSQL_SCRIPTS_DIR, mssqlScriptFiles, runMssqlScripts } from './mssql-scripts.js';
-import { processAlive } from './process-alive.js';
+import { ownerEnded } from './process-alive.js';
 
 /**
  * The T-SQL engine for the tests and the local stack (LOCAL_DATABASE=tsql): a SQL Server given by
@@ -179,7 +179,7 @@ async function withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
     } catch {
       // Another process prepares it; a lock whose owner died is taken over.
       const owner = Number(await readFile(join(lock, 'pid'), 'utf8').catch(() => '0'));
-      if (owner > 0 && !processAlive(owner)) await rm(lock, { recursive: true, force: true });
+      if (ownerEnded(owner)) await rm(lock, { recursive: true, force: true });
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${lock}`);
       await new Promise((wake) => setTimeout(wake, 200));
     }
@@ -292,7 +292,7 @@ async function stopOrphans(): Promise<void> {
   const entries = await readdir(RUNS_DIR).catch(() => [] as string[]);
   for (const entry of entries) {
     const owner = Number(entry.split('-')[0]);
-    if (!Number.isInteger(owner) || owner <= 0 || processAlive(owner)) continue;
+    if (!ownerEnded(owner)) continue;
     await stopServer(join(RUNS_DIR, entry, 'data'));
     await rm(join(RUNS_DIR, entry), { recursive: true, force: true });
   }

@@ -21,7 +21,6 @@ import { httpApiEvent } from '../support/http-api-event.js';
 import {
   codeFiles,
   extractFunction,
-  leftInTemporaryDirectory,
   type PackagedFunction,
   packagedFunctions,
   packageService,
@@ -69,8 +68,7 @@ const roots = new Map<string, string>();
 
 beforeAll(async () => {
   functions = await withPackagingLock(() => {
-    packageService();
-    leftTemporary = leftInTemporaryDirectory;
+    leftTemporary = packageService();
     return packagedFunctions();
   });
   // Outside the repository: no node_modules above the extracted files, so that a module the zip

@@ -48,15 +48,12 @@ export async function withPackagingLock<T>(fn: () => Promise<T> | T, serviceDir 
   }
 }
 
-/** What the last `packageService` left in the temporary directory it gave the packaging. */
-export let leftInTemporaryDirectory: string[] = [];
-
 /**
  * Runs `npm run package` in `serviceDir` (offline, no AWS credentials), with deploy parameters
  * (`--param`) when given; throws with its output on failure. The packaging gets a temporary
- * directory of its own (TMPDIR), and what it leaves there is kept in `leftInTemporaryDirectory`.
+ * directory of its own (TMPDIR); returns what it left there.
  */
-export function packageService(serviceDir = process.cwd(), params: Record<string, string> = {}): void {
+export function packageService(serviceDir = process.cwd(), params: Record<string, string> = {}): string[] {
   const args = Object.entries(params).map(([name, value]) => `--param=${name}=${value}`);
   const temporary = mkdtempSync(join(tmpdir(), 'package-service-'));
   try {
@@ -71,7 +68,7 @@ export function packageService(serviceDir = process.cwd(), params: Record<string
         `npm run package failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`,
       );
     }
-    leftInTemporaryDirectory = readdirSync(temporary);
+    return readdirSync(temporary);
   } finally {
     rmSync(temporary, { recursive: true, force: true });
   }
