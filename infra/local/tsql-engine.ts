@@ -18,7 +18,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
-import { forScripts, MSSQL_SCRIPTS_DIR, mssqlScriptFiles, runMssqlScripts } from './mssql-scripts.js';
+import { applyToTenantDatabase } from '../tools/tenant-database.js';
+import { forScripts, MSSQL_SCRIPTS_DIR, mssqlScriptFiles, scriptBatches } from './mssql-scripts.js';
 import { ownerEnded } from './process-alive.js';
 
 /**
@@ -143,12 +144,12 @@ async function sha256OfFile(path: string): Promise<string> {
 /** Key of the prepared demo: the scripts' names and texts and the engine archive. */
 async function demoKey(): Promise<string> {
   const hash = createHash('sha256');
-  for (const name of mssqlScriptFiles()) {
-    hash
-      .update(name)
-      .update('\0')
-      .update(readFileSync(join(MSSQL_SCRIPTS_DIR, name)))
-      .update('\0');
+  for (const [name, path] of [
+    ...mssqlScriptFiles().map((name) => [name, join(MSSQL_SCRIPTS_DIR, name)]),
+    ['erp-stand-in.sql', ERP_STAND_IN],
+    ['tenant-database.ts', join(ROOT, 'infra', 'tools', 'tenant-database.ts')],
+  ] as [string, string][]) {
+    hash.update(name).update('\0').update(readFileSync(path)).update('\0');
   }
   hash.update(await sha256OfFile(join(tsqlEngineDir(), 'tsql-engine.tar.zst')));
   return hash.digest('hex').slice(0, 16);
@@ -233,7 +234,15 @@ export async function prepareTsqlDemo(): Promise<PreparedDemo> {
   });
 }
 
-/** Creates `database` on the server of `serverUrl` and runs infra/sql/mssql/*.sql in it. */
+/** The ERP stand-in's own objects (infra/local/erp-stand-in.sql). */
+const ERP_STAND_IN = join(ROOT, 'infra', 'local', 'erp-stand-in.sql');
+
+/**
+ * Creates `database` on the server of `serverUrl` as a tenant's database is deployed: first the ERP
+ * (the demo's ERP objects and data, then what the stand-in has of its own, infra/local/erp-stand-in.sql),
+ * then the service's objects by what `npm run db:apply` runs (its check of the ERP's objects
+ * included), then the demo's procedures, operations and change feed (`--demo`).
+ */
 export async function createDemoDatabase(serverUrl: string, database: string): Promise<void> {
   const server = createMssqlDatabase({ connectionString: serverUrl });
   try {
@@ -244,7 +253,11 @@ export async function createDemoDatabase(serverUrl: string, database: string): P
   }
   const demo = createMssqlDatabase({ connectionString: forScripts(withDatabase(serverUrl, database)) });
   try {
-    await runMssqlScripts(demo);
+    const erpFiles = mssqlScriptFiles().filter((file) => /^demo\/0[12]\d-erp-/.test(file));
+    for (const file of erpFiles) for (const batch of scriptBatches(file)) await demo.query(batch);
+    const standIn = readFileSync(ERP_STAND_IN, 'utf8').split(/^[ \t]*GO[ \t]*;?[ \t]*\r?$/im);
+    for (const batch of standIn.map((text) => text.trim()).filter(Boolean)) await demo.query(batch);
+    await applyToTenantDatabase(demo, { scripts: true, demo: true, changeFeed: [], plan: false }, () => undefined);
   } finally {
     await demo.close();
   }

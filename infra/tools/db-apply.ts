@@ -1,20 +1,28 @@
 import { parseArgs } from 'node:util';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
-import { applyServiceRole, ServiceRoleError } from '../../shared/adapters/mssql/service-role.js';
+import { reservedPrincipal, ServiceRoleError } from '../../shared/adapters/mssql/service-role.js';
 import { parseQualifiedName } from '../../shared/core/sql-names.js';
-import { forScripts, mssqlScriptFiles, runMssqlScripts } from '../local/mssql-scripts.js';
+import { forScripts } from '../local/mssql-scripts.js';
+import { applyToTenantDatabase, TenantDatabaseError } from './tenant-database.js';
 
-// Usage: npm run db:apply -- '<connection string>' [--change-feed TABLE,…]
-//          [--role NAME [--read TABLE,…] [--execute PROCEDURE,…] [--login NAME]]
-// Runs infra/sql/mssql/*.sql (tables, procedures, demo operations and data; idempotent) on the
-// database the connection string names, as a DBA does on each tenant database; with
-// --change-feed, also turns recording on for those tables (dbo.SVC_CHANGE_FEED_ENABLE: a change
-// table and a trigger each; idempotent); with --role, creates the database role of the service's
-// login with exactly the grants docs/sql-server.md ("Permissions") lists, and with --login a
-// login and user in it (password from DB_LOGIN_PASSWORD, never a command-line argument). The
-// connection string and the password are never printed.
-const USAGE = `usage: npm run db:apply -- '<connection string>' [--change-feed TABLE[,schema.TABLE…]]
+// Usage: npm run db:apply -- '<connection string>' [--plan] [--demo] [--schema]
+//          [--change-feed TABLE,…] [--role NAME [--read TABLE,…] [--execute PROCEDURE,…] [--login NAME]]
+// On a tenant's database (the ERP's), each part only when asked (docs/operations.md, "First
+// deployment"): without --role and --change-feed (or with --schema), the service's own objects
+// (infra/sql/mssql/service/*.sql: idempotent, never touching an object the ERP owns), after a check
+// of what the service needs of the ERP's objects that stops, naming each, before anything is
+// written; --demo adds the demo ERP, its data, procedures and operations where missing (never
+// without it); --change-feed turns recording on for those tables (dbo.SVC_CHANGE_FEED_ENABLE);
+// --role creates the database role of the service's login with exactly the grants
+// docs/sql-server.md ("Permissions") lists, and with --login a login and user in it (password from
+// DB_LOGIN_PASSWORD, never a command-line argument). --plan prints every statement and grant it
+// would run, in order, and changes nothing. The connection string and the password are never printed.
+const USAGE = `usage: npm run db:apply -- '<connection string>' [--plan] [--demo] [--schema]
+         [--change-feed TABLE[,schema.TABLE…]]
          [--role NAME [--read TABLE,VIEW…] [--execute PROCEDURE,…] [--login NAME]]
+  without --role and --change-feed (or with --schema): the service's objects, after a check of the ERP's
+  --plan   print every statement it would run, change nothing
+  --demo   also the demo ERP, data and operations where missing (a demo database only)
   (or DB_APPLY_URL in the environment; the login's password in DB_LOGIN_PASSWORD)`;
 
 const list = (value: string | undefined) =>
@@ -36,6 +44,9 @@ const parse = () =>
   parseArgs({
     allowPositionals: true,
     options: {
+      plan: { type: 'boolean' },
+      demo: { type: 'boolean' },
+      schema: { type: 'boolean' },
       'change-feed': { type: 'string' },
       role: { type: 'string' },
       read: { type: 'string' },
@@ -52,41 +63,54 @@ const { values, positionals } = parsed;
 const connectionString = positionals[0] ?? process.env.DB_APPLY_URL;
 if (!connectionString || positionals.length > 1) usage();
 const changeFeed = values['change-feed'];
-const names = changeFeed === undefined ? undefined : list(changeFeed).map((name) => parseQualifiedName(name));
-if (changeFeed !== undefined && (!names?.length || names.some((n) => !n))) {
+const names = changeFeed === undefined ? [] : list(changeFeed).map((name) => parseQualifiedName(name));
+if (changeFeed !== undefined && (!names.length || names.some((n) => !n))) {
   usage('--change-feed takes table names (NAME or schema.NAME) separated by commas');
 }
-if (!values.role && (values.read || values.execute || values.login)) {
+const role = values.role;
+if (role !== undefined && role.trim() === '') usage('--role takes the name of the role to create (it was empty)');
+if (role === undefined && (values.read !== undefined || values.execute !== undefined || values.login !== undefined)) {
   usage('--read, --execute and --login go with --role NAME');
 }
+if (values.login !== undefined && values.login.trim() === '') usage('--login takes the name of the login to create (it was empty)');
+for (const [what, name] of [
+  ['--role', role],
+  ['--login', values.login],
+] as const) {
+  const reserved = name === undefined ? undefined : reservedPrincipal(name);
+  if (reserved) usage(`${what} ${name} is refused: ${reserved}; the service's grants must go to a role of its own`);
+}
 const password = process.env.DB_LOGIN_PASSWORD;
-if (values.login && !password) usage("--login needs the new login's password in DB_LOGIN_PASSWORD");
+if (values.login && !password && !values.plan) usage("--login needs the new login's password in DB_LOGIN_PASSWORD");
+// Each option does only its own part: the scripts run when nothing else was asked, or when asked.
+const scripts = Boolean(values.schema || values.demo) || (role === undefined && changeFeed === undefined);
 
-const started = Date.now();
 const db = createMssqlDatabase({ connectionString: forScripts(connectionString) });
 try {
-  await runMssqlScripts(db);
-  console.log(`applied ${mssqlScriptFiles().join(', ')} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  for (const name of names ?? []) {
-    // Names go as parameters; the procedure checks them against the catalogue.
-    await db.query('EXEC dbo.SVC_CHANGE_FEED_ENABLE @p1, @p2', [name!.schema ?? 'dbo', name!.name]);
-    console.log(`change feed: recording ${name!.schema ?? 'dbo'}.${name!.name}`);
-  }
-  if (values.role) {
-    const given = await applyServiceRole(db, {
-      role: values.role,
-      read: list(values.read),
-      execute: list(values.execute),
-      ...(values.login ? { login: { name: values.login, password: password! } } : {}),
-    });
-    for (const grant of given)
-      console.log(`role ${values.role}: ${grant.permissions.join(', ')} on ${grant.object}`);
-    if (values.login) console.log(`login and user ${values.login}: member of ${values.role}`);
-  }
+  await applyToTenantDatabase(
+    db,
+    {
+      scripts,
+      demo: values.demo === true,
+      changeFeed: names.map((name) => name!),
+      plan: values.plan === true,
+      ...(role !== undefined
+        ? {
+            role: {
+              role,
+              read: list(values.read),
+              execute: list(values.execute),
+              ...(values.login ? { login: { name: values.login, password: password ?? '' } } : {}),
+            },
+          }
+        : {}),
+    },
+    (line) => console.log(line),
+  );
 } catch (error) {
   // The driver's message names the statement that failed, never the password.
   console.error(
-    error instanceof ServiceRoleError
+    error instanceof ServiceRoleError || error instanceof TenantDatabaseError
       ? `db:apply: ${error.message}`
       : `db:apply failed: ${(error as Error).message}`,
   );

@@ -28,24 +28,18 @@ describe('Function: createMssqlDocumentStore', () => {
     });
     const [{ sql, params }] = statements as [(typeof statements)[0]];
     expect(sql.replace(/\s+/g, ' ')).toBe(
-      'INSERT INTO [dbo].[SVCDOC] ([FILEGUID], [FILENAME], [CONTENT_TYPE], [SIZE_BYTES], [SHA256], [CONTENT]) VALUES (@p1, @p2, @p3, @p4, @p5, @p6)',
+      'INSERT INTO [dbo].[SVCDOC] ([FILEGUID], [FILENAME], [CONTENT_TYPE], [SIZE_BYTES], [CONTENT]) VALUES (@p1, @p2, @p3, @p4, @p5)',
     );
-    expect(params.map(boundType)).toEqual([
-      'uniqueidentifier',
-      'nvarchar',
-      'nvarchar',
-      'int',
-      'nvarchar',
-      'varbinary',
-    ]);
+    // No column of the service's own on the ERP's table (CONTRACT.md section 7): no hash is stored.
+    expect(params.map(boundType)).toEqual(['uniqueidentifier', 'nvarchar', 'nvarchar', 'int', 'varbinary']);
     expect(sqlTypeOf(params[0])[1]).toBe(GUID);
-    expect(sqlTypeOf(params[5])[1]).toBe(content);
+    expect(sqlTypeOf(params[4])[1]).toBe(content);
     expect(params[2]).toBeNull();
   });
 
-  it('measures the size with DATALENGTH and looks the GUID up as uniqueidentifier', async () => {
+  it('measures the size with DATALENGTH, hashes the content with HASHBYTES and looks the GUID up as uniqueidentifier', async () => {
     const { db, statements } = recordingMssql([
-      { fileGuid: GUID, fileName: 'a.bin', contentType: 'text/plain ', size: 3, sha256: 'F'.repeat(64) },
+      { fileGuid: GUID, fileName: 'a.bin', contentType: 'text/plain ', size: 3, sha256: Buffer.alloc(32, 0xff) },
     ]);
     expect(await createMssqlDocumentStore(db).find(GUID)).toEqual({
       fileGuid: GUID,
@@ -55,6 +49,7 @@ describe('Function: createMssqlDocumentStore', () => {
       sha256: 'f'.repeat(64),
     });
     expect(statements[0]!.sql).toContain('DATALENGTH([CONTENT]) AS [size]');
+    expect(statements[0]!.sql).toContain("HASHBYTES('SHA2_256', [CONTENT]) AS [sha256]");
     expect(statements[0]!.sql).toContain('WHERE [FILEGUID] = @p1');
     expect(boundType(statements[0]!.params[0])).toBe('uniqueidentifier');
   });

@@ -61,12 +61,11 @@ CREATE TABLE dbo."SVCDOC" (
     "FILENAME"     varchar(260)  NOT NULL,
     "CONTENT_TYPE" varchar(200)  NULL,
     "SIZE_BYTES"   bigint        NOT NULL,
-    "SHA256"       char(64)      NOT NULL,
     "CONTENT"      bytea         NOT NULL,
     "CREATED_AT"   timestamp(3) without time zone NOT NULL DEFAULT (now() AT TIME ZONE 'utc'),
     CONSTRAINT "PK_SVCDOC" PRIMARY KEY ("FILEGUID")
 );
-COMMENT ON TABLE dbo."SVCDOC" IS 'Úložiště dokumentů (souborů). SHA256 = lower-case hex obsahu.';
+COMMENT ON TABLE dbo."SVCDOC" IS 'Úložiště dokumentů (souborů).';
 
 -- -----------------------------------------------------------------------------
 -- 4. DOKUMENT – accounting documents (invoices, cash vouchers, ...)

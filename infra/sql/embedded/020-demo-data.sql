@@ -237,15 +237,14 @@ INSERT INTO dbo."UCET" ("KOD_UCTU", "NAZEV", "TYP", "ZUSTATEK", "AKTIVNI") VALUE
 
 -- -----------------------------------------------------------------------------
 -- 3. SVCDOC – 8 small demo files (FILEGUID = md5('svcdoc-' || n)::uuid),
---    linked from DOKUMENT 1..8. SIZE_BYTES and SHA256 are computed from CONTENT.
+--    linked from DOKUMENT 1..8. SIZE_BYTES is computed from CONTENT.
 -- -----------------------------------------------------------------------------
-INSERT INTO dbo."SVCDOC" ("FILEGUID", "FILENAME", "CONTENT_TYPE", "SIZE_BYTES", "SHA256", "CONTENT", "CREATED_AT")
+INSERT INTO dbo."SVCDOC" ("FILEGUID", "FILENAME", "CONTENT_TYPE", "SIZE_BYTES", "CONTENT", "CREATED_AT")
 SELECT
     md5('svcdoc-' || f.n)::uuid,
     f.filename,
     f.content_type,
     octet_length(f.content),
-    encode(sha256(f.content), 'hex'),
     f.content,
     timestamp '2024-01-01 08:00:00.125' + f.n * interval '7 minutes 3.25 seconds'
 FROM (VALUES

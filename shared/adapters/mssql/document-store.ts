@@ -18,11 +18,14 @@ function driverBuffer(value: unknown): Buffer {
 const q = mssqlDialect.quoteIdent;
 
 export const MSSQL_DOCUMENT_STATEMENTS: DocumentStatements = {
-  insert: `INSERT INTO [dbo].[SVCDOC] ([FILEGUID], [FILENAME], [CONTENT_TYPE], [SIZE_BYTES], [SHA256], [CONTENT])
-    VALUES (@p1, @p2, @p3, @p4, @p5, @p6)`,
+  insert: `INSERT INTO [dbo].[SVCDOC] ([FILEGUID], [FILENAME], [CONTENT_TYPE], [SIZE_BYTES], [CONTENT])
+    VALUES (@p1, @p2, @p3, @p4, @p5)`,
+  // SVCDOC is the ERP's table and gets no column of ours: the ETag's hash is computed from the
+  // content, in the server (HASHBYTES takes varbinary(max) from SQL Server 2016 on), so that no
+  // byte of a file crosses the network for an answer 304.
   find: `SELECT [FILEGUID] AS [fileGuid], [FILENAME] AS [fileName],
       [CONTENT_TYPE] AS [contentType], DATALENGTH([CONTENT]) AS [size],
-      [SHA256] AS [sha256]
+      HASHBYTES('SHA2_256', [CONTENT]) AS [sha256]
     FROM [dbo].[SVCDOC] WHERE [FILEGUID] = @p1`,
   readContent: `SELECT [CONTENT] AS [content] FROM [dbo].[SVCDOC] WHERE [FILEGUID] = @p1`,
   // SUBSTRING counts from 1.

@@ -16,6 +16,46 @@ const q = mssqlDialect.quoteIdent;
 /** A role, login or user name: a plain identifier, so that no quoting question arises in logs or scripts. */
 export const PRINCIPAL_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
+/**
+ * Principals every user of the database is, or that hold more than the service may: granting the
+ * service's permissions to one of them would give them (SELECT on WS_APPLICATION's API hashes
+ * among them) to every database user, or make the service's login more than its role.
+ */
+const RESERVED_PRINCIPALS = new Map<string, string>([
+  ['public', 'every database user is a member of public'],
+  ['guest', 'guest is every login without a user of its own'],
+  ['dbo', "dbo is the database's owner"],
+  ['sys', 'sys is the system schema and user'],
+  ['information_schema', 'INFORMATION_SCHEMA is the system schema and user'],
+  ['sa', 'sa is the server administrator'],
+  ...[
+    'db_owner',
+    'db_accessadmin',
+    'db_securityadmin',
+    'db_ddladmin',
+    'db_backupoperator',
+    'db_datareader',
+    'db_datawriter',
+    'db_denydatareader',
+    'db_denydatawriter',
+  ].map((name) => [name, `${name} is a fixed database role`] as [string, string]),
+  ...[
+    'sysadmin',
+    'serveradmin',
+    'securityadmin',
+    'processadmin',
+    'setupadmin',
+    'bulkadmin',
+    'diskadmin',
+    'dbcreator',
+  ].map((name) => [name, `${name} is a fixed server role`] as [string, string]),
+]);
+
+/** Why `name` may not be the service's role or login; undefined when it may. */
+export function reservedPrincipal(name: string): string | undefined {
+  return RESERVED_PRINCIPALS.get(name.toLowerCase());
+}
+
 export interface ServiceRoleRequest {
   /** The role's name. */
   readonly role: string;
@@ -31,6 +71,13 @@ export interface ServiceRoleRequest {
 export interface GivenGrant {
   readonly object: string;
   readonly permissions: readonly Permission[];
+}
+
+/** What the role part did (or, planned, would do). */
+export interface ServiceRolePlan {
+  readonly given: GivenGrant[];
+  /** Every statement that writes, in order; the password never in it. */
+  readonly statements: string[];
 }
 
 /** A request the catalogue or the rules refuse: its message names what is wrong. */
@@ -71,21 +118,45 @@ function parsed(text: string, what: string): QualifiedName {
 
 const literal = (value: string) => `N'${value.replaceAll("'", "''")}'`;
 
-/** Creates (or completes) the role, its grants, and the login and user when asked. */
-export async function applyServiceRole(db: Database, request: ServiceRoleRequest): Promise<GivenGrant[]> {
-  if (!PRINCIPAL_NAME.test(request.role)) {
-    throw new ServiceRoleError(`role "${request.role}" must be a plain name (letters, digits, _)`);
+/**
+ * Creates (or completes) the role, its grants, and the login and user when asked. With `plan`, only
+ * reads the catalogue and returns what it would write; the service's own tables that are not there
+ * yet (the scripts of the same run create them first) are then named as the scripts create them.
+ */
+export async function applyServiceRole(
+  db: Database,
+  request: ServiceRoleRequest,
+  options: { readonly plan?: boolean } = {},
+): Promise<ServiceRolePlan> {
+  for (const [what, name] of [
+    ['role', request.role],
+    ...(request.login ? [['login', request.login.name]] : []),
+  ] as [string, string][]) {
+    if (!PRINCIPAL_NAME.test(name)) {
+      throw new ServiceRoleError(`${what} "${name}" must be a plain name (letters, digits, _)`);
+    }
+    const reserved = reservedPrincipal(name);
+    if (reserved) {
+      throw new ServiceRoleError(
+        `${what} "${name}" is refused: ${reserved}, so the service's grants would go beyond its own login; name a role of its own`,
+      );
+    }
   }
-  if (request.login && !PRINCIPAL_NAME.test(request.login.name)) {
-    throw new ServiceRoleError(`login "${request.login.name}" must be a plain name (letters, digits, _)`);
-  }
+  const plan = options.plan === true;
   const role = q(request.role);
   const given: GivenGrant[] = [];
+  const statements: string[] = [];
+  const write = async (statement: string, shown = statement) => {
+    statements.push(shown);
+    if (!plan) await db.query(statement);
+  };
   const grant = async (object: { schema: string; name: string }, permissions: readonly Permission[]) => {
     const target = `${q(object.schema)}.${q(object.name)}`;
-    await db.query(`GRANT ${permissions.join(', ')} ON ${target} TO ${role}`);
+    await write(`GRANT ${permissions.join(', ')} ON ${target} TO ${role}`);
     given.push({ object: `${object.schema}.${object.name}`, permissions });
   };
+  const tableExists = async (name: string) =>
+    Number((await db.query('SELECT COUNT(*) AS n FROM INFORMATION_SCHEMA.TABLES WHERE LOWER(TABLE_SCHEMA) = LOWER(@p1) AND LOWER(TABLE_NAME) = LOWER(@p2)', ['dbo', name]))[0]?.n) > 0;
 
   // Every name is checked before anything is created.
   const reads = [];
@@ -105,7 +176,7 @@ export async function applyServiceRole(db: Database, request: ServiceRoleRequest
     `SELECT COUNT(*) AS n FROM sys.database_principals WHERE name = @p1 AND type = 'R'`,
     [request.role],
   );
-  if (Number(existing?.n) === 0) await db.query(`CREATE ROLE ${role}`);
+  if (Number(existing?.n) === 0) await write(`CREATE ROLE ${role}`);
 
   // The service's own tables, one GRANT per object.
   const byObject = new Map<string, Permission[]>();
@@ -113,14 +184,18 @@ export async function applyServiceRole(db: Database, request: ServiceRoleRequest
     byObject.set(object, [...(byObject.get(object) ?? []), permission]);
   }
   for (const [object, permissions] of byObject) {
-    const found = await catalogued(db, parsed(object, 'object'), ['U']);
+    const name = parsed(object, 'object');
+    const found = (await catalogued(db, name, ['U'])) ?? (plan ? { schema: name.schema ?? 'dbo', name: name.name } : undefined);
     if (!found) throw new ServiceRoleError(`${object} is not in the database: run the scripts first`);
     await grant(found, permissions);
   }
   for (const found of reads) await grant(found, ['SELECT']);
   for (const found of procedures) await grant(found, ['EXECUTE']);
   // Every Web API operation's procedure, as WS_OPERATION names it.
-  for (const row of await db.query('SELECT DISTINCT PROCEDURE_NAME AS name FROM dbo.WS_OPERATION')) {
+  const operations = (await tableExists('WS_OPERATION'))
+    ? await db.query('SELECT DISTINCT PROCEDURE_NAME AS name FROM dbo.WS_OPERATION')
+    : [];
+  for (const row of operations) {
     const name = parseQualifiedName(String(row.name));
     const found = name && (await catalogued(db, name, ['P']));
     if (!found)
@@ -130,9 +205,10 @@ export async function applyServiceRole(db: Database, request: ServiceRoleRequest
     await grant(found, ['EXECUTE']);
   }
   // The change table of every table the change feed records.
-  for (const row of await db.query(
-    'SELECT SOURCE_SCHEMA AS [schema], SOURCE_NAME AS name FROM dbo.SVC_CHANGE_FEED',
-  )) {
+  const recorded = (await tableExists('SVC_CHANGE_FEED'))
+    ? await db.query('SELECT SOURCE_SCHEMA AS [schema], SOURCE_NAME AS name FROM dbo.SVC_CHANGE_FEED')
+    : [];
+  for (const row of recorded) {
     const source = { schema: String(row.schema), name: String(row.name) };
     const found = await catalogued(db, { schema: source.schema, name: changeTableName(source) }, ['U']);
     if (found) await grant(found, ['SELECT', 'UPDATE', 'DELETE']);
@@ -144,12 +220,15 @@ export async function applyServiceRole(db: Database, request: ServiceRoleRequest
       name,
     ]);
     if (Number(login?.n) === 0) {
-      await db.query(`CREATE LOGIN ${q(name)} WITH PASSWORD = ${literal(request.login.password)}`);
+      await write(
+        `CREATE LOGIN ${q(name)} WITH PASSWORD = ${literal(request.login.password)}`,
+        `CREATE LOGIN ${q(name)} WITH PASSWORD = N'<DB_LOGIN_PASSWORD>'`,
+      );
     }
     const [user] = await db.query('SELECT COUNT(*) AS n FROM sys.database_principals WHERE name = @p1', [
       name,
     ]);
-    if (Number(user?.n) === 0) await db.query(`CREATE USER ${q(name)} FOR LOGIN ${q(name)}`);
+    if (Number(user?.n) === 0) await write(`CREATE USER ${q(name)} FOR LOGIN ${q(name)}`);
     const [member] = await db.query(
       `SELECT COUNT(*) AS n FROM sys.database_role_members AS m
         JOIN sys.database_principals AS r ON r.principal_id = m.role_principal_id
@@ -157,7 +236,7 @@ export async function applyServiceRole(db: Database, request: ServiceRoleRequest
         WHERE r.name = @p1 AND u.name = @p2`,
       [request.role, name],
     );
-    if (Number(member?.n) === 0) await db.query(`ALTER ROLE ${role} ADD MEMBER ${q(name)}`);
+    if (Number(member?.n) === 0) await write(`ALTER ROLE ${role} ADD MEMBER ${q(name)}`);
   }
-  return given;
+  return { given, statements };
 }

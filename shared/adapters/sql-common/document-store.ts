@@ -12,9 +12,9 @@ import type {
 
 /** A dialect's statements of the document store and how its driver wants GUIDs and binaries. */
 export interface DocumentStatements {
-  /** Parameters: GUID, file name, content type, size, SHA-256, content. */
+  /** Parameters: GUID, file name, content type, size, content. */
   readonly insert: string;
-  /** By GUID (parameter 1): `fileGuid`, `fileName`, `contentType`, `size` (of the content), `sha256`. */
+  /** By GUID (parameter 1): `fileGuid`, `fileName`, `contentType`, `size` and `sha256` (bytes or hex) of the content. */
   readonly find: string;
   /** By GUID (parameter 1): `content`. */
   readonly readContent: string;
@@ -32,6 +32,14 @@ export interface DocumentStatements {
   toBuffer(value: unknown): Buffer;
 }
 
+/** A digest as lower-case hex, whether the driver gave bytes or text. */
+function hexDigest(value: unknown): string {
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('hex');
+  return String(value ?? '')
+    .trim()
+    .toLowerCase();
+}
+
 /** The document store of a database, in the statements of its dialect. */
 export function createSqlDocumentStore(db: Pick<Database, 'query'>, sql: DocumentStatements): DocumentStore {
   return {
@@ -41,7 +49,6 @@ export function createSqlDocumentStore(db: Pick<Database, 'query'>, sql: Documen
         file.fileName,
         file.contentType ?? null,
         file.size,
-        file.sha256,
         sql.binary(file.content),
       ]);
     },
@@ -55,9 +62,7 @@ export function createSqlDocumentStore(db: Pick<Database, 'query'>, sql: Documen
         fileName: String(row.fileName ?? ''),
         contentType: typeof row.contentType === 'string' ? row.contentType.trim() : undefined,
         size: Number(row.size),
-        sha256: String(row.sha256 ?? '')
-          .trim()
-          .toLowerCase(),
+        sha256: hexDigest(row.sha256),
       };
       return info;
     },

@@ -1,5 +1,6 @@
 -- =============================================================================
 -- Receipt webhook – SQL Server. IDEMPOTENT: safe to run any number of times.
+-- SERVICE: what npm run db:apply creates on a tenant's database (only the service's objects).
 -- One row per delivery attempt (and per decision not to send).
 -- sqlcmd -I -f 65001 -i 040-webhook.sql
 -- =============================================================================

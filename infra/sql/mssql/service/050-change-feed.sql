@@ -1,5 +1,6 @@
 -- =============================================================================
 -- Change feed (CONTRACT.md section 4b) – SQL Server 2016+, Azure SQL, the T-SQL engine.
+-- SERVICE: what npm run db:apply creates on a tenant's database (only the service's objects).
 -- IDEMPOTENT: safe to run any number of times.
 -- sqlcmd -I -f 65001 -i 050-change-feed.sql
 --
@@ -153,10 +154,4 @@ BEGIN
     END;
     DELETE FROM dbo.SVC_CHANGE_FEED WHERE SOURCE_SCHEMA = @schema AND SOURCE_NAME = @table;
 END;
-GO
-
--- The demo tenant records SUBJECT and DOKUMENT (its registry's "changeFeed").
-EXEC dbo.SVC_CHANGE_FEED_ENABLE N'dbo', N'SUBJECT';
-GO
-EXEC dbo.SVC_CHANGE_FEED_ENABLE N'dbo', N'DOKUMENT';
 GO

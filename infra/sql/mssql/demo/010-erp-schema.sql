@@ -1,10 +1,13 @@
 -- =============================================================================
+-- DEMO ONLY: what the ERP owns, as the demo lays it out (npm run db:apply -- --demo; the local
+-- stack). On a tenant's database these objects are the ERP's own: db:apply without --demo never
+-- runs this script (docs/sql-server.md, "What the ERP owns and what the service owns").
 -- Demo ERP database – schema for SQL Server (2016+; also runs on Babelfish).
 --
 -- Same objects and column names as infra/sql/embedded/010-schema.sql (PGlite).
 -- IDEMPOTENT: every table and index is created only when missing, procedures are
 -- created as a stub when missing and then ALTERed (permissions on them are kept),
--- the view is dropped and created again, so the script can be run any number of times
+-- the view is created only when missing (never replaced), so the script can be run any number of times
 -- (sqlcmd -I -f 65001 -i 010-schema.sql, SSMS, Azure Data Studio; GO = batch
 -- separator). The file is UTF-8 without BOM: sqlcmd needs -f 65001.
 --
@@ -61,7 +64,8 @@ END;
 GO
 
 -- -----------------------------------------------------------------------------
--- 3. SVCDOC – document store (files). SHA256 = lower-case hex of CONTENT.
+-- 3. SVCDOC – document store (files). The service adds no column to it: the ETag's SHA-256 is
+--    computed from CONTENT when a file is read (HASHBYTES).
 -- -----------------------------------------------------------------------------
 IF OBJECT_ID(N'dbo.SVCDOC', N'U') IS NULL
 BEGIN
@@ -70,7 +74,6 @@ BEGIN
         FILENAME     nvarchar(260)    NOT NULL,
         CONTENT_TYPE nvarchar(200)    NULL,
         SIZE_BYTES   bigint           NOT NULL,
-        SHA256       char(64)         NOT NULL,
         CONTENT      varbinary(max)   NOT NULL,
         CREATED_AT   datetime2(3)     NOT NULL CONSTRAINT DF_SVCDOC_CREATED_AT DEFAULT (SYSUTCDATETIME()),
         CONSTRAINT PK_SVCDOC PRIMARY KEY (FILEGUID)
@@ -152,10 +155,9 @@ GO
 -- -----------------------------------------------------------------------------
 -- 5. V_DOKUMENT_SOUBOR – documents together with their stored file
 -- -----------------------------------------------------------------------------
--- DROP + CREATE (not CREATE OR ALTER VIEW, which Babelfish lacks): the definition is always current.
-DROP VIEW IF EXISTS dbo.V_DOKUMENT_SOUBOR;
-GO
-CREATE VIEW dbo.V_DOKUMENT_SOUBOR
+-- Created only when missing: a view of that name is the ERP's, and never replaced.
+IF OBJECT_ID(N'dbo.V_DOKUMENT_SOUBOR', N'V') IS NULL
+    EXEC (N'CREATE VIEW dbo.V_DOKUMENT_SOUBOR
 AS
 SELECT
     d.ID               AS DOKUMENT_ID,
@@ -167,7 +169,7 @@ SELECT
     s.CONTENT_TYPE     AS CONTENT_TYPE,
     s.SIZE_BYTES       AS SIZE_BYTES
 FROM dbo.DOKUMENT AS d
-INNER JOIN dbo.SVCDOC AS s ON s.FILEGUID = d.DOKUMENTFILEGUID;
+INNER JOIN dbo.SVCDOC AS s ON s.FILEGUID = d.DOKUMENTFILEGUID;');
 GO
 
 -- -----------------------------------------------------------------------------
