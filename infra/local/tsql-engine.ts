@@ -257,7 +257,11 @@ export async function createDemoDatabase(serverUrl: string, database: string): P
     for (const file of erpFiles) for (const batch of scriptBatches(file)) await demo.query(batch);
     const standIn = readFileSync(ERP_STAND_IN, 'utf8').split(/^[ \t]*GO[ \t]*;?[ \t]*\r?$/im);
     for (const batch of standIn.map((text) => text.trim()).filter(Boolean)) await demo.query(batch);
-    await applyToTenantDatabase(demo, { scripts: true, demo: true, changeFeed: [], plan: false }, () => undefined);
+    await applyToTenantDatabase(
+      demo,
+      { scripts: true, demo: true, changeFeed: [], plan: false },
+      () => undefined,
+    );
   } finally {
     await demo.close();
   }

@@ -68,20 +68,27 @@ if (changeFeed !== undefined && (!names.length || names.some((n) => !n))) {
   usage('--change-feed takes table names (NAME or schema.NAME) separated by commas');
 }
 const role = values.role;
-if (role !== undefined && role.trim() === '') usage('--role takes the name of the role to create (it was empty)');
-if (role === undefined && (values.read !== undefined || values.execute !== undefined || values.login !== undefined)) {
+if (role !== undefined && role.trim() === '')
+  usage('--role takes the name of the role to create (it was empty)');
+if (
+  role === undefined &&
+  (values.read !== undefined || values.execute !== undefined || values.login !== undefined)
+) {
   usage('--read, --execute and --login go with --role NAME');
 }
-if (values.login !== undefined && values.login.trim() === '') usage('--login takes the name of the login to create (it was empty)');
+if (values.login !== undefined && values.login.trim() === '')
+  usage('--login takes the name of the login to create (it was empty)');
 for (const [what, name] of [
   ['--role', role],
   ['--login', values.login],
 ] as const) {
   const reserved = name === undefined ? undefined : reservedPrincipal(name);
-  if (reserved) usage(`${what} ${name} is refused: ${reserved}; the service's grants must go to a role of its own`);
+  if (reserved)
+    usage(`${what} ${name} is refused: ${reserved}; the service's grants must go to a role of its own`);
 }
 const password = process.env.DB_LOGIN_PASSWORD;
-if (values.login && !password && !values.plan) usage("--login needs the new login's password in DB_LOGIN_PASSWORD");
+if (values.login && !password && !values.plan)
+  usage("--login needs the new login's password in DB_LOGIN_PASSWORD");
 // Each option does only its own part: the scripts run when nothing else was asked, or when asked.
 const scripts = Boolean(values.schema || values.demo) || (role === undefined && changeFeed === undefined);
 

@@ -59,7 +59,11 @@ export async function applyToTenantDatabase(
   }
   const feedInstalled = async () =>
     Number(
-      (await db.query("SELECT COUNT(*) AS n FROM sys.procedures WHERE LOWER(name) = 'svc_change_feed_enable'"))[0]?.n,
+      (
+        await db.query(
+          "SELECT COUNT(*) AS n FROM sys.procedures WHERE LOWER(name) = 'svc_change_feed_enable'",
+        )
+      )[0]?.n,
     ) > 0;
   if (request.changeFeed.length > 0) {
     if (!request.scripts && !(await feedInstalled())) {
@@ -117,8 +121,10 @@ export async function applyToTenantDatabase(
       print(`\n-- --role ${request.role.role}`);
       for (const statement of statements) print(`${statement};`);
     } else {
-      for (const grant of given) print(`role ${request.role.role}: ${grant.permissions.join(', ')} on ${grant.object}`);
-      if (request.role.login) print(`login and user ${request.role.login.name}: member of ${request.role.role}`);
+      for (const grant of given)
+        print(`role ${request.role.role}: ${grant.permissions.join(', ')} on ${grant.object}`);
+      if (request.role.login)
+        print(`login and user ${request.role.login.name}: member of ${request.role.role}`);
     }
   }
 }

@@ -39,7 +39,13 @@ describe('Function: createMssqlDocumentStore', () => {
 
   it('measures the size with DATALENGTH, hashes the content with HASHBYTES and looks the GUID up as uniqueidentifier', async () => {
     const { db, statements } = recordingMssql([
-      { fileGuid: GUID, fileName: 'a.bin', contentType: 'text/plain ', size: 3, sha256: Buffer.alloc(32, 0xff) },
+      {
+        fileGuid: GUID,
+        fileName: 'a.bin',
+        contentType: 'text/plain ',
+        size: 3,
+        sha256: Buffer.alloc(32, 0xff),
+      },
     ]);
     expect(await createMssqlDocumentStore(db).find(GUID)).toEqual({
       fileGuid: GUID,

@@ -139,16 +139,25 @@ export async function checkErpObjects(
     }
     present.push(required.object);
     if (String(rows[0]!.kind).toUpperCase() !== 'BASE TABLE') {
-      problems.push({ object: required.object, problem: `is a ${String(rows[0]!.kind).toLowerCase()}, not a table` });
+      problems.push({
+        object: required.object,
+        problem: `is a ${String(rows[0]!.kind).toLowerCase()}, not a table`,
+      });
       continue;
     }
     const types = new Map(
-      rows.filter((row) => row.column != null).map((row) => [String(row.column).toUpperCase(), String(row.type).toLowerCase()]),
+      rows
+        .filter((row) => row.column != null)
+        .map((row) => [String(row.column).toUpperCase(), String(row.type).toLowerCase()]),
     );
     for (const wanted of required.columns) {
       const type = types.get(wanted.name.toUpperCase());
       if (type === undefined) {
-        problems.push({ object: required.object, column: wanted.name, problem: `column is missing (used by ${required.usedBy})` });
+        problems.push({
+          object: required.object,
+          column: wanted.name,
+          problem: `column is missing (used by ${required.usedBy})`,
+        });
       } else if (!wanted.types.includes(type)) {
         problems.push({
           object: required.object,

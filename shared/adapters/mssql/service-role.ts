@@ -156,7 +156,14 @@ export async function applyServiceRole(
     given.push({ object: `${object.schema}.${object.name}`, permissions });
   };
   const tableExists = async (name: string) =>
-    Number((await db.query('SELECT COUNT(*) AS n FROM INFORMATION_SCHEMA.TABLES WHERE LOWER(TABLE_SCHEMA) = LOWER(@p1) AND LOWER(TABLE_NAME) = LOWER(@p2)', ['dbo', name]))[0]?.n) > 0;
+    Number(
+      (
+        await db.query(
+          'SELECT COUNT(*) AS n FROM INFORMATION_SCHEMA.TABLES WHERE LOWER(TABLE_SCHEMA) = LOWER(@p1) AND LOWER(TABLE_NAME) = LOWER(@p2)',
+          ['dbo', name],
+        )
+      )[0]?.n,
+    ) > 0;
 
   // Every name is checked before anything is created.
   const reads = [];
@@ -185,7 +192,9 @@ export async function applyServiceRole(
   }
   for (const [object, permissions] of byObject) {
     const name = parsed(object, 'object');
-    const found = (await catalogued(db, name, ['U'])) ?? (plan ? { schema: name.schema ?? 'dbo', name: name.name } : undefined);
+    const found =
+      (await catalogued(db, name, ['U'])) ??
+      (plan ? { schema: name.schema ?? 'dbo', name: name.name } : undefined);
     if (!found) throw new ServiceRoleError(`${object} is not in the database: run the scripts first`);
     await grant(found, permissions);
   }
