@@ -17,12 +17,13 @@ import { applyToTenantDatabase, TenantDatabaseError } from './tenant-database.js
 // docs/sql-server.md ("Permissions") lists, and with --login a login and user in it (password from
 // DB_LOGIN_PASSWORD, never a command-line argument). --plan prints every statement and grant it
 // would run, in order, and changes nothing. The connection string and the password are never printed.
-const USAGE = `usage: npm run db:apply -- '<connection string>' [--plan] [--demo] [--schema]
+const USAGE = `usage: npm run db:apply -- '<connection string>' [--plan] [--demo] [--schema] [--documents-elsewhere]
          [--change-feed TABLE[,schema.TABLE…]]
          [--role NAME [--read TABLE,VIEW…] [--execute PROCEDURE,…] [--login NAME]]
   without --role and --change-feed (or with --schema): the service's objects, after a check of the ERP's
   --plan   print every statement it would run, change nothing
   --demo   also the demo ERP, data and operations where missing (a demo database only)
+  --documents-elsewhere   SVCDOC lives in a document database of its own (not checked here)
   (or DB_APPLY_URL in the environment; the login's password in DB_LOGIN_PASSWORD)`;
 
 const list = (value: string | undefined) =>
@@ -47,6 +48,7 @@ const parse = () =>
       plan: { type: 'boolean' },
       demo: { type: 'boolean' },
       schema: { type: 'boolean' },
+      'documents-elsewhere': { type: 'boolean' },
       'change-feed': { type: 'string' },
       role: { type: 'string' },
       read: { type: 'string' },
@@ -101,6 +103,7 @@ try {
       demo: values.demo === true,
       changeFeed: names.map((name) => name!),
       plan: values.plan === true,
+      documentsElsewhere: values['documents-elsewhere'] === true,
       ...(role !== undefined
         ? {
             role: {

@@ -21,6 +21,8 @@ export interface TenantDatabaseRequest {
   readonly role?: ServiceRoleRequest;
   /** Print, write nothing. */
   readonly plan: boolean;
+  /** The documents (SVCDOC) live in a database of their own: not checked here. */
+  readonly documentsElsewhere?: boolean;
 }
 
 /** A refusal before anything was written: the message says what and why. */
@@ -42,7 +44,10 @@ export async function applyToTenantDatabase(
   const files = request.scripts ? mssqlScriptFiles({ demo: request.demo }) : [];
   if (request.scripts) {
     // Before anything is written: what the service needs of the ERP's objects.
-    const { problems } = await checkErpObjects(db, { demo: request.demo });
+    const { problems } = await checkErpObjects(db, {
+      demo: request.demo,
+      documentsElsewhere: request.documentsElsewhere === true,
+    });
     if (problems.length > 0) {
       throw new TenantDatabaseError(
         [

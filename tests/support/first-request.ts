@@ -173,7 +173,7 @@ const QUEUES = {
   WebApiJobQueue: 'web-api-jobs',
   WebApiJobDeadLetterQueue: 'web-api-jobs-dlq',
 } as const;
-/** A demo file of infra/sql/mssql/020-demo-data.sql (an XML invoice, 1.5 KB). */
+/** A demo file of infra/sql/mssql/demo/020-erp-data.sql (an XML invoice, 1.5 KB). */
 export const DEMO_FILE_GUID = 'FB3D403F-F961-5D82-356C-F7151BA88D65';
 
 export interface FirstRequestEnvironment {

@@ -696,7 +696,7 @@ describe('Function: documentReceivedHandler', () => {
 });
 
 describe('Function: createMssqlWebhookDeliveryLog', () => {
-  it('sends parameterised T-SQL for infra/sql/mssql/040-webhook.sql', async () => {
+  it('sends parameterised T-SQL for infra/sql/mssql/service/040-webhook.sql', async () => {
     const sent: { sql: string; params: readonly unknown[] }[] = [];
     const log = createMssqlWebhookDeliveryLog({
       async query(sql, params = []) {

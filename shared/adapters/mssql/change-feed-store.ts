@@ -1,4 +1,4 @@
-/** The change feed's store in T-SQL (infra/sql/mssql/050-change-feed.sql installs what it reads). */
+/** The change feed's store in T-SQL (infra/sql/mssql/service/050-change-feed.sql installs what it reads). */
 import type { ChangeFeedStore } from '../../core/data-api/changes.js';
 import { REMOVED_COLUMN } from '../../core/data-api/changes.js';
 import type { Database, DataSourceInfo } from '../../core/database.js';

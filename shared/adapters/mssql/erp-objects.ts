@@ -32,6 +32,19 @@ export interface RequiredObject {
 
 const column = (name: string, types: readonly string[]): RequiredColumn => ({ name, types });
 
+/** The document table, which may live in a document database of its own. */
+export const DOCUMENT_TABLE = 'dbo.SVCDOC';
+
+/** The table of docs/sql-server.md ("What the ERP owns and what the service owns"), one row an object. */
+export function erpObjectsTable(): string[] {
+  return ERP_OBJECTS.map(
+    (required) =>
+      `| \`${required.object}\` | ${required.owner === 'erp' ? 'the ERP' : 'the service, or the ERP where it has one'} | ${required.columns
+        .map((c) => `\`${c.name}\` (${c.types.join(', ')})`)
+        .join('; ')} | ${required.usedBy} |`,
+  );
+}
+
 export const ERP_OBJECTS: readonly RequiredObject[] = [
   {
     object: 'dbo.SVCDOC',
@@ -124,11 +137,12 @@ export interface ErpObjectCheck {
  */
 export async function checkErpObjects(
   db: Pick<Database, 'query'>,
-  options: { readonly demo: boolean },
+  options: { readonly demo: boolean; readonly documentsElsewhere?: boolean },
 ): Promise<ErpObjectCheck> {
   const problems: ErpObjectProblem[] = [];
   const present: string[] = [];
   for (const required of ERP_OBJECTS) {
+    if (options.documentsElsewhere && required.object === DOCUMENT_TABLE) continue;
     const [schema, name] = required.object.split('.') as [string, string];
     const rows = await db.query(CATALOGUE, [schema, name]);
     if (rows.length === 0) {

@@ -7,7 +7,7 @@
 
 export type Permission = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'EXECUTE';
 
-/** One permission on one of the service's own objects (infra/sql/mssql/*.sql). */
+/** One permission on one of the service's own objects (infra/sql/mssql/service/*.sql). */
 export interface ServiceGrant {
   /** Schema and name, as the scripts create it. */
   readonly object: string;

@@ -1,4 +1,4 @@
-/** The Web API's tables and operation procedures (infra/sql/mssql/030-web-api.sql) in T-SQL. */
+/** The Web API's tables and operation procedures (infra/sql/mssql/service/030-web-api.sql) in T-SQL. */
 import type { Database, DatabaseStatementError } from '../../core/database.js';
 import type { WebApiStore } from '../../core/web-api/store.js';
 import {

@@ -1,4 +1,4 @@
-/** The webhook admin's statements (infra/sql/mssql/040-webhook.sql) in T-SQL. */
+/** The webhook admin's statements (infra/sql/mssql/service/040-webhook.sql) in T-SQL. */
 import type { Database } from '../../core/database.js';
 import type { WebhookAdminStore } from '../../core/webhook/admin.js';
 import {

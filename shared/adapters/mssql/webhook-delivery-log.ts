@@ -1,4 +1,4 @@
-/** The webhook's delivery log (`WEBHOOK_DELIVERY`, `SUBJECT`; infra/sql/mssql/040-webhook.sql) in T-SQL. */
+/** The webhook's delivery log (`WEBHOOK_DELIVERY`, `SUBJECT`; infra/sql/mssql/service/040-webhook.sql) in T-SQL. */
 import type { Database } from '../../core/database.js';
 import type { WebhookDeliveryLog } from '../../core/webhook/delivery-log.js';
 import {
