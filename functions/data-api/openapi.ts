@@ -1,5 +1,6 @@
 import { SERVICE_VERSION } from '../../shared/config/version.js';
 import { describeDataApi } from '../../shared/core/data-api/description.js';
+import { changeFeedRecording } from '../../shared/lambda/change-feed.js';
 import {
   authenticate,
   conditionalAnswer,
@@ -18,6 +19,7 @@ export const handler = httpHandler(async function describeTenant(request) {
     base,
     SERVICE_VERSION,
     tenant.changeFeed,
+    await changeFeedRecording(tenant, request),
   );
   const body = JSON.stringify(document);
   return conditionalAnswer(

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { findTenant } from '../../shared/config/tenants.js';
 import { type LocalRoute, sendBytes, sendJson } from './local-http.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -70,7 +71,8 @@ const TENANT_DOCS = /^\/docs\/([a-z0-9][a-z0-9-]{0,62})$/;
 /**
  * `GET /docs/{tenant}`: the tenant's own description (`/{tenant}/JsonAPI/openapi.json`: its tables,
  * views and columns) as an interactive page, as `/docs` shows the service's. The description asks
- * for the tenant's Data API user (HTTP Basic): the browser asks for it once.
+ * for the tenant's Data API user (HTTP Basic): the browser asks for it once. A tenant the registry
+ * does not know is 404, as its routes are (no page that could only fail).
  */
 export function tenantDocsRoute(): {
   match: (method: string | undefined, pathname: string) => LocalRoute | undefined;
@@ -79,12 +81,18 @@ export function tenantDocsRoute(): {
     match(method, pathname) {
       const tenant = method === 'GET' ? TENANT_DOCS.exec(pathname)?.[1] : undefined;
       if (!tenant || tenant in ASSETS) return undefined;
-      return async (_request, response) =>
+      return async (_request, response) => {
+        if (!(await findTenant(tenant))) {
+          return sendJson(response, 404, {
+            error: { code: 'tenant_not_found', message: `Tenant "${tenant}" does not exist` },
+          });
+        }
         send(
           response,
           'text/html; charset=utf-8',
           page(`ERP integration gateway: tables and views of ${tenant}`, `/${tenant}/JsonAPI/openapi.json`),
         );
+      };
     },
   };
 }

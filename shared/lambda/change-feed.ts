@@ -8,7 +8,7 @@ import {
   getChanges,
   removeExpiredChanges,
 } from '../core/data-api/changes.js';
-import { cancelledBy, type Database } from '../core/database.js';
+import { cancelledBy, type Database, type DataSourceInfo } from '../core/database.js';
 import { describeError } from '../core/log.js';
 import { authenticate, dataApiContext, renderDataApiError, singleQueryParam } from './data-api.js';
 import { type HttpRequest, httpHandler } from './http.js';
@@ -18,6 +18,20 @@ import { logFormatFromEnv, reportPermissionDenied, serviceLog } from './observab
 /** The change feed's store for a database, in its dialect. */
 export function changeFeedStore(db: Database): ChangeFeedStore {
   return byDialect(db, { mssql: createMssqlChangeFeedStore, postgres: createEmbeddedChangeFeedStore });
+}
+
+/**
+ * Whether the tenant's database records a table's changes now (its recording installed): what the
+ * description asks before it lists a getChanges path. A store that cannot say (no change feed
+ * objects at all, no permission) answers no: the path would not answer either.
+ */
+export async function changeFeedRecording(
+  tenant: TenantConfig,
+  request: HttpRequest,
+): Promise<(source: DataSourceInfo) => Promise<boolean>> {
+  if (tenant.changeFeed.length === 0) return async () => false;
+  const store = changeFeedStore(cancelledBy(await openDatabase(tenant.database), request.signal));
+  return async (source) => (await store.state(source).catch(() => undefined)) !== undefined;
 }
 
 /** A tenant's change feed on its application database's store. */

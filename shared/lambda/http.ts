@@ -101,6 +101,11 @@ export function toHttpRequest(
   };
 }
 
+/** The request's time ran out: middy's early time-out, or a statement the time-out cancelled. */
+export function isTimeLimit(error: unknown): boolean {
+  return error instanceof StatementCancelledError || isInvocationTimeout(error);
+}
+
 /** middy's early time-out: the invocation is about to run out of time (`@middy/core`). */
 function isInvocationTimeout(error: unknown): boolean {
   return (
@@ -172,7 +177,7 @@ export function toServiceError(error: unknown): ServiceError {
   if (error instanceof DatabasePermissionError) {
     return new ServiceError(500, 'database_permission_denied', error.message, { cause: error, expose: true });
   }
-  if (error instanceof StatementCancelledError || isInvocationTimeout(error)) {
+  if (isTimeLimit(error)) {
     return new ServiceError(503, 'time_limit_exceeded', 'The request did not finish within its time limit', {
       cause: error,
     });

@@ -199,6 +199,17 @@ describe('local stack: errors that teach', () => {
     );
   });
 
+  it("answers GET /docs/{tenant} of a tenant that does not exist 404, and a known tenant's page 200", async () => {
+    const unknown = await fetch(`${stack.url}/docs/nobody-here`);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({
+      error: { code: 'tenant_not_found', message: 'Tenant "nobody-here" does not exist' },
+    });
+    const known = await fetch(`${stack.url}/docs/demo`);
+    expect(known.status).toBe(200);
+    expect(known.headers.get('content-type')).toMatch(/^text\/html/);
+  });
+
   it('redirects GET / to the API reference at /docs', async () => {
     const response = await fetch(`${stack.url}/`, { redirect: 'manual' });
     expect(response.status).toBe(302);

@@ -90,6 +90,41 @@ describe('tenant changes while the stack runs', () => {
     expect(await rowsCount('acme', DEMO_AUTH)).toBe(200);
   });
 
+  it("describes getChanges only for tables whose recording the database has, whatever the registry's changeFeed lists", async () => {
+    type Description = { paths: Record<string, unknown> };
+    const changePaths = async () => {
+      const response = await fetch(`${stack.url}/acme/JsonAPI/openapi.json`, {
+        headers: { authorization: DEMO_AUTH },
+      });
+      const document = (await response.json()) as Description;
+      return Object.keys(document.paths)
+        .filter((path) => path.includes('/getChanges/'))
+        .sort();
+    };
+    expect(await changePaths()).toEqual([
+      '/acme/JsonAPI/Data/getChanges/DOKUMENT',
+      '/acme/JsonAPI/Data/getChanges/SUBJECT',
+    ]);
+    // UCET listed, but never recorded in the database: getChanges on it answers 400 only, so it is not described.
+    await edit((registry) => {
+      (registry.tenants.acme as unknown as { changeFeed: string[] }).changeFeed = [
+        'SUBJECT',
+        'DOKUMENT',
+        'UCET',
+      ];
+    });
+    const ucet = () =>
+      fetch(`${stack.url}/acme/JsonAPI/Data/getChanges/UCET`, { headers: { authorization: DEMO_AUTH } });
+    await within(MAX_AGE_SECONDS * 1000 + 1000, async () => (await ucet()).status, 400);
+    expect(((await (await ucet()).json()) as { error: { code: string } }).error.code).toBe(
+      'changes_not_recorded',
+    );
+    expect(await changePaths()).toEqual([
+      '/acme/JsonAPI/Data/getChanges/DOKUMENT',
+      '/acme/JsonAPI/Data/getChanges/SUBJECT',
+    ]);
+  });
+
   it('lets a user added to a tenant in within the max age', async () => {
     const hash = await hashPassword('second-password');
     await edit((registry) => {

@@ -12,6 +12,7 @@ import {
   SyncClient,
 } from '../support/change-feed-model.js';
 import { demoDatabase } from '../support/demo.js';
+import { memoryObjectStore } from '../support/memory-stores.js';
 
 const DAY = 86_400_000;
 
@@ -86,6 +87,39 @@ describe('Change feed on the embedded database', () => {
     }
     const quiet = await changesPage(c2, f2, 'SUBJECT', { token });
     expect(quiet).toMatchObject({ records: [], rel: 'sync' });
+  });
+
+  it('a page over the inline limit is cut at fewer rows, inline, and its next link goes on: never a redirect', async () => {
+    const { ctx, feed } = changeFeedContexts(db);
+    // About four SUBJECT records fit; a page of 50 is asked for.
+    const small = {
+      ...ctx,
+      limits: { ...ctx.limits, inlineLimitBytes: 1600, store: memoryObjectStore().store },
+    };
+    const client = new SyncClient(small, feed, 'SUBJECT', 50);
+    const sizes: number[] = [];
+    for (let call = 0; call < 1000; call++) {
+      const before = client.copy.size;
+      const inSync = await client.step();
+      sizes.push(client.copy.size - before);
+      if (inSync) break;
+    }
+    // Every page inline (changesPage throws on a redirect), each within the limit, and the
+    // cut pages followed by their next link to the same copy as one large page gives.
+    expect(Math.max(...sizes)).toBeLessThan(50);
+    expect(client.calls).toBeGreaterThan(5);
+    expect(client.copy).toEqual(await currentRows(ctx, 'SUBJECT'));
+  });
+
+  it('a single record larger than the inline limit alone is stored and linked on, alone on its page', async () => {
+    const { ctx, feed } = changeFeedContexts(db);
+    const objects = memoryObjectStore();
+    const tiny = { ...ctx, limits: { ...ctx.limits, inlineLimitBytes: 40, store: objects.store } };
+    const { answer, link } = await getChanges(tiny, feed, 'SUBJECT', { rows: '10' });
+    expect(answer.kind).toBe('redirect');
+    expect(link.rel).toBe('next');
+    const stored = Buffer.concat([...objects.objects.values()][0]!.chunks).toString('utf8');
+    expect((JSON.parse(stored) as Record<string, unknown[]>).SUBJECT).toHaveLength(1);
   });
 
   it('a change is its current record, a deletion a tombstone with the key; hidden columns in neither', async () => {

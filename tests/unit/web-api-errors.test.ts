@@ -4,6 +4,7 @@ import {
   DatabaseStatementError,
   DatabaseTlsError,
   DatabaseUnavailableError,
+  StatementCancelledError,
 } from '../../shared/core/database.js';
 import { ServiceError } from '../../shared/core/errors.js';
 import { WebApiError, WebApiErrorCode } from '../../shared/core/web-api/envelope.js';
@@ -155,6 +156,21 @@ describe('Function: webApiHandler (error rendering)', () => {
         errorMessage: 'The request could not be completed',
       });
     }
+  });
+
+  it('answers a call cancelled by its time limit 503 with errorCode 162 (a time-out), never 190', async () => {
+    const { status, body } = await failWith(new StatementCancelledError('cancelled at the time limit'));
+    expect(status).toBe(503);
+    expect(JSON.parse(body).data[0].error[0]).toEqual({
+      errorCode: '162',
+      errorMessage:
+        'The request did not finish within the time limit of the gateway; use getDataAsync for long operations',
+    });
+    const timedOut = new Error('[AbortError]: The operation was aborted.', {
+      cause: { package: '@middy/core' },
+    });
+    timedOut.name = 'TimeoutError';
+    expect(renderWebApiError(timedOut, { headers: {} } as never, 'request-2').code).toBe('162');
   });
 
   it('renders errors raised outside a route from the request headers alone', () => {

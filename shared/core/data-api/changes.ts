@@ -1,11 +1,12 @@
 import { createHmac } from 'node:crypto';
+import { type Answer, AnswerWriter, jsonTextLength } from '../answers.js';
 import type { ColumnInfo, DataSourceInfo, Row } from '../database.js';
 import { badRequest, ServiceError } from '../errors.js';
 import { parseQualifiedName } from '../sql-names.js';
 import { chooseColumns } from './columns.js';
 import { continuesByKey, fitsKey, signedWithAny } from './cursor.js';
 import type { DataSourceCatalogue } from './data-source.js';
-import { type DataApiContext, MAX_PAGE_ROWS, pagingNumber, readCurrent, writeRecords } from './read.js';
+import { type DataApiContext, MAX_PAGE_ROWS, pagingNumber, readCurrent } from './read.js';
 import { recordEncoder } from './records.js';
 
 /**
@@ -85,7 +86,7 @@ export interface ChangesRequest {
 
 /** A page of changes and the link that follows it: `next` while more, else `sync`. */
 export interface ChangesAnswer {
-  readonly answer: Awaited<ReturnType<typeof writeRecords>>['answer'];
+  readonly answer: Answer;
   readonly link: { readonly rel: 'next' | 'sync'; readonly token: string };
 }
 
@@ -204,6 +205,64 @@ function changeColumns(source: DataSourceInfo, raw: string | undefined): DataSou
 }
 
 /** A tombstone's text: the key's values and `"@removed":{"reason":"deleted"}`. */
+/**
+ * One page of the feed, always inline: records are taken while the page still fits the inline
+ * limits, and the page is cut before the first that would not (its `next` link continues from the
+ * last one taken). A page is never a redirect to stored content, which a client that follows
+ * redirects (curl -L, fetch) would read without the Link header and so stop syncing; only a record
+ * larger than the limits on its own is, alone on its page.
+ */
+async function writeChangePage(
+  ctx: Pick<DataApiContext, 'limits'>,
+  rootKey: string,
+  rows: AsyncIterable<Row[]>,
+  encode: (row: Row) => string,
+): Promise<{ answer: Answer; count: number; last: Row | undefined; cut: boolean }> {
+  const { inlineLimitBytes, inlineEncodedLimitBytes } = ctx.limits;
+  const open = `{${JSON.stringify(rootKey)}:[`;
+  const close = ']}';
+  const records: string[] = [];
+  let bytes = Buffer.byteLength(open) + close.length;
+  let encoded = jsonTextLength(open) + close.length;
+  let last: Row | undefined;
+  const fits = (moreBytes: number, moreEncoded: number) =>
+    bytes + moreBytes <= inlineLimitBytes &&
+    (inlineEncodedLimitBytes === undefined || encoded + moreEncoded <= inlineEncodedLimitBytes);
+  for await (const batch of rows) {
+    for (const row of batch) {
+      const record = encode(row);
+      const separator = records.length === 0 ? 0 : 1;
+      const recordBytes = Buffer.byteLength(record, 'utf8') + separator;
+      const recordEncoded = jsonTextLength(record) + separator;
+      if (!fits(recordBytes, recordEncoded)) {
+        if (records.length > 0) {
+          return { answer: inline(open + records.join(',') + close), count: records.length, last, cut: true };
+        }
+        // Larger than the limits on its own: alone, and stored (the one case of a redirect).
+        const writer = new AnswerWriter(ctx.limits, 'application/json; charset=utf-8', 'json');
+        try {
+          await writer.write(open + record + close);
+          return { answer: await writer.finish(), count: 1, last: row, cut: true };
+        } catch (error) {
+          await writer.abort();
+          throw error;
+        }
+      }
+      records.push(record);
+      bytes += recordBytes;
+      encoded += recordEncoded;
+      last = row;
+    }
+  }
+  return { answer: inline(open + records.join(',') + close), count: records.length, last, cut: false };
+}
+
+const inline = (body: string): Answer => ({
+  kind: 'inline',
+  body,
+  contentType: 'application/json; charset=utf-8',
+});
+
 function changeEncoder(encode: (row: Row) => string, encodeKey: (row: Row) => string): (row: Row) => string {
   return (row) => {
     if (Number(row[REMOVED_COLUMN]) !== 1) return encode(row);
@@ -246,7 +305,7 @@ export async function getChanges(
     const { keyColumns, encode } = encoders(source);
     const keyOf = (row: Row) => source.primaryKey.map((k) => normaliseKey(row[k]));
     const write = (read: AsyncIterable<Row[]>) =>
-      writeRecords(ctx, rawName, source, read, changeEncoder(encode, keyColumns));
+      writeChangePage(ctx, rawName, read, changeEncoder(encode, keyColumns));
 
     const token = request.token === undefined ? undefined : readToken(feed, source, request.token);
     if (token && now() - token.at > feed.retentionDays * DAY_MS) {
@@ -282,8 +341,8 @@ export async function getChanges(
       const read = token
         ? ctx.reader.readAfter(source, token.a, rows, ctx.batchRows)
         : ctx.reader.readPage(source, 0, rows, ctx.batchRows);
-      const { answer, count, last } = await write(read);
-      if (count === rows && last) {
+      const { answer, count, last, cut } = await write(read);
+      if ((count === rows || cut) && last) {
         return { answer, link: link('next', { k: 'i', f: state.feedId, b: start, a: keyOf(last), at }) };
       }
       return { answer, link: link('sync', { k: 'c', f: state.feedId, b: start, at }) };
@@ -295,10 +354,10 @@ export async function getChanges(
       token.b,
     );
     const to = token.t ?? state.lastBatch;
-    const { answer, count, last } = await write(
+    const { answer, count, last, cut } = await write(
       feed.store.readChanges(source, { from: token.b, to }, token.a, rows, ctx.batchRows),
     );
-    if (count === rows && last) {
+    if ((count === rows || cut) && last) {
       return {
         answer,
         link: link('next', { k: 'c', f: state.feedId, b: token.b, t: to, a: keyOf(last), at: token.at }),

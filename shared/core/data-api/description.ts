@@ -277,6 +277,12 @@ export async function describeDataApi(
   version: string,
   /** The tables whose changes the tenant records (registry `changeFeed`): they get a getChanges path. */
   recorded: readonly string[] = [],
+  /**
+   * Whether the database records a table's changes (its recording is installed): a table the
+   * registry lists but the database does not record would answer getChanges only 400, so it is not
+   * described. Without it, the registry's word is taken.
+   */
+  isRecording: (source: DataSourceInfo) => Promise<boolean> = async () => true,
 ): Promise<Schema> {
   const sources = (await servedDataSources(ctx.reader.catalogue, ctx.allowed)).map((source) =>
     visibleDataSource(source, ctx.hidden),
@@ -303,7 +309,12 @@ export async function describeDataApi(
     const schemaName = describedName(source);
     schemas[schemaName] = rowSchema(source);
     for (const [path, item] of sourcePaths(base, source, schemaName)) paths[path] = item;
-    if (source.kind === 'table' && continuesByKey(source) && isRecorded(recorded, source)) {
+    if (
+      source.kind === 'table' &&
+      continuesByKey(source) &&
+      isRecorded(recorded, source) &&
+      (await isRecording(source))
+    ) {
       const [path, item] = changesPath(base, source, schemaName);
       paths[path] = item;
     }

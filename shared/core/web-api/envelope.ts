@@ -21,6 +21,11 @@ export const WebApiErrorCode = {
   timeLimit: '160',
   /** A synchronous operation outlasted the synchronous time limit and was cancelled. */
   syncTimeLimit: '161',
+  /**
+   * Project's own: the call outran its invocation, at the gateway's 30 s (HTTP API has answered the
+   * client 503 itself by then); what the log and the access line say of it, never "unexpected".
+   */
+  gatewayTimeLimit: '162',
   /** Project's own: an asynchronous job failed permanently outside the database (retries used up, worker stopped). */
   jobAbandoned: '170',
   /**

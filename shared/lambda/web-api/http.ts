@@ -24,6 +24,7 @@ import {
   type HttpRequest,
   type HttpResponse,
   httpHandler,
+  isTimeLimit,
   type RenderedError,
 } from '../http.js';
 import { answerResponse, largeAnswerLimits } from '../large-answers.js';
@@ -56,6 +57,7 @@ const HTTP_STATUS: Readonly<Record<WebApiErrorCode, number>> = {
   '161': 200,
   '170': 200,
   '150': 503,
+  '162': 503,
   '180': 500,
   '190': 500,
 };
@@ -110,6 +112,15 @@ export function toWebApiError(error: unknown): WebApiError {
   // The adapter's words: the object and what to grant on it (CONTRACT.md section 7).
   if (error instanceof DatabasePermissionError) {
     return new WebApiError(WebApiErrorCode.databasePermissionDenied, error.message, { cause: error });
+  }
+  // The invocation's time ran out (the gateway's 30 s): a time-out, as the Data API says 503
+  // time_limit_exceeded, not "anything unexpected".
+  if (isTimeLimit(error)) {
+    return new WebApiError(
+      WebApiErrorCode.gatewayTimeLimit,
+      'The request did not finish within the time limit of the gateway; use getDataAsync for long operations',
+      { cause: error },
+    );
   }
   return new WebApiError(WebApiErrorCode.internal, 'The request could not be completed', { cause: error });
 }
