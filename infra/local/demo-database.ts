@@ -201,7 +201,9 @@ export async function openLocalDemoDatabase(
     ...(asServiceRole ? { serviceRole: LOCAL_SERVICE_ROLE } : {}),
     description: `${
       demo.port
-        ? `T-SQL engine (Babelfish) on 127.0.0.1:${demo.port}, database ${DEMO_DATABASE}`
+        ? `T-SQL engine (Babelfish) on 127.0.0.1:${demo.port}, database ${DEMO_DATABASE}\n` +
+          // The engine's own local login (loopback only; ../shared/tsql-engine/README.md), to look inside.
+          `               login: ${demo.url}`
         : 'a new demo database on the SQL Server of MSSQL_URL'
     }${asServiceRole ? `, the tenant logging in as ${LOCAL_SERVICE_LOGIN} (role ${LOCAL_SERVICE_ROLE} only)` : ''}`,
     async close() {

@@ -1,11 +1,21 @@
-import { intFromEnv } from '../../shared/config/settings.js';
-import { startLocalStack } from './stack.js';
+import { ConfigurationError, intFromEnv } from '../../shared/config/settings.js';
+import { type LocalStack, startLocalStack } from './stack.js';
 
 const started = Date.now();
 // A development server's short lines unless LOG_FORMAT=json asks for what Lambda writes.
 process.env.LOG_FORMAT ??= 'text';
-const port = intFromEnv('PORT', 3000, 0, 65535);
-const stack = await startLocalStack({ port });
+let stack: LocalStack;
+try {
+  stack = await startLocalStack({ port: intFromEnv('PORT', 3000, 0, 65535) });
+} catch (error) {
+  // A setting refused at start: one line per setting, naming it and the fix, never a stack trace.
+  if (!(error instanceof ConfigurationError)) throw error;
+  const [first, ...more] = error.message.split('; ');
+  const prefix = /^Invalid tenant registry: /.exec(first ?? '')?.[0] ?? '';
+  console.error(`npm start: ${first}`);
+  for (const problem of more) console.error(`npm start: ${prefix}${problem}`);
+  process.exit(1);
+}
 const base = stack.url;
 console.log(`
 ERP integration gateway: local stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s

@@ -165,7 +165,8 @@ const tenant = z.strictObject({
           z.refine(belowFunctionConcurrency, {
             error: () =>
               `must be below each HTTP function's reserved concurrency (${getSettings().tenantLimits.functionConcurrency}, ` +
-              'requestFunctionConcurrency), or one tenant could take a whole function from the others',
+              'requestFunctionConcurrency), or one tenant could take a whole function from the others: lower it, or raise ' +
+              'requestFunctionConcurrency (the deploy parameter, or REQUEST_FUNCTION_CONCURRENCY for npm start)',
           }),
         ),
       ),

@@ -1,7 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
+const run = promisify(execFile);
 let child: ChildProcess | undefined;
 
 /** Whether something listens on a loopback port. */
@@ -16,7 +21,13 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 afterAll(() => {
-  if (child?.pid && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
+  if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch (error) {
+    // Its group ended meanwhile.
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
 });
 
 describe('npm start', () => {
@@ -111,4 +122,41 @@ describe('npm start', () => {
     expect(Boolean(engine)).toBe(process.env.LOCAL_DATABASE === 'tsql' && !process.env.MSSQL_URL);
     if (engine) await expect.poll(() => accepts(Number(engine[1])), { timeout: 15_000 }).toBe(false);
   }, 90_000);
+});
+
+describe('npm start with a setting it refuses', () => {
+  it('says so in one line naming the setting and the fix, exits 1, and prints no stack trace', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'npm-start-refused-'));
+    try {
+      const registry = JSON.parse(await readFile('infra/local/tenants.json', 'utf8')) as {
+        tenants: Record<string, Record<string, unknown>>;
+      };
+      // Above the default reserved concurrency of each function (10).
+      registry.tenants.demo!.limits = { concurrentRequests: 16, requestsPerSecond: 100 };
+      const file = join(dir, 'tenants.json');
+      await writeFile(file, JSON.stringify(registry));
+      const refused = await run('npm', ['start', '--silent'], {
+        env: { ...process.env, PORT: '0', TENANT_REGISTRY_FILE: file },
+        timeout: 60_000,
+      }).catch((error: { code: number; stdout: string; stderr: string }) => error);
+      expect(refused).toMatchObject({ code: 1 });
+      const { stderr } = refused as { stderr: string };
+      expect(stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(
+          /^npm start: Invalid tenant registry: tenants\.demo\.limits\.concurrentRequests: must be below .* raise requestFunctionConcurrency/,
+        ),
+      ]);
+      expect(stderr).not.toMatch(/^\s+at /m);
+      const port = await run('npm', ['start', '--silent'], {
+        env: { ...process.env, PORT: 'abc' },
+        timeout: 60_000,
+      }).catch((error: { code: number; stderr: string }) => error);
+      expect(port).toMatchObject({
+        code: 1,
+        stderr: 'npm start: PORT must be an integer between 0 and 65535, got "abc"\n',
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
