@@ -19,7 +19,7 @@ import {
   serviceMetrics,
   statusClass,
 } from './observability.js';
-import { releaseTenantSlot } from './tenant-admission.js';
+import { rateLimitPolicyOf, releaseTenantSlot } from './tenant-admission.js';
 
 /** An HTTP request as the service's routes see it: no Lambda event shapes beyond this file. */
 export interface HttpRequest {
@@ -185,6 +185,15 @@ export function toServiceError(error: unknown): ServiceError {
   return new ServiceError(500, 'internal_error', 'The request could not be completed', { cause: error });
 }
 
+/** The `RateLimit-Policy` of a counted request that failed, for its error answer. */
+const failedPolicies = new WeakMap<object, string>();
+
+/** `response` with the tenant's `RateLimit-Policy` (when counted), unless it carries one already. */
+function withRateLimitPolicy(response: HttpResponse, policy: string | undefined): HttpResponse {
+  if (!policy || response.headers?.['ratelimit-policy']) return response;
+  return { ...response, headers: { ...response.headers, 'ratelimit-policy': policy } };
+}
+
 /** The code of the error a request ended with, kept for its summary line. */
 const requestErrors = new WeakMap<object, string>();
 
@@ -226,7 +235,11 @@ export function serviceErrors(renderError: ErrorRenderer): middy.MiddlewareObj<E
           ...describeError(rootCause(handlerRequest.error)),
         });
       }
-      handlerRequest.response = toLambdaResult(withRequestId(response, requestId));
+      const error = handlerRequest.error;
+      const policy = typeof error === 'object' && error !== null ? failedPolicies.get(error) : undefined;
+      handlerRequest.response = toLambdaResult(
+        withRateLimitPolicy(withRequestId(response, requestId), policy),
+      );
     },
   };
 }
@@ -294,7 +307,12 @@ export function httpHandler(route: Route, renderError: ErrorRenderer) {
     .handler(async function handleHttp(event, context, { signal }) {
       const request = toHttpRequest(event, context, signal);
       try {
-        return toLambdaResult(withRequestId(await route(request), request.requestId));
+        const response = withRequestId(await route(request), request.requestId);
+        return toLambdaResult(withRateLimitPolicy(response, rateLimitPolicyOf(request)));
+      } catch (error) {
+        const policy = rateLimitPolicyOf(request);
+        if (policy && typeof error === 'object' && error !== null) failedPolicies.set(error, policy);
+        throw error;
       } finally {
         // The tenant's slot (requireTenant) goes back before the answer leaves: after it, Lambda
         // may freeze the instance. One round trip; the answer is built already.

@@ -57,7 +57,18 @@ const admissions = processWide('tenant-admission', () => ({
   byTable: new Map<string, Promise<TenantAdmission>>(),
   /** Each request's slot, given back when its answer is ready (`releaseTenantSlot`). */
   releases: new WeakMap<HttpRequest, () => Promise<void>>(),
+  /** Each counted request's `RateLimit-Policy` field, sent on its answer whatever it is. */
+  policies: new WeakMap<HttpRequest, string>(),
 }));
+
+/**
+ * The `RateLimit-Policy` field of a request counted against its tenant's fair share: every answer
+ * of a counted route carries it (the IETF draft allows it on any answer), so that a client learns
+ * its limits without being refused first. Undefined for a request that was not counted.
+ */
+export function rateLimitPolicyOf(request: HttpRequest): string | undefined {
+  return admissions.policies.get(request);
+}
 
 /**
  * The admission of this process for the configured table. The DynamoDB client is imported on first
@@ -96,6 +107,7 @@ const FALLBACK_DEADLINE_MS = 30_000;
 export async function admitTenantRequest(tenant: TenantConfig, request: HttpRequest): Promise<void> {
   if (admissions.releases.has(request)) return;
   const limits = tenantLimits(tenant);
+  admissions.policies.set(request, rateLimitPolicyField(limits));
   const started = performance.now();
   let decision: Awaited<ReturnType<TenantAdmission['admit']>>;
   try {

@@ -117,6 +117,26 @@ describe('fair share on the local stack', () => {
     expect((await held).status).toBe(200);
   });
 
+  it('sends RateLimit-Policy on every answer of a counted route, not only on refusals', async () => {
+    await pause(2100);
+    const policy = '"rate";q=10;w=2, "concurrency";q=2;qu="concurrent-requests"';
+    const ok = await rowsCount();
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('ratelimit-policy')).toBe(policy);
+    const missing = await fetch(`${stack.url}/demo/JsonAPI/Data/getRowsCount/NO_SUCH_TABLE`, {
+      headers: { authorization: DEMO_AUTH },
+    });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('ratelimit-policy')).toBe(policy);
+    const web = await fetch(`${stack.url}/demo/WebAPI/test`, { headers: { 'x-api-key': 'demo-api-key' } });
+    expect(web.headers.get('ratelimit-policy')).toBe(policy);
+    expect((await rowsCount('other')).headers.get('ratelimit-policy')).toBe(
+      '"rate";q=10;w=2, "concurrency";q=1;qu="concurrent-requests"',
+    );
+    // A route of no tenant is not counted, and says nothing of a share.
+    expect((await fetch(`${stack.url}/health`)).headers.get('ratelimit-policy')).toBeNull();
+  });
+
   it('admits a burst of twice the rate, then refuses with the seconds until the rate admits again', async () => {
     await pause(2100);
     const statuses: number[] = [];
