@@ -5,6 +5,10 @@ const started = Date.now();
 // A development server's short lines unless LOG_FORMAT=json asks for what Lambda writes.
 process.env.LOG_FORMAT ??= 'text';
 let stack: LocalStack;
+// The start waits on the database thread and the emulator, which do not hold the process open
+// themselves (unref'd): without this, a refusal that closes them mid-start would end the process
+// before it says why.
+const starting = setInterval(() => undefined, 60_000);
 try {
   stack = await startLocalStack({ port: intFromEnv('PORT', 3000, 0, 65535) });
 } catch (error) {
@@ -15,6 +19,8 @@ try {
   console.error(`npm start: ${first}`);
   for (const problem of more) console.error(`npm start: ${prefix}${problem}`);
   process.exit(1);
+} finally {
+  clearInterval(starting);
 }
 const base = stack.url;
 console.log(`

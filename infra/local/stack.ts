@@ -12,6 +12,7 @@ import { ConfigurationError, getSettings, intFromEnv } from '../../shared/config
 import { parseTenantRegistry, useTenantRegistrySource } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
 import { describeError } from '../../shared/core/log.js';
+import { parseQualifiedName } from '../../shared/core/sql-names.js';
 import { serviceLog, useObservability } from '../../shared/lambda/observability.js';
 import { logAccess, notingErrorCodes } from './access-log.js';
 import { startAnswerExpiry } from './answer-expiry.js';
@@ -178,10 +179,38 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   // refuses the registry with the setting's path), one named by a later read on its first use.
   const embeddedDatabases = new Map<string, Promise<LocalDemoDatabase>>();
   let webhookSink: string | undefined;
+  /**
+   * The stack builds its embedded databases itself: it turns recording on for every table a
+   * tenant's `changeFeed` lists there, as `npm run db:apply -- --change-feed` does on a tenant's SQL
+   * Server (docs/configuration.md, "Change feed"). A table that is not there refuses the registry.
+   */
+  const recordChangeFeeds = async (name: string, database: Database) => {
+    for (const id of parsedRegistry.ids()) {
+      const tenant = parsedRegistry.get(id)!;
+      if (tenant.database.kind !== 'embedded' || tenant.database.name !== name) continue;
+      for (const [index, table] of tenant.changeFeed.entries()) {
+        const qualified = parseQualifiedName(table);
+        await database
+          .query('SELECT dbo.svc_change_feed_enable($1, $2)', [
+            qualified?.schema ?? 'dbo',
+            qualified?.name ?? table,
+          ])
+          .catch((error: unknown) => {
+            throw new ConfigurationError(
+              `Invalid tenant registry: tenants.${id}.changeFeed.${index}: the embedded database "${name}" cannot record ${table} (${(error as Error).message.replace(/^svc_change_feed_enable: /, '')})`,
+            );
+          });
+      }
+    }
+  };
   const openEmbedded = (name: string) => {
     let opening = embeddedDatabases.get(name);
     if (!opening) {
       opening = openLocalDemoDatabase('embedded', name).then(async (opened) => {
+        await recordChangeFeeds(name, opened.database).catch(async (error: unknown) => {
+          await opened.close();
+          throw error;
+        });
         if (webhookSink) await pointDemoWebhookAt(opened.database, webhookSink);
         return opened;
       });
@@ -189,6 +218,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     return opening;
   };
+  if (demo.connection.kind === 'embedded') {
+    try {
+      await recordChangeFeeds(demo.connection.name, demo.database);
+    } catch (error) {
+      await demo.close();
+      await emulator.stop();
+      throw error;
+    }
+  }
   for (const [name, path] of embeddedDatabasesOf(parsedRegistry)) {
     if (demo.connection.kind === 'embedded' && name === demo.connection.name) continue;
     try {
