@@ -134,7 +134,35 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
     const first = await data('getChanges', 'SUBJECT', '?rows=2');
     expect(first.status).toBe(200);
     expect(first.headers.get('link')).toMatch(/rel="next"$/);
-    expect((await data('getChanges', 'DOKUMENT', '?rows=100')).status).toBe(303);
+    // A page over the inline limit is cut (200, fewer rows, next link); only a record larger than
+    // the limit on its own is a 303, alone on its page.
+    const cut = await data('getChanges', 'DOKUMENT', '?rows=100');
+    expect(cut.status).toBe(200);
+    expect((JSON.parse(cut.body) as { DOKUMENT: unknown[] }).DOKUMENT.length).toBeLessThan(100);
+    expect(cut.headers.get('link')).toMatch(/rel="next"$/);
+    const huge = 990_001;
+    const p = (n: number) => stack.database.dialect.param(n);
+    // 500 control characters: 3,000 bytes once escaped in JSON, over the 2,048 of the limit.
+    await stack.database.query(
+      `INSERT INTO dbo.${mssql ? 'SUBJECT' : '"SUBJECT"'} (${mssql ? 'ID, NAZEV, WEBHOOK_URL' : '"ID", "NAZEV", "WEBHOOK_URL"'}) VALUES (${p(1)}, ${p(2)}, ${p(3)})`,
+      [huge, 'Obří s.r.o.', '\u0001'.repeat(500)],
+    );
+    try {
+      let next = '?rows=100&columns=NAZEV,WEBHOOK_URL';
+      let stored: Awaited<ReturnType<typeof data>> | undefined;
+      for (let page = 0; page < 20 && !stored; page++) {
+        const answer = await data('getChanges', 'SUBJECT', next);
+        if (answer.status === 303) stored = answer;
+        else next = `?${/<[^?>]+\?([^>]+)>/.exec(answer.headers.get('link') ?? '')![1]}`;
+      }
+      expect(stored?.status).toBe(303);
+      expect(stored!.headers.get('link')).toMatch(/rel="(next|sync)"$/);
+    } finally {
+      await stack.database.query(
+        `DELETE FROM dbo.${mssql ? 'SUBJECT WHERE ID' : '"SUBJECT" WHERE "ID"'} = ${p(1)}`,
+        [huge],
+      );
+    }
     expect((await data('getChanges', 'UCET')).status).toBe(400);
     expect((await data('getChanges', 'SUBJECT', '?token=forged.AAAAAAAAAAAAAAAAAAAAAA')).status).toBe(400);
     expect((await data('getChanges', 'SUBJECT', '', 'demo', {})).status).toBe(401);
