@@ -234,6 +234,12 @@ export async function prepareTsqlDemo(): Promise<PreparedDemo> {
   });
 }
 
+/**
+ * Tables the ERP stand-in has of its own (infra/local/erp-stand-in.sql), which the service's role
+ * is never granted: with LOCAL_DATABASE_LOGIN=service-role they are 404 to the Data API.
+ */
+export const ERP_STAND_IN_OWN_TABLES = ['ERP_AUDIT'];
+
 /** The ERP stand-in's own objects (infra/local/erp-stand-in.sql). */
 const ERP_STAND_IN = join(ROOT, 'infra', 'local', 'erp-stand-in.sql');
 
