@@ -60,6 +60,12 @@ describe('npm start', () => {
     });
     console.log(`npm start: ready after ${Date.now() - started} ms`);
     expect(output).toContain('demo / demo-password');
+    // On the T-SQL engine, the login to look inside its database (the engine's own, loopback only).
+    if (process.env.LOCAL_DATABASE === 'tsql' && !process.env.MSSQL_URL) {
+      expect(output).toMatch(
+        /^ {15}login: Server=127\.0\.0\.1,\d+;.*User Id=[^;]+;Password=[^;]+;.*Database=demo/m,
+      );
+    }
     expect(output).toContain('demo-api-key');
     const health = await fetch(`${base}/health`);
     expect(await health.json()).toEqual({ status: 'ok' });
