@@ -13,10 +13,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, localSigningKey, startLocalStack } from '../../infra/local/stack.js';
 import { mintCursor } from '../support/cursors.js';
 import { DEMO_AUTH } from '../support/demo.js';
+import { politeFetch } from '../support/polite-fetch.js';
 
 let stack: LocalStack;
+// Retries a 429 after its Retry-After: this suite's walks send faster than the tenant's rate on a fast machine.
 const get = (path: string, headers: Record<string, string> = {}) =>
-  fetch(`${stack.url}${path}`, { headers: { authorization: DEMO_AUTH, ...headers }, redirect: 'manual' });
+  politeFetch(`${stack.url}${path}`, {
+    headers: { authorization: DEMO_AUTH, ...headers },
+    redirect: 'manual',
+  });
 const data = (fn: string, source: string, query = '', headers: Record<string, string> = {}) =>
   get(`/demo/JsonAPI/Data/${fn}/${source}${query ? `?${query}` : ''}`, headers);
 type Records = Record<string, Record<string, unknown>[]>;

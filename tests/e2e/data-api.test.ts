@@ -4,10 +4,12 @@ import { ERP_STAND_IN_OWN_TABLES } from '../../infra/local/tsql-engine.js';
 import { INTERNAL_TABLES, isInternalTable } from '../../shared/core/data-api/data-source.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import { isBabelfish } from '../support/mssql.js';
+import { politeFetch } from '../support/polite-fetch.js';
 
 let stack: LocalStack;
+// Retries a 429 after its Retry-After: this suite's loops send faster than the tenant's rate on a fast machine.
 const get = (path: string, headers: Record<string, string> = { authorization: DEMO_AUTH }) =>
-  fetch(`${stack.url}${path}`, { headers, redirect: 'manual' });
+  politeFetch(`${stack.url}${path}`, { headers, redirect: 'manual' });
 const data = (fn: string, source: string, query = '') =>
   get(`/demo/JsonAPI/Data/${fn}/${source}${query ? `?${query}` : ''}`);
 
