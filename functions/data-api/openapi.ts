@@ -1,5 +1,6 @@
 import { SERVICE_VERSION } from '../../shared/config/version.js';
 import { describeDataApi } from '../../shared/core/data-api/description.js';
+import { registerAfterAnswerExtension } from '../../shared/lambda/after-answer.js';
 import { changeFeedRecording } from '../../shared/lambda/change-feed.js';
 import {
   authenticate,
@@ -8,6 +9,9 @@ import {
   renderDataApiError,
 } from '../../shared/lambda/data-api.js';
 import { httpHandler } from '../../shared/lambda/http.js';
+
+// During init, as Lambda requires: the tenant's slot goes back after the answer (after-answer.ts).
+await registerAfterAnswerExtension();
 
 /** GET /{tenant}/JsonAPI/openapi.json: the Data API as this tenant may call it (CONTRACT 4a). */
 export const handler = httpHandler(async function describeTenant(request) {

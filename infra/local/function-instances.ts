@@ -90,12 +90,40 @@ export class LocalFunctionInstances {
       id: `${this.functionName}#${++this.created}`,
       settings: this.settings,
     };
+    // Work the invocation leaves for after its answer (after-answer.ts): it runs once the answer
+    // is returned, and the instance stays busy until it is done, as Lambda keeps an instance until
+    // its extensions are (what a request meets at the reserved concurrency is then what AWS does).
+    const after: (() => Promise<void>)[] = [];
+    let answered = false;
+    const running: Promise<void>[] = [];
+    const runAfter = (task: () => Promise<void>) =>
+      running.push(runAsFunctionInstance(instance, task).catch(() => undefined));
+    const invoked: FunctionInstance = {
+      ...instance,
+      afterAnswer: (task) => {
+        if (answered) runAfter(task);
+        else after.push(task);
+      },
+    };
     try {
-      return await runAsFunctionInstance(instance, invocation);
+      return await runAsFunctionInstance(invoked, invocation);
     } finally {
-      this.idle.push(instance);
-      this.busy--;
-      this.waiting.shift()?.();
+      const free = () => {
+        this.idle.push(instance);
+        this.busy--;
+        this.waiting.shift()?.();
+      };
+      if (after.length === 0) {
+        answered = true;
+        free();
+      } else {
+        // The next turn of the event loop: the caller has the answer by then.
+        setImmediate(() => {
+          answered = true;
+          for (const task of after.splice(0)) runAfter(task);
+          void Promise.allSettled(running).then(free);
+        });
+      }
     }
   }
 }

@@ -14,6 +14,12 @@ export interface FunctionInstance {
   /** '' for the process; the local stack's names are `<function>#<n>`. */
   readonly id: string;
   readonly settings: DatabasePoolSettings;
+  /**
+   * Runs `task` once the invocation's answer has left, the instance busy until it is done, as
+   * Lambda keeps an instance until its extensions are done (shared/lambda/after-answer.ts). The
+   * local stack gives it; in Lambda it is the process's extension.
+   */
+  readonly afterAnswer?: (task: () => Promise<void>) => void;
 }
 
 /** One per process (see process-wide.ts): the local stack's packaged functions see the stack's instances. */

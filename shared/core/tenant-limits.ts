@@ -49,6 +49,12 @@ export interface TakeRequest {
   readonly branch: 'idle' | 'busy';
   /** `now` less `RESYNC_MS`: a `tat` at or below it is idle, above it busy. */
   readonly busyFloor: number;
+  /**
+   * A slot of the same tenant this process is giving back right now (its answer has left, its
+   * release is on its way): taken over in the same write, so that the request after an answer
+   * does not meet its predecessor's slot. Removing it is harmless if the release came first.
+   */
+  readonly handover?: string;
 }
 
 /**
@@ -92,6 +98,14 @@ export type Admission = {
   readonly release: () => Promise<void>;
 };
 
+/**
+ * How long an instance that found a tenant's requests in progress at its limit in the store
+ * refuses that tenant's next requests without asking again (each answered Retry-After 1 s). A
+ * tenant flooding past its share then costs the store at most one write per instance per this
+ * time; a slot given back meanwhile is found by the next request after it.
+ */
+export const CONCURRENCY_MEMORY_MS = 100;
+
 /** Attempts of the conditional write before a request that kept meeting others' writes is refused. */
 const MAX_ATTEMPTS = 10;
 /**
@@ -120,8 +134,12 @@ export function rateRetryAfterSeconds(limits: TenantLimits, tat: number, now: nu
  */
 export class TenantAdmission {
   private readonly knownTat = new Map<string, number>();
+  /** Until when, per tenant, this process knows its requests in progress to be at the limit. */
+  private readonly knownFull = new Map<string, number>();
   /** The slots this process holds now, per tenant (slot id → lapse time). */
   private readonly held = new Map<string, Map<string, number>>();
+  /** Slots of `held` whose release is on its way, per tenant: the next request may take one over. */
+  private readonly givingBack = new Map<string, Set<string>>();
 
   constructor(
     private readonly store: TenantLoadStore,
@@ -142,15 +160,23 @@ export class TenantAdmission {
         local: true,
       };
     }
-    // Slots this process holds are in progress for sure: when they alone fill the tenant's
-    // share, the answer is known without the store (a process serving many requests at once, as
-    // the local stack does; a Lambda instance holds one at most).
-    const mine = this.held.get(tenant);
-    if (mine) {
-      let live = 0;
-      for (const expiresAt of mine.values()) if (expiresAt > start) live++;
-      if (live >= limits.concurrentRequests) {
+    // A slot of this tenant on its way back is taken over rather than waited for.
+    const handover = this.takeOverGivenBack(tenant);
+    if (handover === undefined) {
+      const fullUntil = this.knownFull.get(tenant);
+      if (fullUntil !== undefined && fullUntil > start) {
         return { admitted: false, limit: 'concurrency', retryAfterSeconds: 1, local: true };
+      }
+      // Slots this process holds are in progress for sure: when they alone fill the tenant's
+      // share, the answer is known without the store (a process serving many requests at once, as
+      // the local stack does; a Lambda instance holds one at most).
+      const mine = this.held.get(tenant);
+      if (mine) {
+        let live = 0;
+        for (const expiresAt of mine.values()) if (expiresAt > start) live++;
+        if (live >= limits.concurrentRequests) {
+          return { admitted: false, limit: 'concurrency', retryAfterSeconds: 1, local: true };
+        }
       }
     }
     const slotId = this.newSlotId();
@@ -172,6 +198,7 @@ export class TenantAdmission {
           latestTat,
           branch,
           busyFloor: now - RESYNC_MS,
+          ...(handover === undefined ? {} : { handover }),
         });
       } catch (error) {
         // The write may have reached the store though its answer did not: give back what it may
@@ -181,6 +208,7 @@ export class TenantAdmission {
       }
       if (result.taken) {
         this.remember(tenant, result.tat);
+        this.knownFull.delete(tenant);
         const slots = this.held.get(tenant) ?? new Map<string, number>();
         this.held.set(tenant, slots);
         slots.set(slotId, slotExpiresAt);
@@ -193,7 +221,9 @@ export class TenantAdmission {
       }
       if (load.tat !== undefined) this.remember(tenant, load.tat);
       const lapsed = new Map([...load.slots].filter(([, expiresAt]) => expiresAt <= now));
-      if (load.slots.size - lapsed.size >= limits.concurrentRequests) {
+      const handedOver = handover !== undefined && load.slots.has(handover) ? 1 : 0;
+      if (load.slots.size - lapsed.size - handedOver >= limits.concurrentRequests) {
+        if (lapsed.size === 0) this.knownFull.set(tenant, now + CONCURRENCY_MEMORY_MS);
         return { admitted: false, limit: 'concurrency', retryAfterSeconds: 1, local: false };
       }
       if (load.tat !== undefined && load.tat > latestTat) {
@@ -206,7 +236,7 @@ export class TenantAdmission {
       }
       // Slots of instances that ended without giving them back (a crash, a time-out) count until
       // they lapse; once the tenant is at its limit, lapsed ones make room.
-      if (lapsed.size > 0 && load.slots.size >= limits.concurrentRequests) {
+      if (lapsed.size > 0 && load.slots.size - handedOver >= limits.concurrentRequests) {
         await this.store.removeLapsed(tenant, lapsed);
       }
       branch = load.tat !== undefined && load.tat > now - RESYNC_MS ? 'busy' : 'idle';
@@ -225,10 +255,28 @@ export class TenantAdmission {
     if (tat > (this.knownTat.get(tenant) ?? Number.NEGATIVE_INFINITY)) this.knownTat.set(tenant, tat);
   }
 
+  /** A slot of `tenant` whose release is on its way, now the caller's to take over (at most once). */
+  private takeOverGivenBack(tenant: string): string | undefined {
+    const giving = this.givingBack.get(tenant);
+    const first = giving?.values().next();
+    if (!giving || !first || first.done) return undefined;
+    giving.delete(first.value);
+    if (giving.size === 0) this.givingBack.delete(tenant);
+    this.held.get(tenant)?.delete(first.value);
+    return first.value;
+  }
+
   private releaser(tenant: string, slotId: string): () => Promise<void> {
     let released: Promise<void> | undefined;
     return () => {
-      released ??= this.store.release(tenant, slotId).finally(() => {
+      if (released) return released;
+      const giving = this.givingBack.get(tenant) ?? new Set<string>();
+      this.givingBack.set(tenant, giving);
+      giving.add(slotId);
+      released = this.store.release(tenant, slotId).finally(() => {
+        const still = this.givingBack.get(tenant);
+        still?.delete(slotId);
+        if (still?.size === 0) this.givingBack.delete(tenant);
         const slots = this.held.get(tenant);
         slots?.delete(slotId);
         if (slots?.size === 0) this.held.delete(tenant);

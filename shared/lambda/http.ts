@@ -12,6 +12,7 @@ import {
 import { ServiceError } from '../core/errors.js';
 import { describeError } from '../core/log.js';
 import { MetricName } from '../core/metrics.js';
+import { afterAnswer, answerReturned } from './after-answer.js';
 import {
   logFormatFromEnv,
   reportPermissionDenied,
@@ -299,9 +300,12 @@ export function requestSummary(): middy.MiddlewareObj<Event, Result> {
   };
 }
 
-/** Wraps a route as a Lambda handler for HTTP API events. */
+/**
+ * Wraps a route as a Lambda handler for HTTP API events. What the request took is given back after
+ * its answer has left (after-answer.ts): the tenant's slot costs the answer no round trip.
+ */
 export function httpHandler(route: Route, renderError: ErrorRenderer) {
-  return middy<Event, Result>()
+  const handler = middy<Event, Result>()
     .use(requestSummary())
     .use(serviceErrors(renderError))
     .handler(async function handleHttp(event, context, { signal }) {
@@ -314,9 +318,16 @@ export function httpHandler(route: Route, renderError: ErrorRenderer) {
         if (policy && typeof error === 'object' && error !== null) failedPolicies.set(error, policy);
         throw error;
       } finally {
-        // The tenant's slot (requireTenant) goes back before the answer leaves: after it, Lambda
-        // may freeze the instance. One round trip; the answer is built already.
-        await releaseTenantSlot(request);
+        // The tenant's slot (requireTenant) goes back once the answer has left, the instance
+        // busy until it has (after-answer.ts); without a host for that, before the answer.
+        await afterAnswer(request.requestId, () => releaseTenantSlot(request));
       }
     });
+  return async function answerThenWorkAfter(event: Event, context: Context): Promise<Result> {
+    try {
+      return await handler(event, context);
+    } finally {
+      if (context?.awsRequestId) answerReturned(context.awsRequestId);
+    }
+  };
 }

@@ -5,7 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_TENANT_LIMITS_TABLE, startDynalite } from '../../infra/local/aws-emulator.js';
 import { DynamoDbTenantLoadStore } from '../../shared/adapters/dynamodb/tenant-load-store.js';
 import { InProcessTenantLoadStore } from '../../shared/adapters/memory/tenant-load-store.js';
-import { type Admission, TenantAdmission, type TenantLoadStore } from '../../shared/core/tenant-limits.js';
+import {
+  type Admission,
+  CONCURRENCY_MEMORY_MS,
+  TenantAdmission,
+  type TenantLoadStore,
+} from '../../shared/core/tenant-limits.js';
 
 /**
  * The fair-share limiter against the store every Lambda instance shares (DynamoDB's wire protocol,
@@ -131,6 +136,97 @@ for (const [name, makeStore] of Object.entries(stores)) {
       clock.advance(2000); // a whole burst again
       for (let i = 0; i < 20; i++) expect((await admitOn(one!)).admitted, `after the pause ${i}`).toBe(true);
       expect((await admitOn(two!)).admitted).toBe(false);
+    });
+
+    for (const order of ['take first', 'release first'] as const) {
+      it(`lets the request after an answer take over the slot on its way back (${order}), never more than the limit`, async () => {
+        const real = makeStore();
+        // The releases of this process wait until the test lets them go: the write that gives a
+        // slot back and the next request's take meet in the order under test.
+        const gates: (() => void)[] = [];
+        const store: TenantLoadStore = {
+          take: (request) => real.take(request),
+          read: (tenant) => real.read(tenant),
+          prepare: (tenant) => real.prepare(tenant),
+          removeLapsed: (tenant, lapsed) => real.removeLapsed(tenant, lapsed),
+          release: async (tenant, slotId) => {
+            await new Promise<void>((resolve) => gates.push(resolve));
+            await real.release(tenant, slotId);
+          },
+        };
+        const tenant = `t-${randomUUID()}`;
+        const limits = { concurrentRequests: 2, requestsPerSecond: 1000 };
+        const instance = new TenantAdmission(store, randomUUID);
+        const other = new TenantAdmission(real, randomUUID);
+        const first = await instance.admit(tenant, limits, Date.now() + 60_000);
+        const second = await other.admit(tenant, limits, Date.now() + 60_000);
+        expect([first.admitted, second.admitted]).toEqual([true, true]);
+        // The first answer has left: its slot is on its way back.
+        const releasing = (first as Admission).release();
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        if (order === 'release first') {
+          gates.shift()!();
+          await releasing;
+        }
+        const next = await instance.admit(tenant, limits, Date.now() + 60_000);
+        expect(next.admitted).toBe(true);
+        expect((await real.read(tenant))?.slots.size).toBe(2);
+        // Nobody else fits meanwhile: the handed-over slot was not counted twice.
+        expect(await other.admit(tenant, limits, Date.now() + 60_000)).toMatchObject({
+          admitted: false,
+          limit: 'concurrency',
+        });
+        if (order === 'take first') {
+          gates.shift()!();
+          await releasing;
+        }
+        expect((await real.read(tenant))?.slots.size).toBe(2);
+        const releases = [(next as Admission).release(), (second as Admission).release()];
+        while (gates.length > 0) gates.shift()!();
+        await Promise.all(releases);
+        expect((await real.read(tenant))?.slots.size ?? 0).toBe(0);
+      });
+    }
+
+    it('refuses without asking the store for a moment after finding the tenant at its limit there', async () => {
+      const real = makeStore();
+      let takes = 0;
+      const counting: TenantLoadStore = {
+        take: (request) => {
+          takes++;
+          return real.take(request);
+        },
+        read: (tenant) => real.read(tenant),
+        prepare: (tenant) => real.prepare(tenant),
+        removeLapsed: (tenant, lapsed) => real.removeLapsed(tenant, lapsed),
+        release: (tenant, slotId) => real.release(tenant, slotId),
+      };
+      const tenant = `t-${randomUUID()}`;
+      const clock = manualClock();
+      const limits = { concurrentRequests: 1, requestsPerSecond: 1000 };
+      const holder = new TenantAdmission(real, randomUUID, clock.now);
+      const held = await holder.admit(tenant, limits, clock.now() + 60_000);
+      expect(held.admitted).toBe(true);
+      const flooded = new TenantAdmission(counting, randomUUID, clock.now);
+      expect(await flooded.admit(tenant, limits, clock.now() + 60_000)).toMatchObject({
+        admitted: false,
+        limit: 'concurrency',
+        local: false,
+      });
+      const asked = takes;
+      clock.advance(CONCURRENCY_MEMORY_MS - 1);
+      expect(await flooded.admit(tenant, limits, clock.now() + 60_000)).toMatchObject({
+        admitted: false,
+        limit: 'concurrency',
+        retryAfterSeconds: 1,
+        local: true,
+      });
+      expect(takes).toBe(asked);
+      await (held as Admission).release();
+      clock.advance(1);
+      const after = await flooded.admit(tenant, limits, clock.now() + 60_000);
+      expect(after.admitted).toBe(true);
+      await (after as Admission).release();
     });
 
     it('frees the slots of an instance that died holding them once they lapse', async () => {

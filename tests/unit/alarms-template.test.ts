@@ -305,8 +305,8 @@ describe('alarms in the packaged template', () => {
   it('throttles every route of the HTTP API stage (httpApiThrottleBurst, httpApiThrottleRate)', () => {
     expect(template.Resources.HttpApiStage!.Properties.DefaultRouteSettings).toEqual({
       DetailedMetricsEnabled: false,
-      ThrottlingBurstLimit: 200,
-      ThrottlingRateLimit: 100,
+      ThrottlingBurstLimit: 2000,
+      ThrottlingRateLimit: 1000,
     });
   });
 

@@ -86,7 +86,7 @@ describe('serverless.yml: connections per instance and instances per function', 
     expect((config.functions.webhookAdmin as { reservedConcurrency?: unknown }).reservedConcurrency).toBe(1);
   });
 
-  it('defaults to 10 per HTTP function, 5 batches of each worker and one admin and one retention clean-up: the formula gives 197', () => {
+  it('defaults to 64 per HTTP function, 5 batches of each worker and one admin and one retention clean-up: the formula gives 845', () => {
     const given = (name: string) => Number(config.params.default[name]);
     const sessions =
       http.reduce(
@@ -102,7 +102,7 @@ describe('serverless.yml: connections per instance and instances per function', 
       ) *
         Number(variable('changeFeedRetention', 'DB_POOL_MAX'));
     // docs/sql-server.md "Connections to SQL Server" gives this figure.
-    expect(sessions).toBe(197);
+    expect(sessions).toBe(845);
   });
 });
 

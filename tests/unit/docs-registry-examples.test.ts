@@ -41,7 +41,7 @@ describe('docs/configuration.md, the registry keys’ examples', () => {
     expect(() => parseTenantRegistry({ pagingCursorKeys: ['k'.repeat(48)], ...registry })).not.toThrow();
     // And the test would see a refusal: the old example, above the reserved concurrency.
     if (key === 'limits') {
-      registry.tenants.demo!.limits = { concurrentRequests: 16 };
+      registry.tenants.demo!.limits = { concurrentRequests: 64 };
       expect(() => parseTenantRegistry({ pagingCursorKeys: ['k'.repeat(48)], ...registry })).toThrow(
         /tenants\.demo\.limits\.concurrentRequests: must be below/,
       );

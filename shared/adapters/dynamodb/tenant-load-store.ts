@@ -36,18 +36,29 @@ export class DynamoDbTenantLoadStore implements TenantLoadStore {
         ? { ':tat': number(request.now + request.interval) }
         : { ':interval': number(request.interval), ':latestTat': number(request.latestTat) }),
     };
+    // A slot handed over (being given back by this process) is removed in the same write; while
+    // it is there the new one takes its place, so the count does not grow.
+    const handover = request.handover;
+    const fits = handover
+      ? '(size(slots) < :limit OR attribute_exists(slots.#handover))'
+      : 'size(slots) < :limit';
     try {
       const answer = await this.client.send(
         new UpdateItemCommand({
           TableName: this.table,
           Key: { tenant: { S: request.tenant } },
-          UpdateExpression: `SET slots.#slot = :slotExpiresAt, tat = ${idle ? ':tat' : 'tat + :interval'}, expiresAt = :itemExpiresAt`,
-          ConditionExpression: `size(slots) < :limit AND ${
+          UpdateExpression: `SET slots.#slot = :slotExpiresAt, tat = ${idle ? ':tat' : 'tat + :interval'}, expiresAt = :itemExpiresAt${
+            handover ? ' REMOVE slots.#handover' : ''
+          }`,
+          ConditionExpression: `${fits} AND ${
             idle
               ? '(attribute_not_exists(tat) OR tat <= :busyFloor)'
               : 'tat > :busyFloor AND tat <= :latestTat'
           }`,
-          ExpressionAttributeNames: { '#slot': request.slotId },
+          ExpressionAttributeNames: {
+            '#slot': request.slotId,
+            ...(handover ? { '#handover': handover } : {}),
+          },
           ExpressionAttributeValues: values,
           ReturnValues: 'UPDATED_NEW',
           // DynamoDB gives the item that failed the condition (dynalite does not: then it is read).

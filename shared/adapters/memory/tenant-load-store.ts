@@ -10,13 +10,15 @@ export class InProcessTenantLoadStore implements TenantLoadStore {
   async take(request: TakeRequest): Promise<TakeResult> {
     const load = this.loads.get(request.tenant);
     if (!load) return { taken: false };
-    const fits = load.slots.size < request.concurrentRequests;
+    const handedOver = request.handover !== undefined && load.slots.has(request.handover);
+    const fits = handedOver || load.slots.size < request.concurrentRequests;
     const tat = load.tat;
     const branchHolds =
       request.branch === 'idle'
         ? tat === undefined || tat <= request.busyFloor
         : tat !== undefined && tat > request.busyFloor && tat <= request.latestTat;
     if (!fits || !branchHolds) return { taken: false, load: this.copy(load) };
+    if (handedOver) load.slots.delete(request.handover as string);
     load.slots.set(request.slotId, request.slotExpiresAt);
     load.tat =
       request.branch === 'idle' ? request.now + request.interval : (tat as number) + request.interval;
