@@ -115,7 +115,8 @@ export default defineConfig({
         test: {
           name: 'reliability',
           include: ['tests/reliability/**/*.test.ts'],
-          globalSetup: ['tests/global-setup.ts'],
+          // Fair share runs the packaged zips on the T-SQL engine, as Lambda runs them.
+          globalSetup: ['tests/global-setup.ts', 'tests/packaged-setup.ts'],
           testTimeout: 180_000,
           hookTimeout: 120_000,
           // One file at a time: the load figures mean something only on an otherwise idle stack.

@@ -96,9 +96,27 @@ export async function startDynalite(): Promise<{ endpoint: string; stop: () => P
   };
 }
 
-/** The thread: dynalite on a free loopback port, which it posts back; stops on 'stop'. */
+/**
+ * The thread: dynalite on a free loopback port, which it posts back; stops on 'stop'. DynamoDB
+ * answers a failed condition with the item as it stood when asked
+ * (\`ReturnValuesOnConditionCheckFailure: ALL_OLD\`, since 2023); dynalite 4 predates that, so
+ * its condition check is given the item to return, or a refusal would cost the local stack a
+ * read more than it costs in AWS.
+ */
 const DYNALITE_THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
+const { dirname, join } = require('node:path');
+const db = require(join(dirname(workerData.dynalite), 'db'));
+require(join(dirname(workerData.dynalite), 'validations', 'updateItem')).types.ReturnValuesOnConditionCheckFailure = {
+  type: 'String',
+  enum: ['ALL_OLD', 'NONE'],
+};
+const checkConditional = db.checkConditional;
+db.checkConditional = (data, existingItem) => {
+  const error = checkConditional(data, existingItem);
+  if (error && data.ReturnValuesOnConditionCheckFailure === 'ALL_OLD' && existingItem) error.body.Item = existingItem;
+  return error;
+};
 const server = require(workerData.dynalite)({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
 server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
 parentPort.on('message', () => {

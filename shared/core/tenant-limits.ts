@@ -140,6 +140,8 @@ export class TenantAdmission {
   private readonly held = new Map<string, Map<string, number>>();
   /** Slots of `held` whose release is on its way, per tenant: the next request may take one over. */
   private readonly givingBack = new Map<string, Set<string>>();
+  /** Requests of each tenant this process is asking the store to admit right now. */
+  private readonly asking = new Map<string, number>();
 
   constructor(
     private readonly store: TenantLoadStore,
@@ -167,18 +169,35 @@ export class TenantAdmission {
       if (fullUntil !== undefined && fullUntil > start) {
         return { admitted: false, limit: 'concurrency', retryAfterSeconds: 1, local: true };
       }
-      // Slots this process holds are in progress for sure: when they alone fill the tenant's
-      // share, the answer is known without the store (a process serving many requests at once, as
-      // the local stack does; a Lambda instance holds one at most).
-      const mine = this.held.get(tenant);
-      if (mine) {
-        let live = 0;
-        for (const expiresAt of mine.values()) if (expiresAt > start) live++;
-        if (live >= limits.concurrentRequests) {
-          return { admitted: false, limit: 'concurrency', retryAfterSeconds: 1, local: true };
-        }
+      // Requests this process holds slots for, or is asking the store about, are in progress for
+      // sure: when they alone fill the tenant's share, the answer is known without the store (a
+      // process serving many requests at once, as the local stack does; a Lambda instance serves
+      // one at a time).
+      let live = this.asking.get(tenant) ?? 0;
+      for (const expiresAt of this.held.get(tenant)?.values() ?? []) if (expiresAt > start) live++;
+      if (live >= limits.concurrentRequests) {
+        return { admitted: false, limit: 'concurrency', retryAfterSeconds: 1, local: true };
       }
     }
+    this.asking.set(tenant, (this.asking.get(tenant) ?? 0) + 1);
+    try {
+      return await this.ask(tenant, limits, slotExpiresAt, known, start, handover);
+    } finally {
+      const left = (this.asking.get(tenant) ?? 1) - 1;
+      if (left > 0) this.asking.set(tenant, left);
+      else this.asking.delete(tenant);
+    }
+  }
+
+  /** Asks the store: one conditional write, again while it lost a race. */
+  private async ask(
+    tenant: string,
+    limits: TenantLimits,
+    slotExpiresAt: number,
+    known: number | undefined,
+    start: number,
+    handover: string | undefined,
+  ): Promise<Admission | Refusal> {
     const slotId = this.newSlotId();
     let branch: TakeRequest['branch'] = known !== undefined && known > start - RESYNC_MS ? 'busy' : 'idle';
     /** Which limit the other writes were racing for, as the last read showed. */

@@ -188,6 +188,36 @@ for (const [name, makeStore] of Object.entries(stores)) {
       });
     }
 
+    it("refuses at once, without the store, what this process's own requests in progress already fill", async () => {
+      const real = makeStore();
+      let takes = 0;
+      const counting: TenantLoadStore = {
+        take: (request) => {
+          takes++;
+          return real.take(request);
+        },
+        read: (tenant) => real.read(tenant),
+        prepare: (tenant) => real.prepare(tenant),
+        removeLapsed: (tenant, lapsed) => real.removeLapsed(tenant, lapsed),
+        release: (tenant, slotId) => real.release(tenant, slotId),
+      };
+      const tenant = `t-${randomUUID()}`;
+      await real.prepare(tenant);
+      const instance = new TenantAdmission(counting, randomUUID);
+      // Twelve at once in one process (the local stack's instances) over a share of 2.
+      const decisions = await Promise.all(
+        Array.from({ length: 12 }, () =>
+          instance.admit(tenant, { concurrentRequests: 2, requestsPerSecond: 1000 }, Date.now() + 60_000),
+        ),
+      );
+      const admitted = decisions.filter((decision): decision is Admission => decision.admitted);
+      expect(admitted).toHaveLength(2);
+      expect(decisions.filter((decision) => !decision.admitted && decision.local)).toHaveLength(10);
+      // Only the two admitted asked (again, where they met each other's write).
+      expect(takes).toBeLessThanOrEqual(2 + 2 * 9);
+      await Promise.all(admitted.map((admission) => admission.release()));
+    });
+
     it('refuses without asking the store for a moment after finding the tenant at its limit there', async () => {
       const real = makeStore();
       let takes = 0;
@@ -251,6 +281,31 @@ for (const [name, makeStore] of Object.entries(stores)) {
     });
   });
 }
+
+describe('the local DynamoDB (dynalite)', () => {
+  it('answers a failed condition with the item as it stood, as DynamoDB does (a refusal costs no read)', async () => {
+    const store = new DynamoDbTenantLoadStore(client, LOCAL_TENANT_LIMITS_TABLE, 2000);
+    const tenant = `t-${randomUUID()}`;
+    await store.prepare(tenant);
+    const now = Date.now();
+    const take = {
+      tenant,
+      slotExpiresAt: now + 60_000,
+      concurrentRequests: 1,
+      now,
+      interval: 10,
+      latestTat: now + 1000,
+      branch: 'idle' as const,
+      busyFloor: now - 100,
+    };
+    expect(await store.take({ ...take, slotId: 'first' })).toMatchObject({ taken: true });
+    const refused = await store.take({ ...take, slotId: 'second' });
+    expect(refused).toEqual({
+      taken: false,
+      load: { slots: new Map([['first', now + 60_000]]), tat: now + 10 },
+    });
+  });
+});
 
 describe('a store that does not answer', () => {
   it('fails the admission (the caller lets the request through) and takes back what it may have taken', async () => {

@@ -61,7 +61,8 @@ export class DynamoDbTenantLoadStore implements TenantLoadStore {
           },
           ExpressionAttributeValues: values,
           ReturnValues: 'UPDATED_NEW',
-          // DynamoDB gives the item that failed the condition (dynalite does not: then it is read).
+          // DynamoDB gives the item that failed the condition (so does the local stack's dynalite,
+          // taught to: infra/local/aws-emulator.ts); a store that does not is read after.
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
         { abortSignal: AbortSignal.timeout(this.timeoutMs) },
