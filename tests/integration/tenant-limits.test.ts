@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_TENANT_LIMITS_TABLE, startDynalite } from '../../infra/local/aws-emulator.js';
+import { DynamoDbJsonClient } from '../../shared/adapters/dynamodb/json-client.js';
 import { DynamoDbTenantLoadStore } from '../../shared/adapters/dynamodb/tenant-load-store.js';
 import { InProcessTenantLoadStore } from '../../shared/adapters/memory/tenant-load-store.js';
 import {
@@ -20,14 +20,13 @@ import {
  */
 
 let dynamo: Awaited<ReturnType<typeof startDynalite>>;
-let client: DynamoDBClient;
+let client: DynamoDbJsonClient;
 beforeAll(async () => {
   dynamo = await startDynalite();
-  client = new DynamoDBClient({
+  client = new DynamoDbJsonClient({
     endpoint: dynamo.endpoint,
     region: 'eu-central-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    maxAttempts: 1,
   });
 });
 afterAll(async () => {
@@ -310,11 +309,10 @@ describe('the local DynamoDB (dynalite)', () => {
 describe('a store that does not answer', () => {
   it('fails the admission (the caller lets the request through) and takes back what it may have taken', async () => {
     const store = new DynamoDbTenantLoadStore(
-      new DynamoDBClient({
+      new DynamoDbJsonClient({
         endpoint: 'http://127.0.0.1:9',
         region: 'eu-central-1',
         credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-        maxAttempts: 1,
       }),
       LOCAL_TENANT_LIMITS_TABLE,
       200,

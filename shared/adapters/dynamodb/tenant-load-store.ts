@@ -1,11 +1,5 @@
-import {
-  type AttributeValue,
-  ConditionalCheckFailedException,
-  DynamoDBClient,
-  GetItemCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
 import type { TakeRequest, TakeResult, TenantLoad, TenantLoadStore } from '../../core/tenant-limits.js';
+import { type AttributeValue, DynamoDbError, DynamoDbJsonClient } from './json-client.js';
 
 /**
  * The tenants' load in a DynamoDB table (`TENANT_LIMITS_TABLE`, key `tenant`): one item per tenant
@@ -19,7 +13,7 @@ import type { TakeRequest, TakeResult, TenantLoad, TenantLoadStore } from '../..
  */
 export class DynamoDbTenantLoadStore implements TenantLoadStore {
   constructor(
-    private readonly client: DynamoDBClient,
+    private readonly client: DynamoDbJsonClient,
     private readonly table: string,
     /** Each call's own time limit (ms): the store answers in a few ms, or the request goes on without it. */
     private readonly timeoutMs: number,
@@ -43,8 +37,9 @@ export class DynamoDbTenantLoadStore implements TenantLoadStore {
       ? '(size(slots) < :limit OR attribute_exists(slots.#handover))'
       : 'size(slots) < :limit';
     try {
-      const answer = await this.client.send(
-        new UpdateItemCommand({
+      const answer = await this.client.call<{ Attributes?: Record<string, AttributeValue> }>(
+        'UpdateItem',
+        {
           TableName: this.table,
           Key: { tenant: { S: request.tenant } },
           UpdateExpression: `SET slots.#slot = :slotExpiresAt, tat = ${idle ? ':tat' : 'tat + :interval'}, expiresAt = :itemExpiresAt${
@@ -64,29 +59,32 @@ export class DynamoDbTenantLoadStore implements TenantLoadStore {
           // DynamoDB gives the item that failed the condition (so does the local stack's dynalite,
           // taught to: infra/local/aws-emulator.ts); a store that does not is read after.
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-        { abortSignal: AbortSignal.timeout(this.timeoutMs) },
+        },
+        this.timeoutMs,
       );
-      return { taken: true, tat: Number(answer.Attributes?.tat?.N) };
+      const tat = answer.Attributes?.tat;
+      return { taken: true, tat: Number(tat && 'N' in tat ? tat.N : Number.NaN) };
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) {
-        return { taken: false, load: error.Item ? toLoad(error.Item) : undefined };
+      if (conditionFailed(error)) {
+        return { taken: false, load: error.item ? toLoad(error.item) : undefined };
       }
       throw error;
     }
   }
 
   async read(tenant: string): Promise<TenantLoad | undefined> {
-    const answer = await this.client.send(
-      new GetItemCommand({ TableName: this.table, Key: { tenant: { S: tenant } }, ConsistentRead: true }),
-      { abortSignal: AbortSignal.timeout(this.timeoutMs) },
+    const answer = await this.client.call<{ Item?: Record<string, AttributeValue> }>(
+      'GetItem',
+      { TableName: this.table, Key: { tenant: { S: tenant } }, ConsistentRead: true },
+      this.timeoutMs,
     );
     return answer.Item?.slots ? toLoad(answer.Item) : undefined;
   }
 
   async prepare(tenant: string): Promise<void> {
-    await this.client.send(
-      new UpdateItemCommand({
+    await this.client.call(
+      'UpdateItem',
+      {
         TableName: this.table,
         Key: { tenant: { S: tenant } },
         UpdateExpression: 'SET slots = if_not_exists(slots, :empty), expiresAt = :itemExpiresAt',
@@ -94,8 +92,8 @@ export class DynamoDbTenantLoadStore implements TenantLoadStore {
           ':empty': { M: {} },
           ':itemExpiresAt': number(Math.ceil(Date.now() / 1000) + ITEM_IDLE_SECONDS),
         },
-      }),
-      { abortSignal: AbortSignal.timeout(this.timeoutMs) },
+      },
+      this.timeoutMs,
     );
   }
 
@@ -110,8 +108,9 @@ export class DynamoDbTenantLoadStore implements TenantLoadStore {
     });
     if (conditions.length === 0) return;
     try {
-      await this.client.send(
-        new UpdateItemCommand({
+      await this.client.call(
+        'UpdateItem',
+        {
           TableName: this.table,
           Key: { tenant: { S: tenant } },
           UpdateExpression: `REMOVE ${Object.keys(names)
@@ -120,29 +119,30 @@ export class DynamoDbTenantLoadStore implements TenantLoadStore {
           ConditionExpression: conditions.join(' AND '),
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
-        }),
-        { abortSignal: AbortSignal.timeout(this.timeoutMs) },
+        },
+        this.timeoutMs,
       );
     } catch (error) {
       // Another instance removed them first.
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      if (!conditionFailed(error)) throw error;
     }
   }
 
   async release(tenant: string, slotId: string): Promise<void> {
     await this.client
-      .send(
-        new UpdateItemCommand({
+      .call(
+        'UpdateItem',
+        {
           TableName: this.table,
           Key: { tenant: { S: tenant } },
           UpdateExpression: 'REMOVE slots.#slot',
           ConditionExpression: 'attribute_exists(slots)',
           ExpressionAttributeNames: { '#slot': slotId },
-        }),
-        { abortSignal: AbortSignal.timeout(this.timeoutMs) },
+        },
+        this.timeoutMs,
       )
       .catch((error: unknown) => {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        if (!conditionFailed(error)) throw error;
       });
   }
 }
@@ -152,23 +152,28 @@ const ITEM_IDLE_SECONDS = 24 * 3600;
 
 const number = (value: number): AttributeValue => ({ N: String(value) });
 
+const conditionFailed = (error: unknown): error is DynamoDbError =>
+  error instanceof DynamoDbError && error.type === 'ConditionalCheckFailedException';
+
 function toLoad(item: Record<string, AttributeValue>): TenantLoad {
   const slots = new Map<string, number>();
-  for (const [id, value] of Object.entries(item.slots?.M ?? {})) slots.set(id, Number(value.N));
-  return { slots, tat: item.tat?.N === undefined ? undefined : Number(item.tat.N) };
+  const held = item.slots && 'M' in item.slots ? item.slots.M : {};
+  for (const [id, value] of Object.entries(held)) slots.set(id, Number('N' in value ? value.N : Number.NaN));
+  const tat = item.tat && 'N' in item.tat ? Number(item.tat.N) : undefined;
+  return { slots, tat };
 }
 
-let shared: { endpoint: string | undefined; client: DynamoDBClient } | undefined;
+let shared: { endpoint: string | undefined; client: DynamoDbJsonClient } | undefined;
 
 /**
  * The DynamoDB client of this process: endpoint from `AWS_ENDPOINT_URL_DYNAMODB` where set (the
- * local stack's dynalite; a new one when it changes); no retries of its own, the limiter's time
- * limit is the bound.
+ * local stack's dynalite; a new one when it changes), the region's otherwise.
  */
-export function dynamoDbClient(): DynamoDBClient {
+export function dynamoDbClient(): DynamoDbJsonClient {
   const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB || undefined;
   if (shared && shared.endpoint === endpoint) return shared.client;
-  const client = new DynamoDBClient({ maxAttempts: 1, ...(endpoint ? { endpoint } : {}) });
+  shared?.client.destroy();
+  const client = new DynamoDbJsonClient(endpoint ? { endpoint } : {});
   shared = { endpoint, client };
   return client;
 }
