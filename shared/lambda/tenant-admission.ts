@@ -55,7 +55,7 @@ export function tenantLimits(tenant: TenantConfig): TenantLimits {
 /** One admission per process and table (process-wide: the local stack's packaged functions share it). */
 const admissions = processWide('tenant-admission', () => ({
   byTable: new Map<string, Promise<TenantAdmission>>(),
-  /** Each request's slot, given back when its answer is ready (`releaseTenantSlot`). */
+  /** Each request's slot, given back once its answer has left (`releaseTenantSlot`). */
   releases: new WeakMap<HttpRequest, () => Promise<void>>(),
   /** Each counted request's `RateLimit-Policy` field, sent on its answer whatever it is. */
   policies: new WeakMap<HttpRequest, string>(),
@@ -99,8 +99,9 @@ const FALLBACK_DEADLINE_MS = 30_000;
 
 /**
  * Admits a request of `tenant` or throws `TenantRateLimitedError`, before any database work. The
- * slot it takes is given back by `releaseTenantSlot(request)` when the answer is ready; a request
- * that never gets there (a crash, a time-out) holds it until its invocation's time is up.
+ * slot it takes is given back by `releaseTenantSlot(request)`, which the HTTP handler runs once the
+ * answer has left (after-answer.ts); a request that never gets there (a crash, a time-out) holds
+ * it until its invocation's time is up.
  * A store that does not answer within its time limit lets the request through, uncounted (logged,
  * and the metric TenantLimitsUnavailable): fairness is lost for that moment, the service is not.
  */
