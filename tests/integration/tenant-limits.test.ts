@@ -39,6 +39,22 @@ const stores: Record<string, () => TenantLoadStore> = {
   'in-process': () => new InProcessTenantLoadStore(),
 };
 
+/** The store, counting the conditional writes asked of it. */
+function countingTakes(real: TenantLoadStore): { store: TenantLoadStore; takes: () => number } {
+  let takes = 0;
+  const store: TenantLoadStore = {
+    take: (request) => {
+      takes++;
+      return real.take(request);
+    },
+    read: (tenant) => real.read(tenant),
+    prepare: (tenant) => real.prepare(tenant),
+    removeLapsed: (tenant, lapsed) => real.removeLapsed(tenant, lapsed),
+    release: (tenant, slotId) => real.release(tenant, slotId),
+  };
+  return { store, takes: () => takes };
+}
+
 /** A clock the test moves. */
 function manualClock(start = 1_800_000_000_000) {
   let now = start;
@@ -189,17 +205,7 @@ for (const [name, makeStore] of Object.entries(stores)) {
 
     it("refuses at once, without the store, what this process's own requests in progress already fill", async () => {
       const real = makeStore();
-      let takes = 0;
-      const counting: TenantLoadStore = {
-        take: (request) => {
-          takes++;
-          return real.take(request);
-        },
-        read: (tenant) => real.read(tenant),
-        prepare: (tenant) => real.prepare(tenant),
-        removeLapsed: (tenant, lapsed) => real.removeLapsed(tenant, lapsed),
-        release: (tenant, slotId) => real.release(tenant, slotId),
-      };
+      const { store: counting, takes } = countingTakes(real);
       const tenant = `t-${randomUUID()}`;
       await real.prepare(tenant);
       const instance = new TenantAdmission(counting, randomUUID);
@@ -213,23 +219,13 @@ for (const [name, makeStore] of Object.entries(stores)) {
       expect(admitted).toHaveLength(2);
       expect(decisions.filter((decision) => !decision.admitted && decision.local)).toHaveLength(10);
       // Only the two admitted asked (again, where they met each other's write).
-      expect(takes).toBeLessThanOrEqual(2 + 2 * 9);
+      expect(takes()).toBeLessThanOrEqual(2 + 2 * 9);
       await Promise.all(admitted.map((admission) => admission.release()));
     });
 
     it('refuses without asking the store for a moment after finding the tenant at its limit there', async () => {
       const real = makeStore();
-      let takes = 0;
-      const counting: TenantLoadStore = {
-        take: (request) => {
-          takes++;
-          return real.take(request);
-        },
-        read: (tenant) => real.read(tenant),
-        prepare: (tenant) => real.prepare(tenant),
-        removeLapsed: (tenant, lapsed) => real.removeLapsed(tenant, lapsed),
-        release: (tenant, slotId) => real.release(tenant, slotId),
-      };
+      const { store: counting, takes } = countingTakes(real);
       const tenant = `t-${randomUUID()}`;
       const clock = manualClock();
       const limits = { concurrentRequests: 1, requestsPerSecond: 1000 };
@@ -242,7 +238,7 @@ for (const [name, makeStore] of Object.entries(stores)) {
         limit: 'concurrency',
         local: false,
       });
-      const asked = takes;
+      const asked = takes();
       clock.advance(CONCURRENCY_MEMORY_MS - 1);
       expect(await flooded.admit(tenant, limits, clock.now() + 60_000)).toMatchObject({
         admitted: false,
@@ -250,7 +246,7 @@ for (const [name, makeStore] of Object.entries(stores)) {
         retryAfterSeconds: 1,
         local: true,
       });
-      expect(takes).toBe(asked);
+      expect(takes()).toBe(asked);
       await (held as Admission).release();
       clock.advance(1);
       const after = await flooded.admit(tenant, limits, clock.now() + 60_000);
