@@ -1,8 +1,8 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Script, constants as vmConstants } from 'node:vm';
 import { inflateRawSync } from 'node:zlib';
 import { ownerEnded } from './process-alive.js';
 import { readServerlessConfig } from './serverless-config.js';
@@ -115,12 +115,17 @@ export function importPackagedModule(
 /**
  * Loads a bundle with Node's own loader, not the test runner's: vitest loads every module it
  * imports through its own resolver, which finds bare specifiers (`@aws-sdk/…`) in the project's
- * node_modules from anywhere and would hide a module that the zip lacks. Node 22 `require`s an ES
- * module (without top-level await) natively; the bundle's own `import()` of its chunks then stays
- * with Node too, resolved from where the zip was unpacked, as in Lambda.
+ * node_modules from anywhere and would hide a module that the zip lacks. Node's own `import()`,
+ * as Lambda's runtime loads an ES module handler: the HTTP functions await their extension's
+ * registration at the top level (after-answer.ts), which `require` of an ES module refuses. The
+ * call is compiled outside the test runner's transform (a script with Node's default loader), so it stays Node's; the
+ * bundle's own `import()` of its chunks then stays with Node too, resolved from where the zip was
+ * unpacked, as in Lambda.
  */
-const nodeRequire = createRequire(import.meta.url);
-const nativeImport = async (path: string) => nodeRequire(path) as Record<string, unknown>;
+const nodeImport = new Script('(url) => import(url)', {
+  importModuleDynamically: vmConstants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+}).runInThisContext() as (url: string) => Promise<Record<string, unknown>>;
+const nativeImport = (path: string) => nodeImport(pathToFileURL(path).href);
 
 /** The function of serverless.yml whose handler this is. */
 export function functionOfHandler(handler: string): string {
