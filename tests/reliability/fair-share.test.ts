@@ -279,15 +279,10 @@ for (const database of ['embedded', 'tsql'] as const) {
       dir = await mkdtemp(join(tmpdir(), 'fair-share-'));
       env.TENANT_REGISTRY_FILE = join(dir, 'tenants.json');
       await writeFile(env.TENANT_REGISTRY_FILE, JSON.stringify(registry));
-      // On the T-SQL engine every handler comes from its zip, as Lambda runs it.
-      const functions = process.env.LOCAL_FUNCTIONS;
+      // On the T-SQL engine every handler comes from its zip, as Lambda runs it (each is loaded on
+      // its first request: the variable stays set until the stack stops).
       if (database === 'tsql') process.env.LOCAL_FUNCTIONS = 'packaged';
-      try {
-        stack = await startLocalStack({ port: 0, database, env });
-      } finally {
-        if (functions === undefined) delete process.env.LOCAL_FUNCTIONS;
-        else process.env.LOCAL_FUNCTIONS = functions;
-      }
+      stack = await startLocalStack({ port: 0, database, env });
       // The deployment's defaults, as serverless.yml gives them (the stack sets them for its functions).
       const defaults = readServerlessConfig().params.default;
       expect(process.env.REQUEST_FUNCTION_CONCURRENCY).toBe(String(defaults.requestFunctionConcurrency));
@@ -302,8 +297,11 @@ for (const database of ['embedded', 'tsql'] as const) {
       expect((await data('demo', 'getRowsCount/SUBJECT')).status).toBe(200);
     }, 240_000);
 
+    const functionsBefore = process.env.LOCAL_FUNCTIONS;
     afterAll(async () => {
       await stack?.stop();
+      if (functionsBefore === undefined) delete process.env.LOCAL_FUNCTIONS;
+      else process.env.LOCAL_FUNCTIONS = functionsBefore;
       await engine?.stop();
       if (dir) await rm(dir, { recursive: true, force: true });
     });
