@@ -157,35 +157,33 @@ for (const database of ['embedded', 'tsql'] as const) {
      * B's ordinary calls, one after another: a count, a small condition, a page. Within B's own
      * rate (at most B_PACE_PER_SECOND, below the default 50 per second): on a fast machine calls one
      * after another would pass it, and B's own 429s are then its share working, not A's harm.
+     * The `i`th call is made while `more(i)` says so.
      */
-    async function tenantB(count: number): Promise<Timed[]> {
+    async function tenantBWhile(more: (i: number) => boolean): Promise<Timed[]> {
       const answers: Timed[] = [];
       const started = performance.now();
-      for (let i = 0; i < count; i++) {
+      for (let i = 0; more(i); i++) {
         const due = started + (i * 1000) / B_PACE_PER_SECOND - performance.now();
         if (due > 0) await new Promise((resolve) => setTimeout(resolve, due));
         answers.push(await data('other', B_PATHS[i % B_PATHS.length]!));
       }
       return answers;
     }
+    const tenantB = (count: number) => tenantBWhile((i) => i < count);
     /** B's calls, paced as above, for as long as `during` runs (and at least one). */
     async function tenantBDuring<T>(during: Promise<T>): Promise<{ result: T; b: Timed[] }> {
       let going = true;
-      const b: Timed[] = [];
-      const calls = (async () => {
-        const started = performance.now();
-        for (let i = 0; going || i === 0; i++) {
-          const due = started + (i * 1000) / B_PACE_PER_SECOND - performance.now();
-          if (due > 0) await new Promise((resolve) => setTimeout(resolve, due));
-          b.push(await data('other', B_PATHS[i % B_PATHS.length]!));
-        }
-      })();
+      const calls = tenantBWhile((i) => going || i === 0);
       const result = await during.finally(() => {
         going = false;
       });
-      await calls;
-      return { result, b };
+      return { result, b: await calls };
     }
+    /** As a client should after a 429: wait its Retry-After, with jitter, so that callers do not move in step. */
+    const afterRetryAfter = (answer: Timed) =>
+      new Promise((resolve) =>
+        setTimeout(resolve, 1000 * Number(answer.headers.get('retry-after')) * (1 + Math.random() / 2)),
+      );
     /** `clients` callers of `call`, each calling again the moment it has an answer, for `ms`. */
     async function looping(clients: number, call: () => Promise<Timed>, ms: number): Promise<Timed[]> {
       const answers: Timed[] = [];
@@ -231,12 +229,7 @@ for (const database of ['embedded', 'tsql'] as const) {
         while (flooding) {
           const answer = await slowCall();
           answers.push(answer);
-          if (answer.status === 429) {
-            // As a client should: after Retry-After, with jitter, so that callers do not move in step.
-            await new Promise((resolve) =>
-              setTimeout(resolve, 1000 * Number(answer.headers.get('retry-after')) * (1 + Math.random() / 2)),
-            );
-          }
+          if (answer.status === 429) await afterRetryAfter(answer);
         }
       });
       const impatientOnes = Array.from({ length: impatient }, async () => {
@@ -458,9 +451,7 @@ for (const database of ['embedded', 'tsql'] as const) {
           );
           statuses.push(answer.status);
           if (answer.status === 429) {
-            await new Promise((resolve) =>
-              setTimeout(resolve, 1000 * Number(answer.headers.get('retry-after')) * (1 + Math.random() / 2)),
-            );
+            await afterRetryAfter(answer);
             continue;
           }
           if (answer.status !== 200) throw new Error(`${answer.status} ${answer.text}`);

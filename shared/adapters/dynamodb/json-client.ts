@@ -35,6 +35,8 @@ export type AttributeValue =
  * No retries: the caller's time limit is the bound.
  */
 export class DynamoDbJsonClient {
+  private readonly region: string;
+  private readonly credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
   private readonly url: URL;
   private readonly agent: HttpAgent | HttpsAgent;
   private readonly send: typeof httpRequest;
@@ -58,9 +60,6 @@ export class DynamoDbJsonClient {
       : new HttpAgent({ keepAlive: true, maxSockets: 50 });
     this.send = (secure ? httpsRequest : httpRequest) as typeof httpRequest;
   }
-
-  private readonly region: string;
-  private readonly credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
 
   /**
    * The headers of one signed call (Signature Version 4, by aws4): `amzDate` (`YYYYMMDDTHHMMSSZ`)

@@ -172,7 +172,6 @@ let shared: { endpoint: string | undefined; client: DynamoDbJsonClient } | undef
 export function dynamoDbClient(): DynamoDbJsonClient {
   const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB || undefined;
   if (shared && shared.endpoint === endpoint) return shared.client;
-  shared?.client.destroy();
   const client = new DynamoDbJsonClient(endpoint ? { endpoint } : {});
   shared = { endpoint, client };
   return client;
