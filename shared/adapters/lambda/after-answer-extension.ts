@@ -53,12 +53,14 @@ export class AfterAnswerExtension {
   /** Runs `task` after the answer of invocation `requestId` has left, before the invocation ends. */
   defer(requestId: string, task: () => Promise<void>): void {
     const invocation = this.invocation(requestId);
-    if (invocation.answered) {
-      // The answer is gone already: run now, still before the extension lets the invocation end.
-      invocation.running.push(task().catch((error) => this.onError('work after the answer failed', error)));
-      return;
-    }
-    invocation.tasks.push(task);
+    // The answer is gone already: run now, still before the extension lets the invocation end.
+    if (invocation.answered) this.run(invocation, task);
+    else invocation.tasks.push(task);
+  }
+
+  /** Starts `task` as part of `invocation`'s work after its answer; its failure is only logged. */
+  private run(invocation: Invocation, task: () => Promise<void>): void {
+    invocation.running.push(task().catch((error) => this.onError('work after the answer failed', error)));
   }
 
   /**
@@ -70,9 +72,7 @@ export class AfterAnswerExtension {
       const invocation = this.invocation(requestId);
       if (invocation.answered) return;
       invocation.answered = true;
-      for (const task of invocation.tasks.splice(0)) {
-        invocation.running.push(task().catch((error) => this.onError('work after the answer failed', error)));
-      }
+      for (const task of invocation.tasks.splice(0)) this.run(invocation, task);
       invocation.settle();
     });
   }
