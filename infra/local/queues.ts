@@ -29,6 +29,9 @@ export const DOCUMENT_RECEIVED_QUEUE = 'document-received';
 /** getDataAsync's jobs (CONTRACT.md section 5). */
 export const WEB_API_JOB_QUEUE = 'web-api-jobs';
 
+/** Change notifications' passes and events (CONTRACT.md section 4c). */
+export const CHANGE_NOTIFICATION_QUEUE = 'change-notifications';
+
 /** Every queue of the service. Issues that add a queue add it here and in serverless.yml. */
 export const localQueues: readonly LocalQueue[] = [
   {
@@ -44,6 +47,23 @@ export const localQueues: readonly LocalQueue[] = [
     consumer: {
       function: 'deliverWebhook',
       handler: 'functions/webhook/deliverWebhook.handler',
+      batchSize: 10,
+      timeoutSeconds: 30,
+    },
+  },
+  {
+    // As in serverless.yml: the notifier's passes (held back the tenant's delay) and the
+    // subscriptions' events (retried and dead-lettered as the receipt webhook's).
+    name: CHANGE_NOTIFICATION_QUEUE,
+    urlEnv: 'CHANGE_NOTIFICATION_QUEUE_URL',
+    visibilityTimeoutSeconds: 30,
+    get maxReceiveCount() {
+      return getWebhookSettings().maxReceives;
+    },
+    dlqUrlEnv: 'CHANGE_NOTIFICATION_DEAD_LETTER_QUEUE_URL',
+    consumer: {
+      function: 'changeNotifier',
+      handler: 'functions/notifications/changeNotifier.handler',
       batchSize: 10,
       timeoutSeconds: 30,
     },

@@ -155,6 +155,13 @@ const tenant = z.strictObject({
   /** How long recorded changes are kept, and so how long a sync token stays good (days). */
   changeRetentionDays: z._default(int(1, 365), 7),
   /**
+   * Change notifications (CONTRACT 4c): the most subscriptions the tenant's integrators may hold
+   * together, and how long after a commit to a subscribed table its notification may start (the
+   * notifier checks the tenant's subscribed tables this often).
+   */
+  maxSubscriptions: z._default(int(0, 10_000), 100),
+  changeNotificationDelaySeconds: z._default(int(1, 900), 10),
+  /**
    * The tenant's fair share (CONTRACT.md section 2), where it differs from the deployment's
    * defaults (`TENANT_CONCURRENT_REQUESTS`, `TENANT_REQUESTS_PER_SECOND`).
    */

@@ -135,6 +135,60 @@ export const SERVICE_GRANTS: readonly ServiceGrant[] = [
     usedBy: 'the change feed (a page stamps the batches it serves), its retention',
     without: `\`getChanges\`: ${DENIED} once there are changes to stamp`,
   },
+  {
+    object: 'dbo.SVC_SUBSCRIPTION',
+    permission: 'SELECT',
+    usedBy: 'change notifications: the subscription routes, the notifier, their delivery',
+    without: `the subscription routes: ${DENIED}; no notification is sent (the notifier logs \`database permission denied\`)`,
+  },
+  {
+    object: 'dbo.SVC_SUBSCRIPTION',
+    permission: 'INSERT',
+    usedBy: 'creating a subscription',
+    without: `creating a subscription: ${DENIED}`,
+  },
+  {
+    object: 'dbo.SVC_SUBSCRIPTION',
+    permission: 'UPDATE',
+    usedBy: "the notifier (what it saw and sent), delivery (a subscription's state), rotate, enable",
+    without: 'as for `SELECT` once a table changes or an event is delivered',
+  },
+  {
+    object: 'dbo.SVC_SUBSCRIPTION',
+    permission: 'DELETE',
+    usedBy: 'deleting a subscription',
+    without: `deleting a subscription: ${DENIED}`,
+  },
+  {
+    object: 'dbo.SVC_NOTIFICATION_DELIVERY',
+    permission: 'SELECT',
+    usedBy: "change notifications' delivery (attempts of a message)",
+    without: 'no notification is delivered (each attempt fails, is retried, then dead-lettered)',
+  },
+  {
+    object: 'dbo.SVC_NOTIFICATION_DELIVERY',
+    permission: 'INSERT',
+    usedBy: "change notifications' delivery (every attempt is recorded)",
+    without: 'as for `SELECT`',
+  },
+  {
+    object: 'dbo.SVC_NOTIFIER_STATE',
+    permission: 'SELECT',
+    usedBy: "the subscription routes and the notifier (the tenant's loop of passes)",
+    without: `creating a subscription: ${DENIED}; no pass runs`,
+  },
+  {
+    object: 'dbo.SVC_NOTIFIER_STATE',
+    permission: 'INSERT',
+    usedBy: "a tenant's first subscription",
+    without: 'as for `SELECT`',
+  },
+  {
+    object: 'dbo.SVC_NOTIFIER_STATE',
+    permission: 'UPDATE',
+    usedBy: 'the notifier (each pass), creating a subscription',
+    without: 'as for `SELECT`',
+  },
 ];
 
 /** Grants on objects the tenant chooses: one row each in docs/sql-server.md, granted by options. */

@@ -35,6 +35,9 @@ export const INTERNAL_TABLES: readonly string[] = [
   // The change feed's state and the change tables beside recorded tables (CONTRACT 4b): served
   // only through getChanges.
   'SVC_CHANGE_FEED',
+  // Change notifications' subscriptions (CONTRACT 4c): their secrets; served only to their owner
+  // through the subscription routes.
+  'SVC_SUBSCRIPTION',
 ];
 
 /** Name beginnings of the service's internal tables: the change tables `SVC_CHANGES_<TABLE>`. */

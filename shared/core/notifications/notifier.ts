@@ -1,0 +1,335 @@
+import type { ChangeFeedStore } from '../data-api/changes.js';
+import { isRecorded } from '../data-api/changes.js';
+import type { WebhookSender } from '../webhook/deliver.js';
+import { parseRetryAfter, retryDelaySeconds } from '../webhook/retry-policy.js';
+import { checkWebhookUrl } from '../webhook/target.js';
+import {
+  eventBody,
+  type NotificationMessage,
+  type NotificationOutcome,
+  type NotificationQueue,
+  newEventId,
+  type Subscription,
+  type SubscriptionStore,
+  signNotification,
+  sourceLabel,
+} from './subscriptions.js';
+
+/**
+ * The notifier (CONTRACT 4c). A pass checks a tenant's subscribed tables: for each, the change
+ * feed's stamp (one small indexed statement: committed changes not yet stamped get the next
+ * batch), then a `table.changed` for every active subscription whose source has a batch it was not
+ * notified of and that has no event waiting. Because the stamp comes first, a notification is
+ * queued only after the changes it is about are visible to `getChanges`; a transaction that
+ * commits later is stamped by a later pass, with a later batch, and notified then.
+ *
+ * Passes run in a loop per tenant: each asks for the next one after the tenant's delay. A loop
+ * started twice collapses (a pass that finds another ran within most of a delay ends its loop);
+ * a tenant without subscriptions ends its loop, and its next subscription starts one.
+ */
+export interface PassContext {
+  readonly tenant: string;
+  readonly store: SubscriptionStore;
+  readonly feed: ChangeFeedStore;
+  readonly queue: NotificationQueue;
+  /** The tenant's `changeFeed`: a source no longer listed is not checked. */
+  readonly recorded: readonly string[];
+  /** The tenant's changeNotificationDelaySeconds in ms. */
+  readonly delayMs: number;
+  /** After how long an event still waiting counts as lost (longer than every attempt takes). */
+  readonly staleWaitingMs: number;
+  readonly now?: () => number;
+}
+
+export interface PassOutcome {
+  /** False when another loop's pass ran within most of a delay: this loop ends. */
+  readonly ran: boolean;
+  /** Whether the loop goes on (asks for the next pass). */
+  readonly again: boolean;
+  /** Tables checked, and notifications queued. */
+  readonly checked: number;
+  readonly notified: number;
+  /** Sources listed by subscriptions that could not be checked (not recorded any more). */
+  readonly unchecked: readonly string[];
+}
+
+/**
+ * Share of a delay within which a second pass is a second loop's: a loop's own next pass comes a
+ * whole delay later (SQS holds it back at least that long), and of two loops, whatever their
+ * offset, one meets the other within half a delay and ends.
+ */
+const SECOND_LOOP_SHARE = 0.5;
+
+const sourceKey = (s: Subscription) => `${s.source.schema}\u0000${s.source.name}`.toLowerCase();
+
+/** One pass of the tenant's notifier. */
+export async function notifierPass(ctx: PassContext): Promise<PassOutcome> {
+  const now = (ctx.now ?? Date.now)();
+  if (!(await ctx.store.claimPass(ctx.tenant, now, now - SECOND_LOOP_SHARE * ctx.delayMs))) {
+    return { ran: false, again: false, checked: 0, notified: 0, unchecked: [] };
+  }
+  const live = await ctx.store.listLive();
+  if (live.length === 0 && (await ctx.store.endPasses(ctx.tenant))) {
+    return { ran: true, again: false, checked: 0, notified: 0, unchecked: [] };
+  }
+  const bySource = new Map<string, Subscription[]>();
+  for (const subscription of live) {
+    const key = sourceKey(subscription);
+    bySource.set(key, [...(bySource.get(key) ?? []), subscription]);
+  }
+  let checked = 0;
+  let notified = 0;
+  const unchecked: string[] = [];
+  for (const subscriptions of bySource.values()) {
+    const { source } = subscriptions[0]!;
+    const state = isRecorded(ctx.recorded, source)
+      ? await ctx.feed.stamp({ ...source, kind: 'table', columns: [], primaryKey: [] })
+      : undefined;
+    if (!state) {
+      unchecked.push(sourceLabel(source));
+      continue;
+    }
+    checked++;
+    const newRecording = (s: Subscription) => s.seenFeed?.toUpperCase() !== state.feedId.toUpperCase();
+    if (subscriptions.some((s) => newRecording(s) || s.seenBatch < state.lastBatch)) {
+      await ctx.store.observe(source, state, now);
+    }
+    for (const subscription of subscriptions) {
+      if (subscription.state !== 'active') continue;
+      const notifiedUpTo = newRecording(subscription) ? -1 : subscription.notifiedBatch;
+      if (notifiedUpTo >= state.lastBatch) continue;
+      const waiting =
+        subscription.waitingEvent !== null && (subscription.waitingSince ?? 0) >= now - ctx.staleWaitingMs;
+      if (waiting) continue;
+      const event = newEventId();
+      if (!(await ctx.store.claim(subscription.id, event, state.lastBatch, now, now - ctx.staleWaitingMs))) {
+        continue;
+      }
+      try {
+        await ctx.queue.notify({
+          kind: 'notify',
+          tenant: ctx.tenant,
+          subscription: subscription.id,
+          eventId: event,
+          type: 'table.changed',
+          at: now,
+        });
+        notified++;
+      } catch (error) {
+        // Nothing waits then, and the next pass notifies again.
+        await ctx.store.release(subscription.id, event);
+        throw error;
+      }
+    }
+  }
+  return { ran: true, again: true, checked, notified, unchecked };
+}
+
+/** The copy of a notification the queue handed over this time. */
+export interface NotificationCopy {
+  readonly messageId: string;
+  /** True when the queue will not hand this message out again. */
+  readonly finalReceive: boolean;
+}
+
+export interface DeliveryPolicy {
+  readonly retrySchedule: readonly number[];
+  readonly allowPrivateTargets: boolean;
+  /** After a rotation, how long the previous secret signs too (ms). */
+  readonly secretOverlapMs: number;
+  /** A subscription failing this long is disabled (ms). */
+  readonly disableAfterMs: number;
+}
+
+export interface NotificationDeliveryContext {
+  readonly store: SubscriptionStore;
+  readonly sender: WebhookSender;
+  readonly policy: DeliveryPolicy;
+  readonly now?: () => number;
+  readonly random?: () => number;
+}
+
+/** What the queue should do with this copy of the notification. */
+export type NotificationDecision = {
+  readonly outcome: NotificationOutcome;
+  readonly attempt: number;
+  readonly detail?: string;
+  /** This attempt's failure disabled the subscription. */
+  readonly disabled?: boolean;
+} & (
+  | { readonly action: 'done' }
+  | { readonly action: 'retry'; readonly delaySeconds: number }
+  | { readonly action: 'dead-letter' }
+);
+
+/** The secrets an event is signed with at `now`: the current one, and the previous during the overlap. */
+export function notificationSecrets(subscription: Subscription, now: number, overlapMs: number): string[] {
+  const overlap =
+    subscription.previousSecret !== null &&
+    subscription.secretChangedAt !== null &&
+    now < subscription.secretChangedAt + overlapMs;
+  return overlap ? [subscription.secret, subscription.previousSecret!] : [subscription.secret];
+}
+
+const USER_AGENT = 'erp-integration-gateway-webhook/1';
+
+/**
+ * Makes the next attempt to deliver one event of a subscription and records it in
+ * SVC_NOTIFICATION_DELIVERY, as the receipt webhook's attempts are (CONTRACT 6): any 2xx within
+ * the time-out delivers; anything else is retried on the schedule, the last failure dead-lettered;
+ * 410 disables the subscription at once, and a subscription failing for the disabling time is
+ * disabled. A deleted or disabled subscription's event is recorded and not sent.
+ */
+export async function deliverNotification(
+  message: NotificationMessage,
+  copy: NotificationCopy,
+  ctx: NotificationDeliveryContext,
+): Promise<NotificationDecision> {
+  const now = ctx.now ?? Date.now;
+  const maxAttempts = ctx.policy.retrySchedule.length + 1;
+  const [subscription, attemptsMade] = await Promise.all([
+    ctx.store.get(message.subscription),
+    ctx.store.attemptsMade(copy.messageId),
+  ]);
+  const attempt = attemptsMade + 1;
+  const startedAt = now();
+  const base = {
+    subscriptionId: message.subscription,
+    eventId: message.eventId,
+    eventType: message.type,
+    attempt,
+    attemptedAt: startedAt,
+    messageId: copy.messageId,
+  };
+  const record = async (
+    decision: NotificationDecision,
+    entry: { httpStatus?: number; error?: string; durationMs?: number } = {},
+  ) => {
+    await ctx.store.record({
+      ...base,
+      ...entry,
+      outcome: decision.outcome,
+      retryInSeconds: decision.action === 'retry' ? decision.delaySeconds : undefined,
+    });
+    return decision;
+  };
+  if (attemptsMade >= maxAttempts) {
+    // Its last attempt was recorded but the message came back (its move to the dead-letter queue failed).
+    return {
+      action: 'dead-letter',
+      outcome: 'failed',
+      attempt: attemptsMade,
+      detail: 'every attempt was made',
+    };
+  }
+  if (!subscription) {
+    return record({ action: 'done', outcome: 'deleted', attempt, detail: 'the subscription was deleted' });
+  }
+  if (subscription.state === 'disabled') {
+    return record(
+      { action: 'done', outcome: 'disabled', attempt, detail: 'the subscription is disabled' },
+      { error: 'the subscription is disabled' },
+    );
+  }
+
+  /** A failed attempt: counted against the subscription; retried, dead-lettered or disabled. */
+  async function failure(
+    outcome: 'retrying' | 'gone' | 'refused',
+    detail: string,
+    entry: { httpStatus?: number; error?: string; durationMs?: number },
+    retryAfterSeconds?: number,
+  ): Promise<NotificationDecision> {
+    const last = attempt >= maxAttempts || copy.finalReceive;
+    const retries = outcome === 'retrying' && !last;
+    const disabled = await ctx.store.failed(subscription!.id, message.eventId, now(), {
+      disableIfFailingSince: now() - ctx.policy.disableAfterMs,
+      finished: !retries,
+      disableNow: outcome === 'gone',
+      reason:
+        outcome === 'gone'
+          ? 'the receiver answered 410 Gone'
+          : `every attempt failed for ${Math.round(ctx.policy.disableAfterMs / 360_000) / 10} hours (last: ${detail})`,
+    });
+    if (disabled || !retries) {
+      const done =
+        outcome === 'retrying'
+          ? ({ action: disabled ? 'done' : 'dead-letter', outcome: 'failed' } as const)
+          : ({ action: 'done', outcome } as const);
+      return record({ ...done, attempt, detail, disabled }, entry);
+    }
+    const delaySeconds = retryDelaySeconds(ctx.policy.retrySchedule, attempt, retryAfterSeconds, ctx.random);
+    return record({ action: 'retry', outcome: 'retrying', attempt, delaySeconds, detail, disabled }, entry);
+  }
+
+  const target = checkWebhookUrl(subscription.url, ctx.policy.allowPrivateTargets);
+  if (!target.ok) return failure('refused', target.reason, { error: target.reason });
+  const timestamp = Math.floor(startedAt / 1000);
+  const body = eventBody(message.type, message.tenant, subscription, message.at);
+  const signature = notificationSecrets(subscription, startedAt, ctx.policy.secretOverlapMs)
+    .map((secret) => signNotification(secret, message.eventId, timestamp, body))
+    .join(' ');
+  const result = await ctx.sender.send({
+    url: target.url,
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      'webhook-id': message.eventId,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signature,
+    },
+    body,
+  });
+  const { durationMs } = result;
+  if (result.kind === 'refused')
+    return failure('refused', result.reason, { error: result.reason, durationMs });
+  if (result.kind === 'error') return failure('retrying', result.error, { error: result.error, durationMs });
+  const httpStatus = result.status;
+  if (httpStatus >= 200 && httpStatus < 300) {
+    await ctx.store.delivered(subscription.id, message.eventId, message.type === 'subscription.ping', now());
+    return record({ action: 'done', outcome: 'delivered', attempt }, { httpStatus, durationMs });
+  }
+  if (httpStatus === 410) return failure('gone', 'HTTP 410', { httpStatus, durationMs });
+  const redirect = httpStatus >= 300 && httpStatus < 400;
+  return failure(
+    'retrying',
+    `HTTP ${httpStatus}`,
+    { httpStatus, durationMs, error: redirect ? 'redirect not followed' : undefined },
+    parseRetryAfter(result.retryAfter, now()),
+  );
+}
+
+/** A notification message from the queue, or undefined when the body is not one. */
+export function parseNotifierMessage(
+  body: string,
+): NotificationMessage | { readonly kind: 'pass'; readonly tenant: string } | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (!value || typeof value !== 'object') return undefined;
+  const m = value as Record<string, unknown>;
+  if (typeof m.tenant !== 'string' || !/^[a-z0-9][a-z0-9-]{0,62}$/.test(m.tenant)) return undefined;
+  if (m.kind === 'pass') return { kind: 'pass', tenant: m.tenant };
+  if (
+    m.kind === 'notify' &&
+    typeof m.subscription === 'string' &&
+    /^sub_[0-9a-f]{24}$/.test(m.subscription) &&
+    typeof m.eventId === 'string' &&
+    /^msg_[0-9a-f]{32}$/.test(m.eventId) &&
+    (m.type === 'table.changed' || m.type === 'subscription.ping') &&
+    typeof m.at === 'number' &&
+    Number.isSafeInteger(m.at)
+  ) {
+    return {
+      kind: 'notify',
+      tenant: m.tenant,
+      subscription: m.subscription,
+      eventId: m.eventId,
+      type: m.type,
+      at: m.at,
+    };
+  }
+  return undefined;
+}

@@ -1,0 +1,108 @@
+import { createEmbeddedSubscriptionStore } from '../adapters/embedded-sql/subscription-store.js';
+import { forbiddenHostReason } from '../adapters/http/target-addresses.js';
+import { createMssqlSubscriptionStore } from '../adapters/mssql/subscription-store.js';
+import { createSqsNotificationQueue } from '../adapters/sqs/notification-queue.js';
+import { byDialect, openDatabase } from '../config/databases.js';
+import { getSettings } from '../config/settings.js';
+import type { TenantConfig } from '../config/tenants.js';
+import { getWebhookSettings } from '../config/webhook.js';
+import { cancelledBy, type Database } from '../core/database.js';
+import { ServiceError } from '../core/errors.js';
+import {
+  createSubscription,
+  deleteSubscription,
+  enableSubscription,
+  getSubscription,
+  listSubscriptions,
+  type NotificationQueue,
+  rotateSubscriptionSecret,
+  type SubscriptionContext,
+  type SubscriptionStore,
+} from '../core/notifications/subscriptions.js';
+import { requireBasicAuth } from './basic-auth.js';
+import { changeFeedStore } from './change-feed.js';
+import { dataApiContext, renderDataApiError } from './data-api.js';
+import { type HttpRequest, type HttpResponse, httpHandler } from './http.js';
+import { requireTenant } from './tenant.js';
+
+/** The subscriptions of a tenant database, in its dialect. */
+export function subscriptionStore(db: Database): SubscriptionStore {
+  return byDialect(db, { mssql: createMssqlSubscriptionStore, postgres: createEmbeddedSubscriptionStore });
+}
+
+/** The change-notifications queue (`CHANGE_NOTIFICATION_QUEUE_URL`). */
+export function notificationQueue(): NotificationQueue {
+  const url = process.env.CHANGE_NOTIFICATION_QUEUE_URL?.trim();
+  if (!url) {
+    throw new ServiceError(
+      503,
+      'queue_unavailable',
+      'Change notifications are not set up in this deployment',
+      {
+        cause: new Error('CHANGE_NOTIFICATION_QUEUE_URL must be set'),
+      },
+    );
+  }
+  return createSqsNotificationQueue(url);
+}
+
+/** Subscription routes' context for the caller. */
+export function subscriptionContext(tenant: TenantConfig, user: string, db: Database): SubscriptionContext {
+  return {
+    tenant: tenant.id,
+    owner: `basic:${user}`,
+    store: subscriptionStore(db),
+    feed: changeFeedStore(db),
+    queue: notificationQueue(),
+    recorded: tenant.changeFeed,
+    maxSubscriptions: tenant.maxSubscriptions,
+    delayMs: tenant.changeNotificationDelaySeconds * 1000,
+    allowPrivateTargets: getWebhookSettings().allowPrivateTargets,
+    forbiddenHost: forbiddenHostReason,
+  };
+}
+
+const json = (status: number, body: unknown): HttpResponse => ({
+  status,
+  headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'private, no-store' },
+  body: JSON.stringify(body),
+});
+
+/**
+ * The subscription routes (CONTRACT 4c), one function: `POST|GET …/Subscriptions`,
+ * `GET|DELETE …/Subscriptions/{subscriptionId}`, `POST …/Subscriptions/{subscriptionId}/rotate`
+ * and `…/enable`. The caller's Data API credentials; a subscription belongs to who made it.
+ */
+export function subscriptionsHandler() {
+  return httpHandler(async function subscriptionsRoute(request: HttpRequest) {
+    const tenant = await requireTenant(request);
+    const user = await requireBasicAuth(
+      tenant,
+      request.headers.authorization,
+      getSettings().credentialCacheMs,
+    );
+    const db = cancelledBy(await openDatabase(tenant.database), request.signal);
+    const ctx = subscriptionContext(tenant, user, db);
+    const id = request.params.subscriptionId;
+    const action = id === undefined ? undefined : /\/(rotate|enable)$/.exec(request.path)?.[1];
+    if (id === undefined && request.method === 'POST') {
+      const data = await dataApiContext(tenant, request);
+      const created = await createSubscription(ctx, data, request.body.toString('utf8'));
+      return {
+        ...json(201, created),
+        headers: {
+          ...json(201, created).headers,
+          location: `${request.path.replace(/\/$/, '')}/${String(created.id)}`,
+        },
+      };
+    }
+    if (id === undefined) return json(200, await listSubscriptions(ctx));
+    if (action === 'rotate') return json(200, await rotateSubscriptionSecret(ctx, id));
+    if (action === 'enable') return json(200, await enableSubscription(ctx, id));
+    if (request.method === 'DELETE') {
+      await deleteSubscription(ctx, id);
+      return { status: 204, headers: { 'cache-control': 'private, no-store' }, body: '' };
+    }
+    return json(200, await getSubscription(ctx, id));
+  }, renderDataApiError);
+}
