@@ -10,9 +10,11 @@ import {
 } from '../core/data-api/changes.js';
 import { cancelledBy, type Database, type DataSourceInfo } from '../core/database.js';
 import { describeError } from '../core/log.js';
+import { restartStalledNotifier } from '../core/notifications/notifier.js';
 import { authenticate, dataApiContext, renderDataApiError, singleQueryParam } from './data-api.js';
 import { type HttpRequest, httpHandler } from './http.js';
 import { answerResponse } from './large-answers.js';
+import { notificationQueue, subscriptionStore } from './notifications.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog } from './observability.js';
 
 /** The change feed's store for a database, in its dialect. */
@@ -107,7 +109,25 @@ export function changeRetentionHandler(options: { now?: () => number } = {}) {
         );
         removed += outcomes.reduce((sum, o) => sum + (o.removed ?? 0), 0);
         const problems = outcomes.filter((o) => o.problem);
-        const fields = { tenant: id, outcomes };
+        const fields: Record<string, unknown> = { tenant: id, outcomes };
+        // The notifier's backstop, on the connection this run has open anyway (CONTRACT 4c).
+        if (process.env.CHANGE_NOTIFICATION_QUEUE_URL) {
+          try {
+            fields.notifierRestarted = await restartStalledNotifier({
+              tenant: id,
+              store: subscriptionStore(db),
+              queue: notificationQueue(),
+              delayMs: tenant.changeNotificationDelaySeconds * 1000,
+              now: options.now,
+            });
+          } catch (error) {
+            reportPermissionDenied(error, { tenant: id });
+            serviceLog().warn('change notifier: could not check its loop', {
+              tenant: id,
+              ...describeError(error),
+            });
+          }
+        }
         if (problems.length > 0) serviceLog().warn('change retention: some tables were not cleaned', fields);
         else serviceLog().info('change retention', fields);
       } catch (error) {

@@ -16,8 +16,8 @@ import {
 import type { NotificationMessage } from '../core/notifications/subscriptions.js';
 import type { WebhookSender } from '../core/webhook/deliver.js';
 import { changeFeedStore } from './change-feed.js';
+import { notificationQueue, subscriptionStore } from './notifications.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog, serviceMetrics } from './observability.js';
-import { notificationQueue, subscriptionStore } from './subscriptions.js';
 
 /** What the consumer needs besides the registry and the databases; tests replace it. */
 export interface ChangeNotifierDependencies {

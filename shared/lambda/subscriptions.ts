@@ -7,44 +7,21 @@ import { getSettings } from '../config/settings.js';
 import type { TenantConfig } from '../config/tenants.js';
 import { getWebhookSettings } from '../config/webhook.js';
 import { cancelledBy, type Database } from '../core/database.js';
-import { ServiceError } from '../core/errors.js';
 import {
   createSubscription,
   deleteSubscription,
   enableSubscription,
   getSubscription,
   listSubscriptions,
-  type NotificationQueue,
   rotateSubscriptionSecret,
   type SubscriptionContext,
-  type SubscriptionStore,
 } from '../core/notifications/subscriptions.js';
 import { requireBasicAuth } from './basic-auth.js';
 import { changeFeedStore } from './change-feed.js';
 import { dataApiContext, renderDataApiError } from './data-api.js';
 import { type HttpRequest, type HttpResponse, httpHandler } from './http.js';
+import { notificationQueue, subscriptionStore } from './notifications.js';
 import { requireTenant } from './tenant.js';
-
-/** The subscriptions of a tenant database, in its dialect. */
-export function subscriptionStore(db: Database): SubscriptionStore {
-  return byDialect(db, { mssql: createMssqlSubscriptionStore, postgres: createEmbeddedSubscriptionStore });
-}
-
-/** The change-notifications queue (`CHANGE_NOTIFICATION_QUEUE_URL`). */
-export function notificationQueue(): NotificationQueue {
-  const url = process.env.CHANGE_NOTIFICATION_QUEUE_URL?.trim();
-  if (!url) {
-    throw new ServiceError(
-      503,
-      'queue_unavailable',
-      'Change notifications are not set up in this deployment',
-      {
-        cause: new Error('CHANGE_NOTIFICATION_QUEUE_URL must be set'),
-      },
-    );
-  }
-  return createSqsNotificationQueue(url);
-}
 
 /** Subscription routes' context for the caller. */
 export function subscriptionContext(tenant: TenantConfig, user: string, db: Database): SubscriptionContext {

@@ -13,6 +13,7 @@ import {
 } from '../support/change-feed-model.js';
 import { demoDatabase } from '../support/demo.js';
 import { memoryObjectStore } from '../support/memory-stores.js';
+import { runNotificationModel } from '../support/notification-model.js';
 
 const DAY = 86_400_000;
 
@@ -66,6 +67,28 @@ describe('Change feed on the embedded database', () => {
     expect(rollbacks).toBeGreaterThan(0);
     expect(tombstones).toBeGreaterThan(0);
   }, 240_000);
+
+  it(`notifications model test: passes, deliveries and writers interleaved; every commit notified after it, one notification waiting at most, a receiver pulling only when notified keeps an exact copy (${SEEDS} seeds from ${BASE_SEED})`, async () => {
+    console.log(`change notifications model test (embedded): seeds ${BASE_SEED}..${BASE_SEED + SEEDS - 1}`);
+    let notifications = 0;
+    let commits = 0;
+    for (let i = 0; i < SEEDS; i++) {
+      const run = await runNotificationModel({
+        db,
+        writer: async () => deferredWriter(db),
+        seed: BASE_SEED + i,
+        steps: 160,
+        writers: 3,
+        firstId: 40_000 + i * 1000,
+        param: (index) => `$${index}`,
+      });
+      notifications += run.notifications;
+      commits += run.commits;
+    }
+    // Coalesced: fewer notifications than commits over the seeds, and some.
+    expect(notifications).toBeGreaterThan(0);
+    expect(notifications).toBeLessThan(commits);
+  }, 120_000);
 
   it('the first call reads the rows in key order, paged with next links and a sync link at the end', async () => {
     const { ctx, feed } = changeFeedContexts(db);

@@ -12,6 +12,7 @@ import {
   type WriterSession,
 } from '../support/change-feed-model.js';
 import { runMssqlScripts, mssqlUrl as url } from '../support/mssql.js';
+import { runNotificationModel } from '../support/notification-model.js';
 
 /** A writer with a session of its own: its transaction stays open across the client's calls. */
 async function sessionWriter(connectionString: string, pools: sql.ConnectionPool[]): Promise<WriterSession> {
@@ -107,6 +108,27 @@ describe.skipIf(!url)('Change feed on SQL Server (integration)', () => {
       outOfOrder += run.outOfOrder;
     }
     expect(outOfOrder).toBeGreaterThan(0);
+  }, 300_000);
+
+  it(`notifications model test: held-open sessions across notifier passes, rollbacks; every commit notified after it, one waiting at most, a receiver pulling only when notified keeps an exact copy (${SEEDS} seeds from ${BASE_SEED})`, async () => {
+    console.log(`change notifications model test (T-SQL): seeds ${BASE_SEED}..${BASE_SEED + SEEDS - 1}`);
+    let outOfOrder = 0;
+    let notifications = 0;
+    for (let i = 0; i < SEEDS; i++) {
+      const run = await runNotificationModel({
+        db,
+        writer: async () => sessionWriter(url!, pools),
+        seed: BASE_SEED + i,
+        steps: 140,
+        writers: 3,
+        firstId: 60_000 + i * 1000 + (BASE_SEED % 97) * 10_000,
+        param: (index) => `@p${index}`,
+      });
+      outOfOrder += run.outOfOrder;
+      notifications += run.notifications;
+    }
+    expect(outOfOrder).toBeGreaterThan(0);
+    expect(notifications).toBeGreaterThan(0);
   }, 300_000);
 
   it('db:apply again keeps the recording and its tokens; the retention clean-up removes what is old', async () => {

@@ -28,7 +28,7 @@ describe('serverless.yml: connections per instance and instances per function', 
   const workers = Object.entries(config.functions).filter(([, fn]) => fn.events?.some((event) => event.sqs));
 
   it('gives every HTTP function the reserved concurrency of requestFunctionConcurrency', () => {
-    expect(http.map(([name]) => name).sort()).toHaveLength(11);
+    expect(http.map(([name]) => name).sort()).toHaveLength(12);
     for (const [name, fn] of http) {
       expect((fn as { reservedConcurrency?: unknown }).reservedConcurrency, name).toBe(
         param('requestFunctionConcurrency'),
@@ -54,6 +54,7 @@ describe('serverless.yml: connections per instance and instances per function', 
     }
     expect(caps).toEqual({
       deliverWebhook: param('webhookConcurrency'),
+      changeNotifier: param('webhookConcurrency'),
       webJobWorker: param('jobWorkerConcurrency'),
     });
   });
@@ -74,6 +75,8 @@ describe('serverless.yml: connections per instance and instances per function', 
       fileSetFile: 1,
       deliverWebhook: 10,
       webhookAdmin: 1,
+      dataSubscriptions: 1,
+      changeNotifier: 10,
       webTest: 1,
       webGetData: 2,
       webGetDataAsync: 1,
@@ -86,7 +89,7 @@ describe('serverless.yml: connections per instance and instances per function', 
     expect((config.functions.webhookAdmin as { reservedConcurrency?: unknown }).reservedConcurrency).toBe(1);
   });
 
-  it('defaults to 64 per HTTP function, 5 batches of each worker and one admin and one retention clean-up: the formula gives 845', () => {
+  it('defaults to 64 per HTTP function, 5 batches of each worker and one admin and one retention clean-up: the formula gives 959', () => {
     const given = (name: string) => Number(config.params.default[name]);
     const sessions =
       http.reduce(
@@ -95,6 +98,7 @@ describe('serverless.yml: connections per instance and instances per function', 
       ) +
       given('jobWorkerConcurrency') * Number(variable('webJobWorker', 'DB_POOL_MAX')) +
       given('webhookConcurrency') * Number(variable('deliverWebhook', 'DB_POOL_MAX')) +
+      given('webhookConcurrency') * Number(variable('changeNotifier', 'DB_POOL_MAX')) +
       Number((config.functions.webhookAdmin as { reservedConcurrency?: unknown }).reservedConcurrency) *
         Number(variable('webhookAdmin', 'DB_POOL_MAX')) +
       Number(
@@ -102,7 +106,7 @@ describe('serverless.yml: connections per instance and instances per function', 
       ) *
         Number(variable('changeFeedRetention', 'DB_POOL_MAX'));
     // docs/sql-server.md "Connections to SQL Server" gives this figure.
-    expect(sessions).toBe(845);
+    expect(sessions).toBe(959);
   });
 });
 

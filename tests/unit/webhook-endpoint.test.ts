@@ -354,6 +354,7 @@ describe('Function: invocableFunctions', () => {
     const config = readServerlessConfig();
     expect([...invocableFunctions(config).keys()].sort()).toEqual([
       'changeFeedRetention',
+      'changeNotifier',
       'deliverWebhook',
       'webJobWorker',
       'webhookAdmin',

@@ -1,135 +1,65 @@
 /**
  * Change notifications' store (CONTRACT 4c) over a database connection, shared by the SQL
  * adapters: SVC_SUBSCRIPTION, SVC_NOTIFICATION_DELIVERY, SVC_NOTIFIER_STATE
- * (infra/sql/*\/…change-notifications.sql). The statements are built here from a dialect's few
- * differences (quoting, parameters, typed times, how a statement says how many rows it changed).
+ * (infra/sql/*\/…change-notifications.sql). No SQL text of either dialect lives here; each
+ * adapter passes its statements.
  */
 import type { Database, Row } from '../../core/database.js';
 import type { Subscription, SubscriptionStore } from '../../core/notifications/subscriptions.js';
 import { sqlTimeMs, sqlTimestamp } from './webhook-delivery-log.js';
 
-/** What differs between the dialects in these statements. */
-export interface SubscriptionDialect {
-  /** A quoted identifier. */
-  readonly q: (name: string) => string;
-  /** Parameter `index` (1-based). */
-  readonly p: (index: number) => string;
-  /** Parameter `index` typed as the date-time columns (compared as text they would not order). */
-  readonly time: (index: number) => string;
-  /** A date-time column as read, to the millisecond (`sqlTimeMs` reads it). */
-  readonly readTime: (column: string) => string;
-  /** An UPDATE or DELETE made to answer one row `changed`: how many rows it changed. */
-  readonly counted: (statement: string) => string;
-  /**
-   * Statements in a transaction that make the tenant's notifier row (parameter 1) if missing and
-   * lock it, so that what follows in the transaction is serialised per tenant.
-   */
-  readonly lockNotifier: readonly string[];
-}
-
 const MAX_ERROR_LENGTH = 400;
 
-/** The statements of the store in one dialect. */
-export function subscriptionStatements(d: SubscriptionDialect) {
-  const { q, p, time } = d;
-  const T = `${q('dbo')}.${q('SVC_SUBSCRIPTION')}`;
-  const D = `${q('dbo')}.${q('SVC_NOTIFICATION_DELIVERY')}`;
-  const N = `${q('dbo')}.${q('SVC_NOTIFIER_STATE')}`;
-  const c = (name: string, alias: string) => `${q(name)} AS ${q(alias)}`;
-  const t = (name: string, alias: string) => `${d.readTime(q(name))} AS ${q(alias)}`;
-  const columns = [
-    c('ID', 'id'),
-    c('OWNER', 'owner'),
-    c('SOURCE_SCHEMA', 'sourceSchema'),
-    c('SOURCE_NAME', 'sourceName'),
-    c('URL', 'url'),
-    c('SECRET', 'secret'),
-    c('PREVIOUS_SECRET', 'previousSecret'),
-    t('SECRET_CHANGED_AT', 'secretChangedAt'),
-    c('STATE', 'state'),
-    t('CREATED_AT', 'createdAt'),
-    c('SEEN_FEED', 'seenFeed'),
-    c('SEEN_BATCH', 'seenBatch'),
-    c('NOTIFIED_BATCH', 'notifiedBatch'),
-    t('LAST_CHANGE_AT', 'lastChangeAt'),
-    t('LAST_NOTIFIED_AT', 'lastNotifiedAt'),
-    t('LAST_DELIVERED_AT', 'lastDeliveredAt'),
-    c('CONSECUTIVE_FAILURES', 'consecutiveFailures'),
-    t('FAILING_SINCE', 'failingSince'),
-    t('DISABLED_AT', 'disabledAt'),
-    c('DISABLED_REASON', 'disabledReason'),
-    c('WAITING_EVENT', 'waitingEvent'),
-    t('WAITING_SINCE', 'waitingSince'),
-  ].join(', ');
-  const select = `SELECT ${columns} FROM ${T}`;
-  // The failure disables when told to (410) or when failing since the cut-off or before.
-  const disables = `(${p(6)} = 1 OR COALESCE(${q('FAILING_SINCE')}, ${time(3)}) <= ${time(4)})`;
-  return {
-    lockNotifier: d.lockNotifier,
-    count: `SELECT COUNT(*) AS ${q('n')} FROM ${T}`,
-    insert: `INSERT INTO ${T} (${q('ID')}, ${q('OWNER')}, ${q('SOURCE_SCHEMA')}, ${q('SOURCE_NAME')}, ${q('URL')},
-      ${q('SECRET')}, ${q('STATE')}, ${q('CREATED_AT')}, ${q('SEEN_FEED')}, ${q('SEEN_BATCH')}, ${q('NOTIFIED_BATCH')},
-      ${q('CONSECUTIVE_FAILURES')}, ${q('WAITING_EVENT')}, ${q('WAITING_SINCE')})
-      VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, 'pending', ${time(7)}, ${p(8)}, ${p(9)}, ${p(9)}, 0,
-      ${p(10)}, ${time(7)})`,
-    lastPassAt: `SELECT ${t('LAST_PASS_AT', 'lastPassAt')} FROM ${N} WHERE ${q('TENANT')} = ${p(1)}`,
-    list: `${select} WHERE ${q('OWNER')} = ${p(1)} ORDER BY ${q('CREATED_AT')}, ${q('ID')}`,
-    get: `${select} WHERE ${q('ID')} = ${p(1)}`,
-    getOwned: `${select} WHERE ${q('ID')} = ${p(1)} AND ${q('OWNER')} = ${p(2)}`,
-    listLive: `${select} WHERE ${q('STATE')} <> 'disabled'`,
-    remove: d.counted(`DELETE FROM ${T} WHERE ${q('ID')} = ${p(1)} AND ${q('OWNER')} = ${p(2)}`),
-    rotate: `UPDATE ${T} SET ${q('PREVIOUS_SECRET')} = ${q('SECRET')}, ${q('SECRET')} = ${p(3)},
-      ${q('SECRET_CHANGED_AT')} = ${time(4)} WHERE ${q('ID')} = ${p(1)} AND ${q('OWNER')} = ${p(2)}`,
-    enable: `UPDATE ${T} SET ${q('STATE')} = 'pending', ${q('DISABLED_AT')} = NULL, ${q('DISABLED_REASON')} = NULL,
-      ${q('FAILING_SINCE')} = NULL, ${q('CONSECUTIVE_FAILURES')} = 0, ${q('WAITING_EVENT')} = ${p(3)},
-      ${q('WAITING_SINCE')} = ${time(4)}
-      WHERE ${q('ID')} = ${p(1)} AND ${q('OWNER')} = ${p(2)}
-        AND (${q('STATE')} = 'disabled' OR (${q('STATE')} = 'pending' AND ${q('WAITING_EVENT')} IS NULL))`,
-    claimPass: d.counted(`UPDATE ${N} SET ${q('LAST_PASS_AT')} = ${time(2)}
-      WHERE ${q('TENANT')} = ${p(1)} AND (${q('LAST_PASS_AT')} IS NULL OR ${q('LAST_PASS_AT')} <= ${time(3)})`),
-    liveCount: `SELECT COUNT(*) AS ${q('n')} FROM ${T} WHERE ${q('STATE')} <> 'disabled'`,
-    endPasses: `UPDATE ${N} SET ${q('LAST_PASS_AT')} = NULL WHERE ${q('TENANT')} = ${p(1)}`,
-    observe: `UPDATE ${T} SET
-        ${q('NOTIFIED_BATCH')} = CASE WHEN ${q('SEEN_FEED')} = ${p(3)} THEN ${q('NOTIFIED_BATCH')} ELSE -1 END,
-        ${q('SEEN_FEED')} = ${p(3)}, ${q('SEEN_BATCH')} = ${p(4)}, ${q('LAST_CHANGE_AT')} = ${time(5)}
-      WHERE ${q('SOURCE_SCHEMA')} = ${p(1)} AND ${q('SOURCE_NAME')} = ${p(2)}
-        AND (${q('SEEN_FEED')} IS NULL OR ${q('SEEN_FEED')} <> ${p(3)} OR ${q('SEEN_BATCH')} < ${p(4)})`,
-    claim: d.counted(`UPDATE ${T} SET ${q('WAITING_EVENT')} = ${p(2)}, ${q('WAITING_SINCE')} = ${time(4)},
-        ${q('NOTIFIED_BATCH')} = ${p(3)}, ${q('LAST_NOTIFIED_AT')} = ${time(4)}
-      WHERE ${q('ID')} = ${p(1)} AND ${q('STATE')} = 'active' AND ${q('NOTIFIED_BATCH')} < ${p(3)}
-        AND (${q('WAITING_EVENT')} IS NULL OR ${q('WAITING_SINCE')} < ${time(5)})`),
-    release: `UPDATE ${T} SET ${q('WAITING_EVENT')} = NULL, ${q('WAITING_SINCE')} = NULL, ${q('NOTIFIED_BATCH')} = -1
-      WHERE ${q('ID')} = ${p(1)} AND ${q('WAITING_EVENT')} = ${p(2)}`,
-    attemptsMade: `SELECT COUNT(*) AS ${q('n')} FROM ${D}
-      WHERE ${q('MESSAGE_ID')} = ${p(1)} AND ${q('OUTCOME')} IN ('retrying', 'failed')`,
-    record: `INSERT INTO ${D} (${q('SUBSCRIPTION_ID')}, ${q('EVENT_ID')}, ${q('EVENT_TYPE')}, ${q('ATTEMPT')},
-        ${q('ATTEMPTED_AT')}, ${q('OUTCOME')}, ${q('HTTP_STATUS')}, ${q('ERROR')}, ${q('DURATION_MS')},
-        ${q('RETRY_IN_SECONDS')}, ${q('MESSAGE_ID')})
-      VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${time(5)}, ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)}, ${p(10)}, ${p(11)})`,
-    delivered: `UPDATE ${T} SET ${q('LAST_DELIVERED_AT')} = ${time(4)}, ${q('CONSECUTIVE_FAILURES')} = 0,
-        ${q('FAILING_SINCE')} = NULL,
-        ${q('STATE')} = CASE WHEN ${q('STATE')} = 'pending' AND ${p(3)} = 1 THEN 'active' ELSE ${q('STATE')} END,
-        ${q('WAITING_SINCE')} = CASE WHEN ${q('WAITING_EVENT')} = ${p(2)} THEN NULL ELSE ${q('WAITING_SINCE')} END,
-        ${q('WAITING_EVENT')} = CASE WHEN ${q('WAITING_EVENT')} = ${p(2)} THEN NULL ELSE ${q('WAITING_EVENT')} END
-      WHERE ${q('ID')} = ${p(1)} AND ${q('STATE')} <> 'disabled'`,
-    // One statement, so that of failures at once exactly one finds the subscription enabled and
-    // disables it (parameters: id, event, now, cut-off, finished, disable now, reason).
-    failed: d.counted(`UPDATE ${T} SET ${q('CONSECUTIVE_FAILURES')} = ${q('CONSECUTIVE_FAILURES')} + 1,
-        ${q('FAILING_SINCE')} = COALESCE(${q('FAILING_SINCE')}, ${time(3)}),
-        ${q('STATE')} = CASE WHEN ${disables} THEN 'disabled' ELSE ${q('STATE')} END,
-        ${q('DISABLED_AT')} = CASE WHEN ${disables} THEN ${time(3)} ELSE ${q('DISABLED_AT')} END,
-        ${q('DISABLED_REASON')} = CASE WHEN ${disables} THEN ${p(7)} ELSE ${q('DISABLED_REASON')} END,
-        ${q('WAITING_SINCE')} = CASE WHEN ${q('WAITING_EVENT')} = ${p(2)} AND (${p(5)} = 1 OR ${disables})
-          THEN NULL ELSE ${q('WAITING_SINCE')} END,
-        ${q('WAITING_EVENT')} = CASE WHEN ${q('WAITING_EVENT')} = ${p(2)} AND (${p(5)} = 1 OR ${disables})
-          THEN NULL ELSE ${q('WAITING_EVENT')} END
-      WHERE ${q('ID')} = ${p(1)} AND ${q('STATE')} <> 'disabled'`),
-    /** After `failed`: whether it is disabled now, at this very time (then this call disabled it). */
-    disabledAt: `SELECT ${t('DISABLED_AT', 'disabledAt')} FROM ${T} WHERE ${q('ID')} = ${p(1)}`,
-  };
+/**
+ * A dialect's statements of the store. Date-time parameters are text `YYYY-MM-DD hh:mm:ss.mmm`
+ * (UTC), typed as their columns in the statement; date-times read come out to the millisecond.
+ * Statements marked "changed" answer one row `changed`: how many rows they changed.
+ */
+export interface SubscriptionStatements {
+  /** In a transaction: make the tenant's notifier row (parameter 1) if missing, and lock it. */
+  readonly lockNotifier: readonly string[];
+  /** One row `n`: every subscription of the database. */
+  readonly count: string;
+  /** Parameters: id, owner, schema, name, URL, secret, created at, seen feed, seen batch, ping event. Pending. */
+  readonly insert: string;
+  /** Parameter: tenant. Row `lastPassAt`, or none. */
+  readonly lastPassAt: string;
+  /** The subscription columns (see toSubscription): of an owner (1), by id (1), by id (1) and owner (2), not disabled. */
+  readonly list: string;
+  readonly get: string;
+  readonly getOwned: string;
+  readonly listLive: string;
+  /** Changed. Parameters: id, owner. */
+  readonly remove: string;
+  /** Parameters: id, owner, new secret, now. */
+  readonly rotate: string;
+  /** Parameters: id, owner, ping event, now (see SubscriptionStore.enable). */
+  readonly enable: string;
+  /** Changed. Parameters: tenant, now, not before. */
+  readonly claimPass: string;
+  /** One row `n`: subscriptions not disabled. */
+  readonly liveCount: string;
+  /** Parameter: tenant. */
+  readonly endPasses: string;
+  /** Parameters: schema, name, feed id, batch, now. */
+  readonly observe: string;
+  /** Changed. Parameters: id, event, batch, now, stale before. */
+  readonly claim: string;
+  /** Parameters: id, event. */
+  readonly release: string;
+  /** Parameter: message id. One row `n`. */
+  readonly attemptsMade: string;
+  /** Parameters: subscription, event, type, attempt, at, outcome, HTTP status, error, duration, retry in, message. */
+  readonly record: string;
+  /** Parameters: id, event, ping (1 or 0), now. */
+  readonly delivered: string;
+  /** Changed. Parameters: id, event, now, cut-off, finished (1/0), disable now (1/0), reason. */
+  readonly failed: string;
+  /** Parameter: id. Row `disabledAt`. */
+  readonly disabledAt: string;
 }
 
-type Statements = ReturnType<typeof subscriptionStatements>;
+type Statements = SubscriptionStatements;
 
 const text = (value: unknown) => (value === null || value === undefined ? null : String(value));
 

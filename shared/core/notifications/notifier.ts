@@ -125,6 +125,23 @@ export async function notifierPass(ctx: PassContext): Promise<PassOutcome> {
   return { ran: true, again: true, checked, notified, unchecked };
 }
 
+/**
+ * The backstop of a tenant's loop of passes (run hourly beside the change feed's retention): when
+ * the tenant has live subscriptions and no pass ran for three delays (its loop lost, say a pass
+ * that could not ask for the next one for longer than SQS kept trying), starts it again. True when
+ * it did. A tenant that never had a subscription has no notifier row and costs one small read.
+ */
+export async function restartStalledNotifier(
+  ctx: Pick<PassContext, 'tenant' | 'store' | 'queue' | 'delayMs' | 'now'>,
+): Promise<boolean> {
+  const now = (ctx.now ?? Date.now)();
+  const last = await ctx.store.lastPassAt(ctx.tenant);
+  if (last === undefined || (last !== null && last > now - 3 * ctx.delayMs)) return false;
+  if ((await ctx.store.listLive()).length === 0) return false;
+  await ctx.queue.pass(ctx.tenant, 0);
+  return true;
+}
+
 /** The copy of a notification the queue handed over this time. */
 export interface NotificationCopy {
   readonly messageId: string;

@@ -404,7 +404,7 @@ export async function getSubscription(
   return subscriptionView(found);
 }
 
-/** DELETE …/Subscriptions/{id}: gone at once; an event on its way finds it gone and is not sent. */
+/** Deleting …/Subscriptions/{id}: gone at once; an event on its way finds it gone and is not sent. */
 export async function deleteSubscription(ctx: SubscriptionContext, rawId: string | undefined): Promise<void> {
   if (!(await ctx.store.remove(subscriptionId(rawId), ctx.owner))) throw unknownSubscription();
 }
