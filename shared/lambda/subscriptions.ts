@@ -1,8 +1,5 @@
-import { createEmbeddedSubscriptionStore } from '../adapters/embedded-sql/subscription-store.js';
 import { forbiddenHostReason } from '../adapters/http/target-addresses.js';
-import { createMssqlSubscriptionStore } from '../adapters/mssql/subscription-store.js';
-import { createSqsNotificationQueue } from '../adapters/sqs/notification-queue.js';
-import { byDialect, openDatabase } from '../config/databases.js';
+import { openDatabase } from '../config/databases.js';
 import { getSettings } from '../config/settings.js';
 import type { TenantConfig } from '../config/tenants.js';
 import { getWebhookSettings } from '../config/webhook.js';
