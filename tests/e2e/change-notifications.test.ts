@@ -328,6 +328,27 @@ describe('change notifications', () => {
     );
   });
 
+  it("is in the tenant's description: the routes, the recorded tables it takes, the events", async () => {
+    const description = (await (await call('/openapi.json')).json()) as {
+      paths: Record<
+        string,
+        Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>
+      >;
+      webhooks: Record<string, unknown>;
+    };
+    expect(Object.keys(description.paths).filter((path) => path.includes('/Subscriptions'))).toEqual([
+      '/demo/JsonAPI/Subscriptions',
+      '/demo/JsonAPI/Subscriptions/{subscriptionId}',
+      '/demo/JsonAPI/Subscriptions/{subscriptionId}/rotate',
+      '/demo/JsonAPI/Subscriptions/{subscriptionId}/enable',
+    ]);
+    expect(
+      description.paths['/demo/JsonAPI/Subscriptions']!.post!.requestBody!.content['application/json']!
+        .schema,
+    ).toMatchObject({ properties: { source: { enum: ['DOKUMENT', 'SUBJECT'] } } });
+    expect(Object.keys(description.webhooks).sort()).toEqual(['subscriptionPing', 'tableChanged']);
+  });
+
   it('refuses what cannot be subscribed to, bad bodies, and more than maxSubscriptions', async () => {
     const post = (body: string) => call('/Subscriptions', { method: 'POST', body });
     const url = `${receiver.url}/refused`;

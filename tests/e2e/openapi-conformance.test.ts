@@ -20,6 +20,8 @@ beforeAll(async () => {
     failing: { ...demo, procedures: ['DEMO_FILE_FAIL'] },
     // Records UCET (turned on below), whose recording the test starts again: its tokens expire.
     recording: { ...demo, changeFeed: ['UCET'] },
+    // No subscription may be made: 409.
+    full: { ...demo, maxSubscriptions: 0 },
     // One request a second (bursts of two): over its rate after two calls, on every route.
     throttled: { ...demo, limits: { requestsPerSecond: 1 } },
     // Nothing listens on port 1: every database call is a 503.
@@ -283,6 +285,68 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
     expect(problems).toEqual([]);
   });
 
+  it('subscriptions: 200, 201, 204, 400, 401, 404, 409, 503', async () => {
+    const json = { ...basic, 'content-type': 'application/json' };
+    const body = JSON.stringify({ source: 'SUBJECT', url: `${stack.url}/_local/webhook-sink` });
+    const created = await call('POST', '/demo/JsonAPI/Subscriptions', { headers: json, body });
+    expect(created.status).toBe(201);
+    const id = (JSON.parse(created.body) as { id: string }).id;
+    const one = `/demo/JsonAPI/Subscriptions/${id}`;
+    expect((await call('GET', '/demo/JsonAPI/Subscriptions', { headers: basic })).status).toBe(200);
+    expect((await call('GET', one, { headers: basic })).status).toBe(200);
+    expect((await call('POST', `${one}/rotate`, { headers: basic })).status).toBe(200);
+    expect((await call('POST', `${one}/enable`, { headers: basic })).status).toBe(200);
+    const bad = JSON.stringify({ source: 'UCET', url: `${stack.url}/_local/webhook-sink` });
+    expect((await call('POST', '/demo/JsonAPI/Subscriptions', { headers: json, body: bad })).status).toBe(
+      400,
+    );
+    expect((await call('POST', '/full/JsonAPI/Subscriptions', { headers: json, body })).status).toBe(409);
+    const other = '/demo/JsonAPI/Subscriptions/sub_000000000000000000000000';
+    for (const [method, path] of [
+      ['POST', '/demo/JsonAPI/Subscriptions'],
+      ['GET', '/demo/JsonAPI/Subscriptions'],
+      ['GET', one],
+      ['DELETE', one],
+      ['POST', `${one}/rotate`],
+      ['POST', `${one}/enable`],
+    ] as const) {
+      expect(
+        (
+          await call(method, path, {
+            headers: { 'content-type': 'application/json' },
+            body: method === 'POST' ? body : undefined,
+          })
+        ).status,
+      ).toBe(401);
+      expect(
+        (
+          await call(
+            method,
+            path.replace(id, 'sub_000000000000000000000000').replace('/demo/', '/offline/'),
+            { headers: json, body: method === 'POST' ? body : undefined },
+          )
+        ).status,
+      ).toBe(503);
+      if (path !== '/demo/JsonAPI/Subscriptions') {
+        expect(
+          (await call(method, path.replace(id, 'sub_000000000000000000000000'), { headers: basic })).status,
+        ).toBe(404);
+      }
+    }
+    expect(
+      (
+        await call('POST', '/demo/JsonAPI/Subscriptions', {
+          headers: json,
+          body: JSON.stringify({ source: 'NO_SUCH', url: `${stack.url}/x` }),
+        })
+      ).status,
+    ).toBe(404);
+    expect((await call('GET', other.replace('/demo/', '/nobody/'), { headers: basic })).status).toBe(404);
+    expect((await call('GET', '/nobody/JsonAPI/Subscriptions', { headers: basic })).status).toBe(404);
+    expect((await call('DELETE', one, { headers: basic })).status).toBe(204);
+    expect(problems).toEqual([]);
+  });
+
   it('429 on every route of a tenant over its fair share, before anything else is looked at', async () => {
     // The first two take the burst; the rest, within the same second, are refused.
     expect((await data('getRowsCount', 'SUBJECT', '', 'throttled')).status).toBe(200);
@@ -297,6 +361,16 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
       call('GET', '/throttled/WebAPI/test', { headers: { 'x-api-key': 'demo-api-key' } }),
       web('getData', envelope(1001), {}, 'throttled'),
       web('getDataAsync', envelope(1001), {}, 'throttled'),
+      call('POST', '/throttled/JsonAPI/Subscriptions', { headers: basic, body: '{}' }),
+      call('GET', '/throttled/JsonAPI/Subscriptions', { headers: basic }),
+      ...['GET', 'DELETE'].map((method) =>
+        call(method, '/throttled/JsonAPI/Subscriptions/sub_000000000000000000000000', { headers: basic }),
+      ),
+      ...['rotate', 'enable'].map((action) =>
+        call('POST', `/throttled/JsonAPI/Subscriptions/sub_000000000000000000000000/${action}`, {
+          headers: basic,
+        }),
+      ),
     ];
     for (const answer of await Promise.all(answers)) {
       expect(answer.status).toBe(429);

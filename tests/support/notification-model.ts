@@ -138,6 +138,8 @@ export async function runNotificationModel(options: {
   const sessions = await Promise.all(Array.from({ length: writers }, (_, i) => options.writer(i)));
   const open: (number | undefined)[] = Array.from({ length: writers }, () => undefined);
   const known: Set<number>[] = Array.from({ length: writers }, () => new Set<number>());
+  // Whether the writer's open transaction wrote anything: an empty commit changes nothing to notify.
+  const wrote: boolean[] = Array.from({ length: writers }, () => false);
   let commits = 0;
   let rollbacks = 0;
   let outOfOrder = 0;
@@ -153,9 +155,11 @@ export async function runNotificationModel(options: {
       else if (open[w] === undefined) {
         await session.begin();
         open[w] = began++;
+        wrote[w] = false;
       } else if (roll < 0.8) {
         const mine = [...known[w]!];
         const kind = mine.length === 0 ? 0 : Math.floor(random() * 3);
+        wrote[w] = true;
         if (kind === 0) {
           while (nextId % writers !== w) nextId++;
           const rowId = nextId++;
@@ -182,7 +186,7 @@ export async function runNotificationModel(options: {
         open[w] = undefined;
         if (commit) {
           commits++;
-          uncovered.push(step);
+          if (wrote[w]) uncovered.push(step);
         } else {
           rollbacks++;
           const rows = [...(await currentRows(ctx, 'SUBJECT')).keys()].map(Number);
@@ -195,7 +199,7 @@ export async function runNotificationModel(options: {
       if (open[w] !== undefined) {
         await session.end(true);
         commits++;
-        uncovered.push(step);
+        if (wrote[w]) uncovered.push(step);
       }
     }
   }

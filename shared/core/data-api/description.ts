@@ -269,6 +269,138 @@ function changesPath(base: string, source: DataSourceInfo, schemaName: string): 
   ];
 }
 
+const subscriptionSchema = {
+  type: 'object',
+  required: ['id', 'source', 'url', 'state', 'createdAt', 'consecutiveFailures'],
+  properties: {
+    id: { type: 'string', pattern: '^sub_[0-9a-f]{24}$' },
+    source: { type: 'string' },
+    url: { type: 'string', format: 'uri' },
+    state: { type: 'string', enum: ['pending', 'active', 'disabled'] },
+    createdAt: { type: 'string', format: 'date-time' },
+    lastChangeAt: { type: ['string', 'null'], format: 'date-time' },
+    lastNotifiedAt: { type: ['string', 'null'], format: 'date-time' },
+    lastDeliveredAt: { type: ['string', 'null'], format: 'date-time' },
+    consecutiveFailures: { type: 'integer', minimum: 0 },
+    failingSince: { type: ['string', 'null'], format: 'date-time' },
+    disabledAt: { type: ['string', 'null'], format: 'date-time' },
+    disabledReason: { type: ['string', 'null'] },
+    secretChangedAt: { type: ['string', 'null'], format: 'date-time' },
+    secret: { type: 'string', description: 'Only when made and on rotation: the `whsec_…` secret.' },
+  },
+};
+
+/** The subscription routes (CONTRACT 4c): `source` one of the tables with a getChanges path. */
+function subscriptionPaths(base: string, sources: readonly string[]): Record<string, Schema> {
+  const json = (description: string, schema: Schema) => ({
+    description,
+    content: { 'application/json': { schema } },
+  });
+  const id = [{ name: 'subscriptionId', in: 'path', required: true, schema: { type: 'string' } }];
+  const one = { ...ERRORS, '200': json('The subscription.', subscriptionSchema) };
+  return {
+    [`${base}/Subscriptions`]: {
+      post: {
+        operationId: 'createSubscription',
+        summary: 'Be told when a table changes: a signed `table.changed` to `url`, then pull with getChanges',
+        tags: ['Subscriptions'],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['source', 'url'],
+                additionalProperties: false,
+                properties: {
+                  source: { type: 'string', enum: [...sources] },
+                  url: { type: 'string', format: 'uri' },
+                },
+              },
+            },
+          },
+        },
+        responses: {
+          ...ERRORS,
+          '201': json(
+            'Made; pending until its ping is answered 2xx. Keep `secret`: it is shown once.',
+            subscriptionSchema,
+          ),
+          '409': response('Conflict'),
+        },
+      },
+      get: {
+        operationId: 'listSubscriptions',
+        summary: 'Your subscriptions',
+        tags: ['Subscriptions'],
+        responses: {
+          ...ERRORS,
+          '200': json('Yours, oldest first.', {
+            type: 'object',
+            required: ['subscriptions'],
+            properties: { subscriptions: { type: 'array', items: subscriptionSchema } },
+          }),
+        },
+      },
+    },
+    [`${base}/Subscriptions/{subscriptionId}`]: {
+      get: { operationId: 'getSubscription', tags: ['Subscriptions'], parameters: id, responses: one },
+      delete: {
+        operationId: 'deleteSubscription',
+        tags: ['Subscriptions'],
+        parameters: id,
+        responses: { ...ERRORS, '204': { description: 'Deleted.' } },
+      },
+    },
+    [`${base}/Subscriptions/{subscriptionId}/rotate`]: {
+      post: {
+        operationId: 'rotateSubscriptionSecret',
+        tags: ['Subscriptions'],
+        parameters: id,
+        responses: one,
+      },
+    },
+    [`${base}/Subscriptions/{subscriptionId}/enable`]: {
+      post: { operationId: 'enableSubscription', tags: ['Subscriptions'], parameters: id, responses: one },
+    },
+  };
+}
+
+/** The events a subscription receives (OpenAPI 3.1 `webhooks`). */
+function notificationWebhooks(): Record<string, Schema> {
+  const event = (type: string, summary: string) => ({
+    post: {
+      summary,
+      description:
+        'Standard Webhooks headers `webhook-id`, `webhook-timestamp`, `webhook-signature` (keyed with the ' +
+        "subscription's `whsec_…` secret). No row data: pull with your sync link. Answer 2xx within 10 s.",
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['type', 'subscription', 'tenant', 'source', 'timestamp'],
+              properties: {
+                type: { const: type },
+                subscription: { type: 'string' },
+                tenant: { type: 'string' },
+                source: { type: 'string' },
+                timestamp: { type: 'string', format: 'date-time' },
+              },
+            },
+          },
+        },
+      },
+      responses: { '200': { description: 'Received.' } },
+    },
+  });
+  return {
+    tableChanged: event('table.changed', 'The table changed: pull with getChanges'),
+    subscriptionPing: event('subscription.ping', 'At creation and on enable: answer 2xx to activate'),
+  };
+}
+
 /** The document for the tenant of `ctx`; `base` is the Data API's path of the tenant (`/demo/JsonAPI`). */
 export async function describeDataApi(
   ctx: Pick<DataApiContext, 'reader' | 'allowed' | 'hidden'>,
@@ -305,6 +437,7 @@ export async function describeDataApi(
     },
   };
   const paths: Record<string, Schema> = {};
+  const subscribable: string[] = [];
   for (const source of sources) {
     const schemaName = describedName(source);
     schemas[schemaName] = rowSchema(source);
@@ -317,8 +450,11 @@ export async function describeDataApi(
     ) {
       const [path, item] = changesPath(base, source, schemaName);
       paths[path] = item;
+      subscribable.push(describedName(source));
     }
   }
+  // Change notifications (CONTRACT 4c) for the tables that have a getChanges path.
+  if (subscribable.length > 0) Object.assign(paths, subscriptionPaths(base, subscribable));
   const error = (description: string, headers?: Schema) => ({
     description,
     ...(headers ? { headers } : {}),
@@ -337,6 +473,7 @@ export async function describeDataApi(
     security: [{ basicAuth: [] }],
     tags: sources.map((source) => ({ name: describedName(source) })),
     paths,
+    ...(subscribable.length > 0 ? { webhooks: notificationWebhooks() } : {}),
     components: {
       securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' } },
       schemas,
@@ -367,6 +504,7 @@ export async function describeDataApi(
         }),
         NotFound: error('Unknown tenant or data source.'),
         Gone: error('The sync token has expired: start again without a token.'),
+        Conflict: error('The tenant holds its maxSubscriptions already.'),
         Unavailable: error('The database is not reachable.'),
       },
     },

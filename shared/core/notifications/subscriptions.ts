@@ -319,6 +319,7 @@ export async function createSubscription(
 ): Promise<Record<string, unknown>> {
   const now = (ctx.now ?? Date.now)();
   const request = creationBody(body);
+  const url = await checkTarget(ctx, request.url);
   // Unknown or not allowed: 404 as for a read; then recorded (registry and database).
   const { source, state } = await readCurrent(data, request.source, async (visible) => {
     const notRecorded = (where: string) =>
@@ -333,7 +334,6 @@ export async function createSubscription(
     if (!feedState) throw notRecorded("in the tenant's database");
     return { source: { schema: visible.schema, name: visible.name }, state: feedState };
   });
-  const url = await checkTarget(ctx, request.url);
   const ping = newEventId();
   const subscription: Subscription = {
     id: newSubscriptionId(),
