@@ -414,6 +414,10 @@ describe('fuzz: generated valid conditions run on PostgreSQL', () => {
           try {
             await db().query(`SELECT * FROM dbo."T" WHERE ${sql}`, params);
           } catch (error) {
+            // A value out of its type's range fails on the data, as on SQL Server (ISNULL takes its
+            // first argument's type: a smallint column and a large DATEDIFF overflow there too),
+            // and is answered 400 invalid_condition (read.ts): not a fault of the translation.
+            if ((error as { code?: string }).code === '22003') return;
             throw new Error(
               `${(error as Error).message}\ncondition: ${input}\nsql: ${sql}\nparams: ${JSON.stringify(params)}`,
             );
