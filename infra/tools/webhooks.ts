@@ -16,6 +16,9 @@ actions:
   recover --since <ISO time> [--subject <id>] [--dry-run]
                                           send again every event whose last outcome since then is
                                           failed (dead-lettered) or disabled; --dry-run lists them only
+  notify  --subscription <id> | --since <ISO time>
+                                          change notifications: a fresh table.changed to one
+                                          subscription, or to every one whose attempts failed since
 
 options:
   --tenant <id>       the tenant (default: demo on the local stack; required with --stage)
@@ -39,6 +42,7 @@ export function webhookCommand(argv: readonly string[], env: NodeJS.ProcessEnv =
       options: {
         tenant: { type: 'string' },
         subject: { type: 'string' },
+        subscription: { type: 'string' },
         event: { type: 'string' },
         since: { type: 'string' },
         'dry-run': { type: 'boolean' },
@@ -71,6 +75,7 @@ export function webhookCommand(argv: readonly string[], env: NodeJS.ProcessEnv =
   const event: Record<string, unknown> = { action, tenant };
   if (subjectId !== undefined) event.subjectId = subjectId;
   if (values.event !== undefined) event.eventId = values.event;
+  if (values.subscription !== undefined) event.subscriptionId = values.subscription;
   if (values.since !== undefined) event.since = values.since;
   if (values['dry-run']) event.dryRun = true;
   const endpoint = deployed

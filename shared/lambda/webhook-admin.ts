@@ -7,12 +7,14 @@ import { ConfigurationError } from '../config/settings.js';
 import { type DatabaseConnection, findTenant, type TenantConfig } from '../config/tenants.js';
 import type { Database } from '../core/database.js';
 import { describeError } from '../core/log.js';
+import { notifyAgain } from '../core/notifications/notifier.js';
 import {
   type DocumentEventQueue,
   parseWebhookAdminRequest,
   runWebhookAdmin,
   WebhookAdminError,
 } from '../core/webhook/admin.js';
+import { notificationQueue, subscriptionStore } from './notifications.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog } from './observability.js';
 
 /** What the admin function needs; tests replace any of it. */
@@ -60,6 +62,24 @@ export function webhookAdminHandler(overrides: Partial<WebhookAdminDependencies>
       const tenant = await deps.tenant(request.tenant);
       if (!tenant) throw new WebhookAdminError(`Unknown tenant "${request.tenant}"`);
       const db = await deps.database(tenant.database);
+      if (request.action === 'notify') {
+        // Change notifications (CONTRACT 4c): a fresh table.changed recovers what a receiver missed.
+        const outcome = await notifyAgain(
+          { tenant: tenant.id, store: subscriptionStore(db), queue: notificationQueue(), now: deps.now },
+          request.subscriptionId !== undefined
+            ? { tenant: tenant.id, subscriptionId: request.subscriptionId }
+            : { tenant: tenant.id, since: request.since! },
+        );
+        answer = {
+          ok: true,
+          action: 'notify',
+          tenant: tenant.id,
+          count: outcome.notified.length,
+          ...outcome,
+        };
+        serviceLog().info('webhook admin', { ...fields, ok: true, count: answer.count });
+        return answer;
+      }
       const store = byDialect(db, {
         mssql: createMssqlWebhookAdminStore,
         postgres: createEmbeddedWebhookAdminStore,

@@ -332,7 +332,7 @@ describe('osls deploy to moto: first deploy, update, remove, deploy again', () =
     expect(await functionsInMoto()).toEqual([]);
     const left = [...(await queuesInMoto()).keys()];
     keptQueues = left.filter((name) => /DeadLetterQueue/.test(name));
-    expect(keptQueues).toHaveLength(2);
+    expect(keptQueues).toHaveLength(3);
     expect(left.sort()).toEqual(keptQueues.sort());
   }, 900_000);
 
@@ -342,6 +342,6 @@ describe('osls deploy to moto: first deploy, update, remove, deploy again', () =
     await expectDeployedAsPackaged(readTemplate('.serverless'));
     const names = [...(await queuesInMoto()).keys()];
     for (const kept of keptQueues) expect(names).toContain(kept);
-    expect(names.filter((name) => /DeadLetterQueue/.test(name))).toHaveLength(4);
+    expect(names.filter((name) => /DeadLetterQueue/.test(name))).toHaveLength(6);
   }, 900_000);
 });

@@ -299,6 +299,35 @@ describe('change notifications', () => {
     expect(ofType('/failing', 'subscription.ping').length).toBe(2);
   }, 90_000);
 
+  it("sends a fresh table.changed on an operator's notify (the admin function): resend and recover", async () => {
+    const sub = await subscribe('/nudged');
+    await until('active', async () => ((await status(sub.id)).state === 'active' ? true : undefined));
+    const admin = async (event: Record<string, unknown>) =>
+      (await (
+        await fetch(`${stack.url}/2015-03-31/functions/webhookAdmin/invocations`, {
+          method: 'POST',
+          body: JSON.stringify(event),
+        })
+      ).json()) as Record<string, unknown>;
+    const before = ofType('/nudged', 'table.changed').length;
+    expect(await admin({ action: 'notify', tenant: 'demo', subscriptionId: sub.id })).toMatchObject({
+      ok: true,
+      notified: [sub.id],
+    });
+    const event = await until('table.changed', async () => ofType('/nudged', 'table.changed')[before]);
+    expect(verify(event, sub.secret!)).toMatchObject({ subscription: sub.id });
+    // Every subscription whose attempts failed for good since a time: none since now.
+    expect(await admin({ action: 'notify', tenant: 'demo', since: new Date().toISOString() })).toMatchObject({
+      ok: true,
+      notified: [],
+    });
+    expect(await admin({ action: 'notify', tenant: 'demo' })).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('"notify" needs "subscriptionId"'),
+    });
+    expect((await call(`/Subscriptions/${sub.id}`, { method: 'DELETE' })).status).toBe(204);
+  });
+
   it('keeps a subscription to its owner, deletes it, and then sends it nothing', async () => {
     const mine = await subscribe('/mine');
     const theirs = await subscribe('/theirs', 'SUBJECT', OTHER_AUTH);

@@ -372,7 +372,7 @@ describe('Admin function over the Lambda Invoke API (local stack)', () => {
 
   it('answers a bad event with what is wrong, never a crash', async () => {
     const cases: [Record<string, unknown>, string][] = [
-      [{ tenant: 'demo' }, '"action" must be one of resend, recover, enable, status'],
+      [{ tenant: 'demo' }, '"action" must be one of resend, recover, enable, status, notify'],
       [{ action: 'status', tenant: 'nope' }, '"subjectId" must be a positive integer up to 2147483647'],
       [{ action: 'status', tenant: 'nope', subjectId: 1 }, 'Unknown tenant "nope"'],
       [

@@ -52,6 +52,10 @@ const BUDGETS: Record<string, { entry: number; total: number }> = {
   deliverWebhook: { entry: 130 * KB, total: 960 * KB },
   // The registry's clients, the SQL Server driver and SQS (events sent again).
   webhookAdmin: { entry: 130 * KB, total: 960 * KB },
+  // Change notifications: the routes and the notifier carry SQS besides the registry's clients and
+  // the driver (the routes also the tenants' load table, as every HTTP function).
+  dataSubscriptions: { entry: 140 * KB, total: 1100 * KB },
+  changeNotifier: { entry: 130 * KB, total: 960 * KB },
   // The Web API functions also carry S3 (answers too large for a Lambda response go there).
   webTest: { entry: 130 * KB, total: 1180 * KB },
   webGetData: { entry: 140 * KB, total: 1190 * KB },

@@ -63,6 +63,11 @@ export const EMBEDDED_SUBSCRIPTION_STATEMENTS: SubscriptionStatements = {
     AND ("WAITING_EVENT" IS NULL OR "WAITING_SINCE" < $5::timestamp(3)) RETURNING 1) SELECT count(*)::int AS "changed" FROM changed`,
   release: `UPDATE "dbo"."SVC_SUBSCRIPTION" SET "WAITING_EVENT" = NULL, "WAITING_SINCE" = NULL, "NOTIFIED_BATCH" = -1
     WHERE "ID" = $1 AND "WAITING_EVENT" = $2`,
+  forceClaim: `WITH changed AS (UPDATE "dbo"."SVC_SUBSCRIPTION" SET "WAITING_EVENT" = $2, "WAITING_SINCE" = $3::timestamp(3),
+    "LAST_NOTIFIED_AT" = $3::timestamp(3)
+    WHERE "ID" = $1 AND "STATE" = 'active' RETURNING 1) SELECT count(*)::int AS "changed" FROM changed`,
+  failedSince: `SELECT DISTINCT "SUBSCRIPTION_ID" AS "id" FROM "dbo"."SVC_NOTIFICATION_DELIVERY"
+    WHERE "ATTEMPTED_AT" >= $1::timestamp(3) AND "OUTCOME" IN ('failed', 'gone', 'refused')`,
   attemptsMade: `SELECT COUNT(*) AS "n" FROM "dbo"."SVC_NOTIFICATION_DELIVERY"
     WHERE "MESSAGE_ID" = $1 AND "OUTCOME" IN ('retrying', 'failed')`,
   record: `INSERT INTO "dbo"."SVC_NOTIFICATION_DELIVERY" ("SUBSCRIPTION_ID", "EVENT_ID", "EVENT_TYPE", "ATTEMPT",

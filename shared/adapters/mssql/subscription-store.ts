@@ -64,6 +64,12 @@ export const MSSQL_SUBSCRIPTION_STATEMENTS: SubscriptionStatements = {
     SELECT @@ROWCOUNT AS [changed];`,
   release: `UPDATE [dbo].[SVC_SUBSCRIPTION] SET [WAITING_EVENT] = NULL, [WAITING_SINCE] = NULL, [NOTIFIED_BATCH] = -1
     WHERE [ID] = @p1 AND [WAITING_EVENT] = @p2`,
+  forceClaim: `UPDATE [dbo].[SVC_SUBSCRIPTION] SET [WAITING_EVENT] = @p2, [WAITING_SINCE] = CAST(@p3 AS datetime2(3)),
+    [LAST_NOTIFIED_AT] = CAST(@p3 AS datetime2(3))
+    WHERE [ID] = @p1 AND [STATE] = 'active';
+    SELECT @@ROWCOUNT AS [changed];`,
+  failedSince: `SELECT DISTINCT [SUBSCRIPTION_ID] AS [id] FROM [dbo].[SVC_NOTIFICATION_DELIVERY]
+    WHERE [ATTEMPTED_AT] >= CAST(@p1 AS datetime2(3)) AND [OUTCOME] IN ('failed', 'gone', 'refused')`,
   attemptsMade: `SELECT COUNT(*) AS [n] FROM [dbo].[SVC_NOTIFICATION_DELIVERY]
     WHERE [MESSAGE_ID] = @p1 AND [OUTCOME] IN ('retrying', 'failed')`,
   record: `INSERT INTO [dbo].[SVC_NOTIFICATION_DELIVERY] ([SUBSCRIPTION_ID], [EVENT_ID], [EVENT_TYPE], [ATTEMPT],

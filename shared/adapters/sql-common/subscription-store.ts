@@ -47,6 +47,10 @@ export interface SubscriptionStatements {
   readonly claim: string;
   /** Parameters: id, event. */
   readonly release: string;
+  /** Changed. Parameters: id, event, now. */
+  readonly forceClaim: string;
+  /** Parameter: since. Rows `id`. */
+  readonly failedSince: string;
   /** Parameter: message id. One row `n`. */
   readonly attemptsMade: string;
   /** Parameters: subscription, event, type, attempt, at, outcome, HTTP status, error, duration, retry in, message. */
@@ -173,6 +177,12 @@ export function createSqlSubscriptionStore(
     },
     async release(id, event) {
       await db.query(sql.release, [id, event]);
+    },
+    async forceClaim(id, event, now) {
+      return changed(await db.query(sql.forceClaim, [id, event, sqlTimestamp(now)]));
+    },
+    async failedSince(since) {
+      return (await db.query(sql.failedSince, [sqlTimestamp(since)])).map((row) => String(row.id));
     },
     async attemptsMade(messageId) {
       const [row] = await db.query(sql.attemptsMade, [messageId]);

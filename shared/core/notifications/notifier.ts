@@ -142,6 +142,51 @@ export async function restartStalledNotifier(
   return true;
 }
 
+/** An operator's `notify` (the admin function): one subscription, or every one that failed since a time. */
+export type NotifyRequest =
+  | { readonly tenant: string; readonly subscriptionId: string }
+  | { readonly tenant: string; readonly since: number };
+
+/**
+ * Resend and recover for change notifications: a notification names no change, so recovering
+ * what a receiver missed is one new `table.changed` (it pulls everything since its own sync
+ * token). Sends one now to the subscription named, or to every active subscription with an attempt
+ * that failed for good since `since` (dead-lettered, 410, refused); replaces an event that waits
+ * (lost or stuck). Answers the subscriptions notified.
+ */
+export async function notifyAgain(
+  ctx: Pick<PassContext, 'tenant' | 'store' | 'queue' | 'now'>,
+  request: NotifyRequest,
+): Promise<{ notified: string[]; skipped: { subscription: string; reason: string }[] }> {
+  const now = (ctx.now ?? Date.now)();
+  const ids =
+    'subscriptionId' in request ? [request.subscriptionId] : await ctx.store.failedSince(request.since);
+  const notified: string[] = [];
+  const skipped: { subscription: string; reason: string }[] = [];
+  for (const id of ids.slice(0, 1000)) {
+    const subscription = await ctx.store.get(id);
+    if (!subscription) {
+      skipped.push({ subscription: id, reason: 'no such subscription' });
+      continue;
+    }
+    const event = newEventId();
+    if (!(await ctx.store.forceClaim(id, event, now))) {
+      skipped.push({ subscription: id, reason: `it is ${subscription.state}, not active (enable it first)` });
+      continue;
+    }
+    await ctx.queue.notify({
+      kind: 'notify',
+      tenant: ctx.tenant,
+      subscription: id,
+      eventId: event,
+      type: 'table.changed',
+      at: now,
+    });
+    notified.push(id);
+  }
+  return { notified, skipped };
+}
+
 /** The copy of a notification the queue handed over this time. */
 export interface NotificationCopy {
   readonly messageId: string;

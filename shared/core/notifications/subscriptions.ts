@@ -109,6 +109,10 @@ export interface SubscriptionStore {
   claim(id: string, event: string, batch: number, now: number, staleBefore: number): Promise<boolean>;
   /** The event could not be queued: nothing waits, and the next pass notifies again. */
   release(id: string, event: string): Promise<void>;
+  /** An operator's nudge: `event` waits for an active subscription, whatever waited before. True when active. */
+  forceClaim(id: string, event: string, now: number): Promise<boolean>;
+  /** Subscriptions with an attempt since `since` that failed for good (failed, gone, refused). */
+  failedSince(since: number): Promise<string[]>;
   /** Attempts recorded for a queue message (outcomes retrying and failed). */
   attemptsMade(messageId: string): Promise<number>;
   record(entry: NotificationAttempt): Promise<void>;

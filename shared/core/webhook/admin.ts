@@ -80,14 +80,21 @@ export type WebhookAdminRequest =
       readonly dryRun: boolean;
     }
   | { readonly action: 'enable'; readonly tenant: string; readonly subjectId: number }
-  | { readonly action: 'status'; readonly tenant: string; readonly subjectId: number };
+  | { readonly action: 'status'; readonly tenant: string; readonly subjectId: number }
+  /** Change notifications (CONTRACT 4c): a fresh `table.changed` to one subscription, or to those that failed since. */
+  | {
+      readonly action: 'notify';
+      readonly tenant: string;
+      readonly subscriptionId?: string;
+      readonly since?: number;
+    };
 
 /** A request the admin function cannot carry out; its message says why. */
 export class WebhookAdminError extends Error {
   override readonly name = 'WebhookAdminError';
 }
 
-export const ADMIN_ACTIONS = ['resend', 'recover', 'enable', 'status'] as const;
+export const ADMIN_ACTIONS = ['resend', 'recover', 'enable', 'status', 'notify'] as const;
 /** `recover` sends at most this many events per call; a larger set is narrowed with `since` or `subjectId`. */
 export const MAX_RECOVER_EVENTS = 1000;
 /** `status` shows this many attempts. */
@@ -132,29 +139,22 @@ export function parseWebhookAdminRequest(input: unknown): WebhookAdminRequest {
       }
       return { action, tenant, eventId: event.eventId };
     }
+    case 'notify': {
+      if (event.subscriptionId !== undefined) {
+        if (typeof event.subscriptionId !== 'string' || !/^sub_[0-9a-f]{24}$/.test(event.subscriptionId)) {
+          throw new WebhookAdminError('"subscriptionId" must be a subscription id (sub_ and 24 hex digits)');
+        }
+        return { action, tenant, subscriptionId: event.subscriptionId };
+      }
+      if (event.since === undefined) {
+        throw new WebhookAdminError(
+          '"notify" needs "subscriptionId", or "since" (every subscription that failed since)',
+        );
+      }
+      return { action, tenant, since: sinceOf(event.since) };
+    }
     case 'recover': {
-      const since =
-        typeof event.since === 'string' && ISO_TIME.test(event.since.trim())
-          ? Date.parse(
-              /T.*(Z|[+-]\d\d:\d\d)$/.test(event.since.trim())
-                ? event.since.trim()
-                : `${event.since.trim()}Z`,
-            )
-          : Number.NaN;
-      // A date the calendar does not have (2025-02-30) is refused, not rolled over to March.
-      const day = typeof event.since === 'string' ? event.since.trim().slice(0, 10) : '';
-      const real =
-        !Number.isNaN(since) && new Date(Date.parse(`${day}T12:00:00Z`)).toISOString().slice(0, 10) === day;
-      if (Number.isNaN(since) || !real) {
-        throw new WebhookAdminError(
-          '"since" must be an ISO time like 2025-03-03T00:00:00Z (UTC unless it says otherwise)',
-        );
-      }
-      if (since < EARLIEST_SINCE || since > LATEST_SINCE) {
-        throw new WebhookAdminError(
-          `"since" must be from ${iso(EARLIEST_SINCE)} to ${iso(LATEST_SINCE)}; got ${iso(since)}`,
-        );
-      }
+      const since = sinceOf(event.since);
       if (event.dryRun !== undefined && typeof event.dryRun !== 'boolean') {
         throw new WebhookAdminError('"dryRun" must be true or false');
       }
@@ -176,6 +176,29 @@ export function parseWebhookAdminRequest(input: unknown): WebhookAdminRequest {
   }
 }
 
+/** `since` of an admin event: an ISO time (UTC unless it says otherwise) within the years the databases hold. */
+function sinceOf(value: unknown): number {
+  const text = typeof value === 'string' ? value.trim() : '';
+  const since = ISO_TIME.test(text)
+    ? Date.parse(/T.*(Z|[+-]\d\d:\d\d)$/.test(text) ? text : `${text}Z`)
+    : Number.NaN;
+  // A date the calendar does not have (2025-02-30) is refused, not rolled over to March.
+  const day = text.slice(0, 10);
+  const real =
+    !Number.isNaN(since) && new Date(Date.parse(`${day}T12:00:00Z`)).toISOString().slice(0, 10) === day;
+  if (Number.isNaN(since) || !real) {
+    throw new WebhookAdminError(
+      '"since" must be an ISO time like 2025-03-03T00:00:00Z (UTC unless it says otherwise)',
+    );
+  }
+  if (since < EARLIEST_SINCE || since > LATEST_SINCE) {
+    throw new WebhookAdminError(
+      `"since" must be from ${iso(EARLIEST_SINCE)} to ${iso(LATEST_SINCE)}; got ${iso(since)}`,
+    );
+  }
+  return since;
+}
+
 const iso = (ms: number | null | undefined) =>
   ms === null || ms === undefined ? null : new Date(ms).toISOString();
 
@@ -193,6 +216,9 @@ export async function runWebhookAdmin(
   const now = ctx.now ?? Date.now;
   const { tenant } = request;
   switch (request.action) {
+    case 'notify':
+      // Change notifications' own store and queue: the handler carries it out (shared/lambda/webhook-admin.ts).
+      throw new WebhookAdminError('"notify" is carried out by the admin function itself');
     case 'resend': {
       const event = await ctx.store.findEvent(request.eventId);
       if (!event) {
