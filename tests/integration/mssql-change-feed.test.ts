@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { removeExpiredChanges } from '../../shared/core/data-api/changes.js';
 import type { Database } from '../../shared/core/database.js';
+import { newEventId, newSecret, newSubscriptionId } from '../../shared/core/notifications/subscriptions.js';
+import { subscriptionStore } from '../../shared/lambda/notifications.js';
 import {
   changeFeedContexts,
   changesPage,
@@ -50,6 +52,7 @@ const SEEDS = process.env.CHANGE_FEED_SEED ? 1 : 6;
 describe.skipIf(!url)('Change feed on SQL Server (integration)', () => {
   let db: Database;
   const pools: sql.ConnectionPool[] = [];
+  const closing: Database[] = [];
 
   beforeAll(async () => {
     db = createMssqlDatabase({ connectionString: url! });
@@ -58,6 +61,7 @@ describe.skipIf(!url)('Change feed on SQL Server (integration)', () => {
 
   afterAll(async () => {
     for (const pool of pools) await pool.close();
+    for (const other of closing) await other.close();
     await db?.close();
   });
 
@@ -130,6 +134,49 @@ describe.skipIf(!url)('Change feed on SQL Server (integration)', () => {
     expect(outOfOrder).toBeGreaterThan(0);
     expect(notifications).toBeGreaterThan(0);
   }, 300_000);
+
+  it('change notifications: 64 creations at once in 8 sessions never pass maxSubscriptions (without the notifier row's lock: 26 of 20)', async () => {
+    const sessions = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const pool = createMssqlDatabase({ connectionString: url! });
+        closing.push(pool);
+        return subscriptionStore(pool);
+      }),
+    );
+    const tenant = `limit-${Date.now()}`;
+    const owner = `basic:${tenant}`;
+    const total = Number((await db.query('SELECT COUNT(*) AS n FROM dbo.SVC_SUBSCRIPTION'))[0]!.n);
+    const made = () => ({
+      id: newSubscriptionId(),
+      owner,
+      source: { schema: 'dbo', name: 'SUBJECT' },
+      url: 'https://receiver.invalid/',
+      secret: newSecret(),
+      previousSecret: null,
+      secretChangedAt: null,
+      state: 'pending' as const,
+      createdAt: Date.now(),
+      seenFeed: 'X',
+      seenBatch: 0,
+      notifiedBatch: 0,
+      lastChangeAt: null,
+      lastNotifiedAt: null,
+      lastDeliveredAt: null,
+      consecutiveFailures: 0,
+      failingSince: null,
+      disabledAt: null,
+      disabledReason: null,
+      waitingEvent: newEventId(),
+      waitingSince: Date.now(),
+    });
+    const outcomes = await Promise.all(
+      Array.from({ length: 64 }, (_, i) => sessions[i % sessions.length]!.create(tenant, made(), total + 20)),
+    );
+    expect(outcomes.filter((o) => o === 'created')).toHaveLength(20);
+    const mine = await subscriptionStore(db).list(owner);
+    expect(mine).toHaveLength(20);
+    for (const s of mine) await subscriptionStore(db).remove(s.id, owner);
+  });
 
   it('db:apply again keeps the recording and its tokens; the retention clean-up removes what is old', async () => {
     const { ctx, feed } = changeFeedContexts(db);

@@ -1,0 +1,125 @@
+/**
+ * The notifier's loop of passes on a real database (CONTRACT 4c): a second loop collapses into
+ * one, a tenant without subscriptions ends its loop and its next subscription starts one, the
+ * hourly backstop starts a stalled loop again, and creations at once never pass maxSubscriptions.
+ */
+import type { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../shared/core/database.js';
+import { notifierPass, restartStalledNotifier } from '../../shared/core/notifications/notifier.js';
+import {
+  type NotificationQueue,
+  newEventId,
+  newSecret,
+  newSubscriptionId,
+  type Subscription,
+} from '../../shared/core/notifications/subscriptions.js';
+import { subscriptionStore } from '../../shared/lambda/notifications.js';
+import { changeFeedContexts } from '../support/change-feed-model.js';
+import { demoDatabase } from '../support/demo.js';
+
+const DELAY = 10_000;
+
+function subscription(overrides: Partial<Subscription> = {}): Subscription {
+  return {
+    id: newSubscriptionId(),
+    owner: 'basic:loop',
+    source: { schema: 'dbo', name: 'SUBJECT' },
+    url: 'https://receiver.invalid/',
+    secret: newSecret(),
+    previousSecret: null,
+    secretChangedAt: null,
+    state: 'pending',
+    createdAt: Date.now(),
+    seenFeed: 'X',
+    seenBatch: 0,
+    notifiedBatch: 0,
+    lastChangeAt: null,
+    lastNotifiedAt: null,
+    lastDeliveredAt: null,
+    consecutiveFailures: 0,
+    failingSince: null,
+    disabledAt: null,
+    disabledReason: null,
+    waitingEvent: newEventId(),
+    waitingSince: Date.now(),
+    ...overrides,
+  };
+}
+
+describe('the change notifier on the embedded database', () => {
+  let pg: PGlite;
+  let db: Database;
+  const passes: number[] = [];
+  const queue: NotificationQueue = {
+    notify: async () => undefined,
+    pass: async (_tenant, delay) => void passes.push(delay),
+  };
+
+  beforeAll(async () => {
+    ({ pg, db } = await demoDatabase());
+  });
+  afterAll(async () => {
+    await pg.close();
+  });
+
+  it('collapses a second loop: a pass within half a delay of another ends its loop', async () => {
+    const store = subscriptionStore(db);
+    const { feed } = changeFeedContexts(db);
+    const made = subscription();
+    expect(await store.create('loops', made, 100)).toBe('created');
+    const pass = (at: number) =>
+      notifierPass({
+        tenant: 'loops',
+        store,
+        feed: feed.store,
+        queue,
+        recorded: ['SUBJECT'],
+        delayMs: DELAY,
+        staleWaitingMs: 3_600_000,
+        now: () => at,
+      });
+    const t = Date.now();
+    expect(await pass(t)).toMatchObject({ ran: true, again: true, checked: 1 });
+    // Another loop's pass 3 s later ends; this loop's next, a delay later, runs.
+    expect(await pass(t + 3000)).toMatchObject({ ran: false, again: false });
+    expect(await pass(t + DELAY)).toMatchObject({ ran: true, again: true });
+    // Without subscriptions the loop ends, and the heartbeat says no loop runs.
+    expect(await store.remove(made.id, 'basic:loop')).toBe(true);
+    expect(await pass(t + 2 * DELAY)).toMatchObject({ ran: true, again: false });
+    expect(await store.lastPassAt('loops')).toBeNull();
+  });
+
+  it('the backstop starts a stalled loop of a tenant with live subscriptions, and only that', async () => {
+    const store = subscriptionStore(db);
+    const made = subscription();
+    await store.create('stalled', made, 100);
+    const backstop = (at: number, tenant = 'stalled') =>
+      restartStalledNotifier({ tenant, store, queue, delayMs: DELAY, now: () => at });
+    const t = Date.now();
+    passes.length = 0;
+    // Created but never passed (its first pass lost): restarted.
+    expect(await backstop(t)).toBe(true);
+    expect(passes).toEqual([0]);
+    // A pass a moment ago: the loop runs.
+    await store.claimPass('stalled', t, t - DELAY);
+    expect(await backstop(t + DELAY)).toBe(false);
+    // Three delays without a pass: restarted.
+    expect(await backstop(t + 3 * DELAY + 1)).toBe(true);
+    // A tenant that never had a subscription costs one read and starts nothing.
+    expect(await backstop(t, 'never')).toBe(false);
+    await store.remove(made.id, 'basic:loop');
+  });
+
+  it('never passes maxSubscriptions, whatever creations run at once', async () => {
+    const store = subscriptionStore(db);
+    const held = (await store.list('basic:limit')).length;
+    const outcomes = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        store.create('limit', subscription({ owner: 'basic:limit' }), held + 5),
+      ),
+    );
+    expect(outcomes.filter((o) => o === 'created')).toHaveLength(5);
+    expect(await store.list('basic:limit')).toHaveLength(held + 5);
+  });
+});
