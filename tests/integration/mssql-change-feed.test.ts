@@ -135,7 +135,7 @@ describe.skipIf(!url)('Change feed on SQL Server (integration)', () => {
     expect(notifications).toBeGreaterThan(0);
   }, 300_000);
 
-  it('change notifications: 64 creations at once in 8 sessions never pass maxSubscriptions (without the notifier row's lock: 26 of 20)', async () => {
+  it('change notifications: 64 creations at once in 8 sessions never pass maxSubscriptions (without the notifier row lock: 26 of 20)', async () => {
     const sessions = await Promise.all(
       Array.from({ length: 8 }, async () => {
         const pool = createMssqlDatabase({ connectionString: url! });
