@@ -10,11 +10,9 @@ import {
 } from '../core/data-api/changes.js';
 import { cancelledBy, type Database, type DataSourceInfo } from '../core/database.js';
 import { describeError } from '../core/log.js';
-import { restartStalledNotifier } from '../core/notifications/notifier.js';
 import { authenticate, dataApiContext, renderDataApiError, singleQueryParam } from './data-api.js';
 import { type HttpRequest, httpHandler } from './http.js';
 import { answerResponse } from './large-answers.js';
-import { notificationQueue, subscriptionStore } from './notifications.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog } from './observability.js';
 
 /** The change feed's store for a database, in its dialect. */
@@ -113,6 +111,11 @@ export function changeRetentionHandler(options: { now?: () => number } = {}) {
         // The notifier's backstop, on the connection this run has open anyway (CONTRACT 4c).
         if (process.env.CHANGE_NOTIFICATION_QUEUE_URL) {
           try {
+            // Imported here: getChanges, which shares this module, never needs it.
+            const [{ restartStalledNotifier }, { notificationQueue, subscriptionStore }] = await Promise.all([
+              import('../core/notifications/notifier.js'),
+              import('./notifications.js'),
+            ]);
             fields.notifierRestarted = await restartStalledNotifier({
               tenant: id,
               store: subscriptionStore(db),

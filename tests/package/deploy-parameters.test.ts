@@ -278,6 +278,9 @@ describe('deploy parameters', () => {
       FileSetFile: [],
       DeliverWebhook: [],
       WebhookAdmin: [],
+      // Change notifications answer inline and send to their queue: no S3.
+      DataSubscriptions: [],
+      ChangeNotifier: [],
       WebTest: [],
       WebGetData: under('answers/*/web-api/*'),
       WebGetDataAsync: under('answers/*/web-api/*'),
@@ -336,7 +339,7 @@ describe('deploy parameters', () => {
   it('reserves the given concurrency for every HTTP function, and caps the batches of each queue worker at once', () => {
     const functions = ofType(overridden, 'AWS::Lambda::Function');
     const http = httpFunctions(overridden);
-    expect(http.size).toBe(11);
+    expect(http.size).toBe(12);
     for (const [id, fn] of functions) {
       // A --param value is a string; CloudFormation takes "3" for an integer property.
       const reserved = fn.Properties.ReservedConcurrentExecutions;
@@ -424,7 +427,7 @@ describe('deploy parameters', () => {
     expect(variables('WebhookAdminLambdaFunction').DOCUMENT_RECEIVED_QUEUE_URL).toEqual({
       Ref: 'DocumentReceivedQueue',
     });
-    // Sending to that queue and nothing else of SQS.
+    // Sending to that queue (and, for `notify`, the change notifications') and nothing else of SQS.
     const role = String(
       (functions.WebhookAdminLambdaFunction!.Properties.Role as { 'Fn::GetAtt': [string, string] })[
         'Fn::GetAtt'
@@ -434,7 +437,13 @@ describe('deploy parameters', () => {
       [statement.Action].flat().some((action) => String(action).startsWith('sqs:')),
     );
     expect(sqsGrants.map((grant) => [grant.Action, grant.Resource])).toEqual([
-      ['sqs:SendMessage', { 'Fn::GetAtt': ['DocumentReceivedQueue', 'Arn'] }],
+      [
+        'sqs:SendMessage',
+        [
+          { 'Fn::GetAtt': ['DocumentReceivedQueue', 'Arn'] },
+          { 'Fn::GetAtt': ['ChangeNotificationQueue', 'Arn'] },
+        ],
+      ],
     ]);
   });
 
@@ -446,7 +455,7 @@ describe('deploy parameters', () => {
       (fn.events ?? []).filter((e) => e.httpApi),
     );
     expect(routes.length).toBe(events.length);
-    for (const route of routes) expect(route).toMatch(/^(GET|POST) \/\{tenant\}\/(DataV2|WebV2)\//);
+    for (const route of routes) expect(route).toMatch(/^(GET|POST|DELETE) \/\{tenant\}\/(DataV2|WebV2)\//);
   });
 
   it('sizes the queues and the job worker from the overridden values', () => {

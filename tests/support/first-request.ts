@@ -172,6 +172,8 @@ const QUEUES = {
   DocumentReceivedDeadLetterQueue: 'document-received-dlq',
   WebApiJobQueue: 'web-api-jobs',
   WebApiJobDeadLetterQueue: 'web-api-jobs-dlq',
+  ChangeNotificationQueue: 'change-notifications',
+  ChangeNotificationDeadLetterQueue: 'change-notifications-dlq',
 } as const;
 /** A demo file of infra/sql/mssql/demo/020-erp-data.sql (an XML invoice, 1.5 KB). */
 export const DEMO_FILE_GUID = 'FB3D403F-F961-5D82-356C-F7151BA88D65';
@@ -499,6 +501,32 @@ export async function startFirstRequestEnvironment(): Promise<FirstRequestEnviro
             (result as { subjectId?: number }).subjectId === 1
               ? undefined
               : `answer: ${JSON.stringify(result)}`,
+        };
+      },
+      async dataSubscriptions() {
+        return {
+          description: "the caller's subscriptions (GET …/Subscriptions)",
+          event: httpApiEvent({
+            method: 'GET',
+            route: '/{tenant}/JsonAPI/Subscriptions',
+            pathParameters: { tenant: 'demo' },
+            headers: { authorization: DEMO_AUTH },
+          }),
+          check: expectStatus(200, (_r, body) =>
+            Array.isArray((JSON.parse(body) as { subscriptions?: unknown }).subscriptions)
+              ? undefined
+              : 'no subscriptions list',
+          ),
+        };
+      },
+      async changeNotifier() {
+        return {
+          description: "a pass of the demo tenant's notifier (no subscriptions: the loop ends)",
+          event: sqsEvent(
+            queueArns.ChangeNotificationQueue,
+            JSON.stringify({ kind: 'pass', tenant: 'demo' }),
+          ),
+          check: (result) => noBatchFailures(result),
         };
       },
       async webTest() {
