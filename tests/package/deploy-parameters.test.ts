@@ -358,7 +358,11 @@ describe('deploy parameters', () => {
         Number((mapping.Properties.ScalingConfig as { MaximumConcurrency: Json }).MaximumConcurrency),
       ]),
     );
-    expect(mappings).toEqual({ WebJobWorkerLambdaFunction: 7, DeliverWebhookLambdaFunction: 4 });
+    expect(mappings).toEqual({
+      WebJobWorkerLambdaFunction: 7,
+      DeliverWebhookLambdaFunction: 4,
+      ChangeNotifierLambdaFunction: 4,
+    });
     // Each instance's pool: the formula of docs/sql-server.md "Connections to SQL Server" multiplies these.
     const pools = Object.fromEntries(
       functions.map(([id, fn]) => [
@@ -378,6 +382,8 @@ describe('deploy parameters', () => {
       FileSetFileLambdaFunction: 1,
       DeliverWebhookLambdaFunction: 10,
       WebhookAdminLambdaFunction: 1,
+      DataSubscriptionsLambdaFunction: 1,
+      ChangeNotifierLambdaFunction: 10,
       WebTestLambdaFunction: 1,
       WebGetDataLambdaFunction: 2,
       WebGetDataAsyncLambdaFunction: 1,
