@@ -4,9 +4,10 @@ import { tsqlAvailable } from '../../infra/local/tsql-engine.js';
 import { getChanges } from '../../shared/core/data-api/changes.js';
 import type { Database } from '../../shared/core/database.js';
 import { notifierPass } from '../../shared/core/notifications/notifier.js';
-import { newEventId, newSecret, newSubscriptionId } from '../../shared/core/notifications/subscriptions.js';
+import { newEventId, newSubscriptionId } from '../../shared/core/notifications/subscriptions.js';
 import { subscriptionStore } from '../../shared/lambda/notifications.js';
 import { changeFeedContexts } from '../support/change-feed-model.js';
+import { subscriptionRow } from '../support/subscriptions.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
 import { report } from './measure.js';
 
@@ -48,29 +49,15 @@ async function subscribedTables(db: Database, tsql: boolean): Promise<string[]> 
     const ping = newEventId();
     await store.create(
       'bench',
-      {
+      subscriptionRow({
         id,
         owner: 'basic:bench',
         source: { schema: 'dbo', name },
-        url: 'https://receiver.invalid/',
-        secret: newSecret(),
-        previousSecret: null,
-        secretChangedAt: null,
-        state: 'pending',
-        createdAt: Date.now(),
         seenFeed: state.feedId,
         seenBatch: state.lastBatch,
         notifiedBatch: state.lastBatch,
-        lastChangeAt: null,
-        lastNotifiedAt: null,
-        lastDeliveredAt: null,
-        consecutiveFailures: 0,
-        failingSince: null,
-        disabledAt: null,
-        disabledReason: null,
         waitingEvent: ping,
-        waitingSince: Date.now(),
-      },
+      }),
       10_000,
     );
     await store.delivered(id, ping, true, Date.now());

@@ -7,45 +7,16 @@ import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../shared/core/database.js';
 import { notifierPass, restartStalledNotifier } from '../../shared/core/notifications/notifier.js';
-import {
-  type NotificationQueue,
-  newEventId,
-  newSecret,
-  newSubscriptionId,
-  type Subscription,
-} from '../../shared/core/notifications/subscriptions.js';
+import type { NotificationQueue } from '../../shared/core/notifications/subscriptions.js';
 import { subscriptionStore } from '../../shared/lambda/notifications.js';
 import { changeFeedContexts } from '../support/change-feed-model.js';
 import { demoDatabase } from '../support/demo.js';
+import { subscriptionRow } from '../support/subscriptions.js';
 
 const DELAY = 10_000;
 
-function subscription(overrides: Partial<Subscription> = {}): Subscription {
-  return {
-    id: newSubscriptionId(),
-    owner: 'basic:loop',
-    source: { schema: 'dbo', name: 'SUBJECT' },
-    url: 'https://receiver.invalid/',
-    secret: newSecret(),
-    previousSecret: null,
-    secretChangedAt: null,
-    state: 'pending',
-    createdAt: Date.now(),
-    seenFeed: 'X',
-    seenBatch: 0,
-    notifiedBatch: 0,
-    lastChangeAt: null,
-    lastNotifiedAt: null,
-    lastDeliveredAt: null,
-    consecutiveFailures: 0,
-    failingSince: null,
-    disabledAt: null,
-    disabledReason: null,
-    waitingEvent: newEventId(),
-    waitingSince: Date.now(),
-    ...overrides,
-  };
-}
+const subscription = (overrides: Parameters<typeof subscriptionRow>[0] = {}) =>
+  subscriptionRow({ owner: 'basic:loop', ...overrides });
 
 describe('the change notifier on the embedded database', () => {
   let pg: PGlite;

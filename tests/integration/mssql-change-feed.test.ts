@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { removeExpiredChanges } from '../../shared/core/data-api/changes.js';
 import type { Database } from '../../shared/core/database.js';
-import { newEventId, newSecret, newSubscriptionId } from '../../shared/core/notifications/subscriptions.js';
 import { subscriptionStore } from '../../shared/lambda/notifications.js';
 import {
   changeFeedContexts,
@@ -15,6 +14,7 @@ import {
 } from '../support/change-feed-model.js';
 import { runMssqlScripts, mssqlUrl as url } from '../support/mssql.js';
 import { runNotificationModel } from '../support/notification-model.js';
+import { subscriptionRow } from '../support/subscriptions.js';
 
 /** A writer with a session of its own: its transaction stays open across the client's calls. */
 async function sessionWriter(connectionString: string, pools: sql.ConnectionPool[]): Promise<WriterSession> {
@@ -146,29 +146,7 @@ describe.skipIf(!url)('Change feed on SQL Server (integration)', () => {
     const tenant = `limit-${Date.now()}`;
     const owner = `basic:${tenant}`;
     const total = Number((await db.query('SELECT COUNT(*) AS n FROM dbo.SVC_SUBSCRIPTION'))[0]!.n);
-    const made = () => ({
-      id: newSubscriptionId(),
-      owner,
-      source: { schema: 'dbo', name: 'SUBJECT' },
-      url: 'https://receiver.invalid/',
-      secret: newSecret(),
-      previousSecret: null,
-      secretChangedAt: null,
-      state: 'pending' as const,
-      createdAt: Date.now(),
-      seenFeed: 'X',
-      seenBatch: 0,
-      notifiedBatch: 0,
-      lastChangeAt: null,
-      lastNotifiedAt: null,
-      lastDeliveredAt: null,
-      consecutiveFailures: 0,
-      failingSince: null,
-      disabledAt: null,
-      disabledReason: null,
-      waitingEvent: newEventId(),
-      waitingSince: Date.now(),
-    });
+    const made = () => subscriptionRow({ owner });
     const outcomes = await Promise.all(
       Array.from({ length: 64 }, (_, i) => sessions[i % sessions.length]!.create(tenant, made(), total + 20)),
     );

@@ -13,7 +13,6 @@ import { notifierPass } from '../../shared/core/notifications/notifier.js';
 import {
   type NotificationMessage,
   newEventId,
-  newSecret,
   newSubscriptionId,
 } from '../../shared/core/notifications/subscriptions.js';
 import { subscriptionStore } from '../../shared/lambda/notifications.js';
@@ -24,6 +23,7 @@ import {
   seededRandom,
   type WriterFactory,
 } from './change-feed-model.js';
+import { subscriptionRow } from './subscriptions.js';
 
 export interface NotificationModelRun {
   readonly seed: number;
@@ -69,29 +69,16 @@ export async function runNotificationModel(options: {
   const ping = newEventId();
   await store.create(
     tenant,
-    {
+    subscriptionRow({
       id,
       owner: 'basic:model',
-      source: { schema: 'dbo', name: 'SUBJECT' },
-      url: 'https://receiver.invalid/',
-      secret: newSecret(),
-      previousSecret: null,
-      secretChangedAt: null,
-      state: 'pending',
       createdAt: clock,
       seenFeed: state.feedId,
       seenBatch: state.lastBatch,
       notifiedBatch: state.lastBatch,
-      lastChangeAt: null,
-      lastNotifiedAt: null,
-      lastDeliveredAt: null,
-      consecutiveFailures: 0,
-      failingSince: null,
-      disabledAt: null,
-      disabledReason: null,
       waitingEvent: ping,
       waitingSince: clock,
-    },
+    }),
     1000,
   );
   await store.delivered(id, ping, true, clock);
