@@ -20,35 +20,24 @@ import {
   signNotification,
 } from '../../shared/core/notifications/subscriptions.js';
 import type { WebhookRequest, WebhookSendResult } from '../../shared/core/webhook/deliver.js';
+import { subscriptionRow } from '../support/subscriptions.js';
 
 const NOW = Date.UTC(2026, 10, 28, 12);
 
-function subscription(overrides: Partial<Subscription> = {}): Subscription {
-  return {
+const subscription = (overrides: Partial<Subscription> = {}): Subscription =>
+  subscriptionRow({
     id: 'sub_0123456789abcdef01234567',
     owner: 'basic:demo',
-    source: { schema: 'dbo', name: 'SUBJECT' },
     url: 'https://receiver.example/hook',
-    secret: newSecret(),
-    previousSecret: null,
-    secretChangedAt: null,
     state: 'active',
     createdAt: NOW - 3_600_000,
     seenFeed: 'F',
     seenBatch: 3,
     notifiedBatch: 3,
-    lastChangeAt: null,
-    lastNotifiedAt: null,
-    lastDeliveredAt: null,
-    consecutiveFailures: 0,
-    failingSince: null,
-    disabledAt: null,
-    disabledReason: null,
     waitingEvent: 'msg_0123456789abcdef0123456789abcdef',
     waitingSince: NOW,
     ...overrides,
-  };
-}
+  });
 
 /** The port's stand-in for the delivery's unit tests: one subscription, the calls it got. */
 function memoryStore(initial: Subscription | undefined, attemptsMade = 0) {
