@@ -261,6 +261,9 @@ describe('change notifications: the target URL of a new subscription', () => {
     );
     expect(await refusal(production, 'ftp://receiver.example/')).toMatch(/^400 invalid_webhook_url/);
     expect(await refusal(production, 'x'.repeat(2001))).toMatch(/longer than 2000/);
+    expect(await refusal(production, 'x'.repeat(9000))).toMatch(
+      /^400 invalid_subscription: The body is over 8192/,
+    );
     // An https URL of a public host goes on to the source (no network here: the host's check stands in).
     expect(
       await refusal(

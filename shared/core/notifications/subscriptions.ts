@@ -176,6 +176,8 @@ export const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
 const SUBSCRIPTION_ID = /^sub_[0-9a-f]{24}$/;
 const MAX_URL_LENGTH = 2000;
+/** A creation's body: a table name and a URL, with room to spare. */
+const MAX_BODY_LENGTH = 8192;
 
 /**
  * The Standard Webhooks signature `v1,<base64 HMAC-SHA256>` over `<id>.<timestamp>.<body>`, keyed
@@ -276,6 +278,12 @@ async function checkTarget(ctx: SubscriptionContext, raw: unknown): Promise<stri
 
 /** Reads the body of a creation: `{"source": "…", "url": "…"}`. */
 function creationBody(body: string): { source: string; url: unknown } {
+  if (body.length > MAX_BODY_LENGTH) {
+    throw badRequest(
+      'invalid_subscription',
+      `The body is over ${MAX_BODY_LENGTH} characters: send {"source":"<table>","url":"https://…"}`,
+    );
+  }
   let value: unknown;
   try {
     value = JSON.parse(body);
