@@ -161,7 +161,7 @@ describe.skipIf(!url)("npm run db:apply on a database laid out as an ERP's", () 
       const applied = await dbApply(target);
       expect(applied.code ?? 0, `round ${round}: ${applied.stderr}`).toBe(0);
       expect(applied.stdout).toMatch(
-        /^applied service\/030-web-api\.sql, service\/040-webhook\.sql, service\/050-change-feed\.sql in/m,
+        /^applied service\/030-web-api\.sql, service\/040-webhook\.sql, service\/050-change-feed\.sql, service\/080-change-notifications\.sql in/m,
       );
       expect(await erpSnapshot(erp)).toEqual(before);
     }

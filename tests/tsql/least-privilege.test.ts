@@ -153,6 +153,47 @@ const signedCallDenied = (object: string, permission: string) => async () => {
   });
 };
 
+/** Change notifications' routes (CONTRACT 4c) with the demo user. */
+const subscriptions = (path = '', init: RequestInit = {}) =>
+  fetch(`${stack.url}/demo/JsonAPI/Subscriptions${path}`, {
+    ...init,
+    headers: { authorization: DEMO_AUTH, 'content-type': 'application/json' },
+  });
+const subscribe = () =>
+  subscriptions('', {
+    method: 'POST',
+    body: JSON.stringify({ source: 'SUBJECT', url: `${stack.url}/_local/webhook-sink` }),
+  });
+/** A subscription made with every grant; deleted after `probe`. */
+async function withSubscription(probe: (id: string) => Promise<void>) {
+  const made = await subscribe();
+  expect(made.status).toBe(201);
+  const { id } = (await made.json()) as { id: string };
+  try {
+    await probe(id);
+  } finally {
+    await subscriptions(`/${id}`, { method: 'DELETE' });
+  }
+}
+/** Without `permission` on `object`, a new subscription's ping cannot be delivered: the log names the object. */
+const pingNotRecorded = (object: string, permission: string) => async () => {
+  await without(object, permission, async () => {
+    const from = logged.length;
+    await withSubscription(async () => {
+      await expect
+        .poll(() => logged.slice(from).some((e) => e.fields.object === object), { timeout: 20_000 })
+        .toBe(true);
+      expectLogged(from, object);
+    });
+  });
+};
+/** Without `permission` on `object`, creating a subscription answers 500 naming the object. */
+const creationDenied = (object: string, permission: string) => async () => {
+  await without(object, permission, async () => {
+    await expectDenied(await subscribe(), object, new RegExp(permission));
+  });
+};
+
 /** What each documented grant's absence looks like, by `object permission`. */
 const probes: Record<string, () => Promise<void>> = {
   'dbo.SVCDOC SELECT': async () => {
@@ -275,6 +316,39 @@ const probes: Record<string, () => Promise<void>> = {
       await expectDenied(await data('Data/getChanges/SUBJECT'), 'dbo.SVC_CHANGE_FEED', /SELECT/);
     });
   },
+  'dbo.SVC_SUBSCRIPTION SELECT': async () => {
+    await without('dbo.SVC_SUBSCRIPTION', 'SELECT', async () => {
+      await expectDenied(await subscriptions(), 'dbo.SVC_SUBSCRIPTION', /SELECT/);
+    });
+  },
+  'dbo.SVC_SUBSCRIPTION INSERT': creationDenied('dbo.SVC_SUBSCRIPTION', 'INSERT'),
+  'dbo.SVC_SUBSCRIPTION UPDATE': async () => {
+    await withSubscription(async (id) => {
+      await without('dbo.SVC_SUBSCRIPTION', 'UPDATE', async () => {
+        await expectDenied(
+          await subscriptions(`/${id}/rotate`, { method: 'POST' }),
+          'dbo.SVC_SUBSCRIPTION',
+          /UPDATE/,
+        );
+      });
+    });
+  },
+  'dbo.SVC_SUBSCRIPTION DELETE': async () => {
+    await withSubscription(async (id) => {
+      await without('dbo.SVC_SUBSCRIPTION', 'DELETE', async () => {
+        await expectDenied(
+          await subscriptions(`/${id}`, { method: 'DELETE' }),
+          'dbo.SVC_SUBSCRIPTION',
+          /DELETE/,
+        );
+      });
+    });
+  },
+  'dbo.SVC_NOTIFICATION_DELIVERY SELECT': pingNotRecorded('dbo.SVC_NOTIFICATION_DELIVERY', 'SELECT'),
+  'dbo.SVC_NOTIFICATION_DELIVERY INSERT': pingNotRecorded('dbo.SVC_NOTIFICATION_DELIVERY', 'INSERT'),
+  'dbo.SVC_NOTIFIER_STATE SELECT': creationDenied('dbo.SVC_NOTIFIER_STATE', 'SELECT'),
+  'dbo.SVC_NOTIFIER_STATE INSERT': creationDenied('dbo.SVC_NOTIFIER_STATE', 'INSERT'),
+  'dbo.SVC_NOTIFIER_STATE UPDATE': creationDenied('dbo.SVC_NOTIFIER_STATE', 'UPDATE'),
   'dbo.SVC_CHANGE_FEED UPDATE': async () => {
     await without('dbo.SVC_CHANGE_FEED', 'UPDATE', async () => {
       await erpWrite();

@@ -169,7 +169,8 @@ export const SERVICE_GRANTS: readonly ServiceGrant[] = [
     object: 'dbo.SVC_NOTIFICATION_DELIVERY',
     permission: 'INSERT',
     usedBy: "change notifications' delivery (every attempt is recorded)",
-    without: 'as for `SELECT`',
+    without:
+      'notifications are sent but their attempts not recorded: the message comes back and is sent again; each attempt logs `database permission denied`',
   },
   {
     object: 'dbo.SVC_NOTIFIER_STATE',
