@@ -76,3 +76,50 @@ describe("the fair-share table's request signature", () => {
     });
   }
 });
+
+/**
+ * A kept-alive connection the server closed while it was idle: the next request written on it fails
+ * before the server read it (ECONNRESET), and is sent once more on a new connection, as the AWS SDK
+ * retries it. Without that, a Lambda instance thawed after DynamoDB closed its idle connection
+ * would let its next request go on uncounted (and the limiter's alarm fire).
+ */
+describe("the fair-share table's client on a connection the server closed", () => {
+  it('sends the request again on a new connection, once', async () => {
+    const { createServer } = await import('node:http');
+    const seen: { socket: number; reused: boolean }[] = [];
+    const sockets = new Map<unknown, number>();
+    const server = createServer((request, response) => {
+      const known = sockets.has(request.socket);
+      if (!known) sockets.set(request.socket, sockets.size + 1);
+      seen.push({ socket: sockets.get(request.socket)!, reused: known });
+      // The second request on a connection: the server closes it unanswered, as an idle close races it.
+      if (known) {
+        request.socket.destroy();
+        return;
+      }
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+        response.end('{"Item":{"tenant":{"S":"demo"}}}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    const client = new DynamoDbJsonClient({
+      region: 'eu-central-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      endpoint: `http://127.0.0.1:${port}`,
+    });
+    try {
+      const get = () => client.call('GetItem', { TableName: 't', Key: { tenant: { S: 'demo' } } }, 2000);
+      await get();
+      // On the kept-alive connection, which the server closes: answered on a new one.
+      expect(await get()).toEqual({ Item: { tenant: { S: 'demo' } } });
+      expect(seen.map((s) => s.socket)).toEqual([1, 1, 2]);
+    } finally {
+      client.destroy();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

@@ -87,10 +87,29 @@ export class DynamoDbJsonClient {
     );
   }
 
-  /** One action; its answer's JSON, or a `DynamoDbError` (or the network's error, or a time-out). */
-  call<T>(action: 'UpdateItem' | 'GetItem', input: object, timeoutMs: number): Promise<T> {
+  /**
+   * One action; its answer's JSON, or a `DynamoDbError` (or the network's error, or a time-out). A
+   * kept-alive connection the server closed while it was idle fails the request written on it
+   * (ECONNRESET, "socket hang up") before the server read it: that request is sent once more, on a
+   * new connection, as Node's documentation advises (`request.reusedSocket`) and the AWS SDK does.
+   */
+  async call<T>(action: 'UpdateItem' | 'GetItem', input: object, timeoutMs: number): Promise<T> {
     const body = JSON.stringify(input);
     const headers = this.signedHeaders(action, body);
+    const deadline = Date.now() + timeoutMs;
+    try {
+      return await this.attempt<T>(headers, body, timeoutMs);
+    } catch (error) {
+      const closedWhileIdle =
+        (error as { reusedSocket?: boolean }).reusedSocket === true &&
+        (error as NodeJS.ErrnoException).code === 'ECONNRESET';
+      const left = deadline - Date.now();
+      if (!closedWhileIdle || left <= 0) throw error;
+      return this.attempt<T>(headers, body, left);
+    }
+  }
+
+  private attempt<T>(headers: Record<string, string>, body: string, timeoutMs: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const sent = this.send(
         {
@@ -136,7 +155,7 @@ export class DynamoDbJsonClient {
           });
         },
       );
-      sent.on('error', reject);
+      sent.on('error', (error) => reject(Object.assign(error, { reusedSocket: sent.reusedSocket })));
       sent.end(body);
     });
   }
