@@ -18,24 +18,12 @@ import type { WebhookSender } from '../core/webhook/deliver.js';
 import { changeFeedStore } from './change-feed.js';
 import { notificationQueue, subscriptionStore } from './notifications.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog, serviceMetrics } from './observability.js';
+import { defaultSender } from './webhook-sender.js';
 
 /** What the consumer needs besides the registry and the databases; tests replace it. */
 export interface ChangeNotifierDependencies {
   readonly sender?: () => Promise<WebhookSender>;
   readonly now?: () => number;
-}
-
-let senderCache: Promise<WebhookSender> | undefined;
-
-function defaultSender(): Promise<WebhookSender> {
-  const settings = getWebhookSettings();
-  senderCache ??= import('../adapters/http/webhook-sender.js').then(({ createHttpWebhookSender }) =>
-    createHttpWebhookSender({
-      allowPrivateTargets: settings.allowPrivateTargets,
-      timeoutMs: settings.timeoutMs,
-    }),
-  );
-  return senderCache;
 }
 
 function queueUrl(): string {
@@ -65,7 +53,7 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
   logFormatFromEnv();
   getWebhookSettings();
   const now = deps.now ?? Date.now;
-  const sender = deps.sender ?? defaultSender;
+  const sender = deps.sender ?? (() => defaultSender(getWebhookSettings()));
 
   async function pass(tenantId: string, fields: Record<string, unknown>): Promise<void> {
     const tenant = await findTenant(tenantId, serviceLog());

@@ -19,6 +19,7 @@ import {
   webhookEventId,
 } from '../core/webhook/event.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog, serviceMetrics } from './observability.js';
+import { defaultSender } from './webhook-sender.js';
 
 /** What the document-received consumer needs; tests replace any of it. */
 export interface DocumentReceivedDependencies {
@@ -40,27 +41,6 @@ const log = (level: LogLevel, message: string, fields: Record<string, unknown>) 
 
 /** Outcomes of an attempt that reached (or tried to reach) the target and did not deliver. */
 const FAILED_ATTEMPTS = new Set(['retrying', 'failed', 'gone']);
-
-let senderCache: { key: string; sender: Promise<WebhookSender> } | undefined;
-
-/** One sender per setting, created on first need (its keep-alive connections outlive an invocation). */
-function defaultSender(settings: WebhookSettings): Promise<WebhookSender> {
-  const key = `${settings.allowPrivateTargets}/${settings.timeoutMs}`;
-  if (senderCache?.key !== key) {
-    const previous = senderCache?.sender;
-    senderCache = {
-      key,
-      sender: import('../adapters/http/webhook-sender.js').then(({ createHttpWebhookSender }) =>
-        createHttpWebhookSender({
-          allowPrivateTargets: settings.allowPrivateTargets,
-          timeoutMs: settings.timeoutMs,
-        }),
-      ),
-    };
-    void previous?.then((sender) => (sender as { close?: () => void }).close?.());
-  }
-  return senderCache.sender;
-}
 
 function defaultVisibility(): MessageVisibility {
   const queueUrl = process.env.DOCUMENT_RECEIVED_QUEUE_URL;

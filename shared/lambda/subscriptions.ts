@@ -62,13 +62,9 @@ export function subscriptionsHandler() {
     if (id === undefined && request.method === 'POST') {
       const data = await dataApiContext(tenant, request);
       const created = await createSubscription(ctx, data, request.body.toString('utf8'));
-      return {
-        ...json(201, created),
-        headers: {
-          ...json(201, created).headers,
-          location: `${request.path.replace(/\/$/, '')}/${String(created.id)}`,
-        },
-      };
+      const answer = json(201, created);
+      const location = `${request.path.replace(/\/$/, '')}/${String(created.id)}`;
+      return { ...answer, headers: { ...answer.headers, location } };
     }
     if (id === undefined) return json(200, await listSubscriptions(ctx));
     if (action === 'rotate') return json(200, await rotateSubscriptionSecret(ctx, id));

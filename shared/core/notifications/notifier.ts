@@ -4,11 +4,14 @@ import type { WebhookSender } from '../webhook/deliver.js';
 import { parseRetryAfter, retryDelaySeconds } from '../webhook/retry-policy.js';
 import { checkWebhookUrl } from '../webhook/target.js';
 import {
+  EVENT_ID,
   eventBody,
   type NotificationMessage,
   type NotificationOutcome,
   type NotificationQueue,
   newEventId,
+  notification,
+  SUBSCRIPTION_ID,
   type Subscription,
   type SubscriptionStore,
   signNotification,
@@ -106,14 +109,7 @@ export async function notifierPass(ctx: PassContext): Promise<PassOutcome> {
         continue;
       }
       try {
-        await ctx.queue.notify({
-          kind: 'notify',
-          tenant: ctx.tenant,
-          subscription: subscription.id,
-          eventId: event,
-          type: 'table.changed',
-          at: now,
-        });
+        await ctx.queue.notify(notification(ctx.tenant, subscription.id, event, 'table.changed', now));
         notified++;
       } catch (error) {
         // Nothing waits then, and the next pass notifies again.
@@ -174,14 +170,7 @@ export async function notifyAgain(
       skipped.push({ subscription: id, reason: `it is ${subscription.state}, not active (enable it first)` });
       continue;
     }
-    await ctx.queue.notify({
-      kind: 'notify',
-      tenant: ctx.tenant,
-      subscription: id,
-      eventId: event,
-      type: 'table.changed',
-      at: now,
-    });
+    await ctx.queue.notify(notification(ctx.tenant, id, event, 'table.changed', now));
     notified.push(id);
   }
   return { notified, skipped };
@@ -303,8 +292,9 @@ export async function deliverNotification(
   ): Promise<NotificationDecision> {
     const last = attempt >= maxAttempts || copy.finalReceive;
     const retries = outcome === 'retrying' && !last;
-    const disabled = await ctx.store.failed(subscription!.id, message.eventId, now(), {
-      disableIfFailingSince: now() - ctx.policy.disableAfterMs,
+    const at = now();
+    const disabled = await ctx.store.failed(subscription!.id, message.eventId, at, {
+      disableIfFailingSince: at - ctx.policy.disableAfterMs,
       finished: !retries,
       disableNow: outcome === 'gone',
       reason:
@@ -377,21 +367,14 @@ export function parseNotifierMessage(
   if (
     m.kind === 'notify' &&
     typeof m.subscription === 'string' &&
-    /^sub_[0-9a-f]{24}$/.test(m.subscription) &&
+    SUBSCRIPTION_ID.test(m.subscription) &&
     typeof m.eventId === 'string' &&
-    /^msg_[0-9a-f]{32}$/.test(m.eventId) &&
+    EVENT_ID.test(m.eventId) &&
     (m.type === 'table.changed' || m.type === 'subscription.ping') &&
     typeof m.at === 'number' &&
     Number.isSafeInteger(m.at)
   ) {
-    return {
-      kind: 'notify',
-      tenant: m.tenant,
-      subscription: m.subscription,
-      eventId: m.eventId,
-      type: m.type,
-      at: m.at,
-    };
+    return notification(m.tenant, m.subscription, m.eventId, m.type, m.at);
   }
   return undefined;
 }

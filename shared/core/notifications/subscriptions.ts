@@ -65,6 +65,15 @@ export interface NotificationMessage {
   readonly at: number;
 }
 
+/** The queue message of one event of one subscription. */
+export const notification = (
+  tenant: string,
+  subscription: string,
+  eventId: string,
+  type: EventType,
+  at: number,
+): NotificationMessage => ({ kind: 'notify', tenant, subscription, eventId, type, at });
+
 /** Port: a tenant database's subscriptions (SVC_SUBSCRIPTION, SVC_NOTIFIER_STATE). */
 export interface SubscriptionStore {
   /**
@@ -174,7 +183,9 @@ export const newEventId = () => `msg_${randomBytes(16).toString('hex')}`;
 /** A Standard Webhooks secret: `whsec_` and 32 random bytes in base64. */
 export const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
-const SUBSCRIPTION_ID = /^sub_[0-9a-f]{24}$/;
+/** What {@link newSubscriptionId} and {@link newEventId} make. */
+export const SUBSCRIPTION_ID = /^sub_[0-9a-f]{24}$/;
+export const EVENT_ID = /^msg_[0-9a-f]{32}$/;
 const MAX_URL_LENGTH = 2000;
 /** A creation's body: a table name and a URL, with room to spare. */
 const MAX_BODY_LENGTH = 8192;
@@ -378,14 +389,7 @@ export async function createSubscription(
     );
   }
   try {
-    await ctx.queue.notify({
-      kind: 'notify',
-      tenant: ctx.tenant,
-      subscription: subscription.id,
-      eventId: ping,
-      type: 'subscription.ping',
-      at: now,
-    });
+    await ctx.queue.notify(notification(ctx.tenant, subscription.id, ping, 'subscription.ping', now));
   } catch (error) {
     // Not made, rather than made and never pinged.
     await ctx.store.remove(subscription.id, ctx.owner);
@@ -451,14 +455,7 @@ export async function enableSubscription(
   if (!after) throw unknownSubscription();
   if (after.waitingEvent === ping) {
     try {
-      await ctx.queue.notify({
-        kind: 'notify',
-        tenant: ctx.tenant,
-        subscription: id,
-        eventId: ping,
-        type: 'subscription.ping',
-        at: now,
-      });
+      await ctx.queue.notify(notification(ctx.tenant, id, ping, 'subscription.ping', now));
     } catch (error) {
       await ctx.store.release(id, ping);
       throw error;

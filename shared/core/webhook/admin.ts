@@ -1,3 +1,4 @@
+import { EVENT_ID, SUBSCRIPTION_ID } from '../notifications/subscriptions.js';
 import type { DeliveryOutcome } from './delivery-log.js';
 import { type DocumentReceivedEvent, isSubjectId, MAX_SUBJECT_ID } from './event.js';
 
@@ -104,7 +105,6 @@ const TENANT_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
 /** The times `since` may name: what every database's time column holds, and no attempt is older. */
 const EARLIEST_SINCE = Date.UTC(1970, 0, 1);
 const LATEST_SINCE = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-const EVENT_ID = /^msg_[0-9a-f]{32}$/;
 const ISO_TIME = /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)?)?$/;
 
 function subjectIdOf(value: unknown, required: boolean): number | undefined {
@@ -141,7 +141,7 @@ export function parseWebhookAdminRequest(input: unknown): WebhookAdminRequest {
     }
     case 'notify': {
       if (event.subscriptionId !== undefined) {
-        if (typeof event.subscriptionId !== 'string' || !/^sub_[0-9a-f]{24}$/.test(event.subscriptionId)) {
+        if (typeof event.subscriptionId !== 'string' || !SUBSCRIPTION_ID.test(event.subscriptionId)) {
           throw new WebhookAdminError('"subscriptionId" must be a subscription id (sub_ and 24 hex digits)');
         }
         return { action, tenant, subscriptionId: event.subscriptionId };
