@@ -1,6 +1,7 @@
 import { SERVICE_VERSION } from '../../shared/config/version.js';
 import { describeDataApi } from '../../shared/core/data-api/description.js';
 import { registerAfterAnswerExtension } from '../../shared/lambda/after-answer.js';
+import { tenantBaseUrl } from '../../shared/lambda/caller-auth.js';
 import { changeFeedRecording } from '../../shared/lambda/change-feed.js';
 import {
   authenticate,
@@ -24,6 +25,11 @@ export const handler = httpHandler(async function describeTenant(request) {
     SERVICE_VERSION,
     tenant.changeFeed,
     await changeFeedRecording(tenant, request),
+    {
+      basic: tenant.dataApiAuth.includes('basic'),
+      bearer: tenant.dataApiAuth.includes('bearer'),
+      tokenUrl: tenant.oauthClients.length > 0 ? `${tenantBaseUrl(request, tenant)}/oauth2/token` : undefined,
+    },
   );
   const body = JSON.stringify(document);
   return conditionalAnswer(

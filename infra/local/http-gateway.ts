@@ -101,6 +101,9 @@ export function createHttpGateway(
       if (value !== undefined && name !== 'cookie')
         headers[name] = Array.isArray(value) ? value.join(',') : value;
     }
+    // As HTTP API sets it (https there), replacing what the client sent: the scheme it was called with.
+    headers['x-forwarded-proto'] =
+      'encrypted' in request.socket && request.socket.encrypted ? 'https' : 'http';
     const pathParameters: Record<string, string> = {};
     try {
       target.names.forEach((name, index) => {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -13,7 +13,7 @@ import { parseTenantRegistry, useTenantRegistrySource } from '../../shared/confi
 import type { Database } from '../../shared/core/database.js';
 import { describeError } from '../../shared/core/log.js';
 import { parseQualifiedName } from '../../shared/core/sql-names.js';
-import { serviceLog, useObservability } from '../../shared/lambda/observability.js';
+import { isServiceLog, serviceLog, useObservability } from '../../shared/lambda/observability.js';
 import { logAccess, notingErrorCodes } from './access-log.js';
 import { startAnswerExpiry } from './answer-expiry.js';
 import { startAwsEmulator } from './aws-emulator.js';
@@ -166,9 +166,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   // Its cursors and sync tokens are signed with a key of this clone (`.data/signing-key`, made on
   // the first start) where the file names none: a key written in the repository would be public.
   const signingKey = await localSigningKey();
+  // So are the tokens of its OAuth 2.0 token endpoint (`.data/token-signing-key.json`).
+  const tokenKey = await localTokenSigningKey();
   const readRegistryFile = async () =>
     withDemoConnection(
-      withSigningKey(JSON.parse(await readFile(registryFile, 'utf8')), signingKey),
+      withTokenSigningKey(
+        withSigningKey(JSON.parse(await readFile(registryFile, 'utf8')), signingKey),
+        tokenKey,
+      ),
       demo.connection,
     );
   const registry = await readRegistryFile();
@@ -504,7 +509,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           );
         }
         // Unless a test has put a log of its own in place meanwhile.
-        if (serviceLog() === stackLog) useObservability({ log: functionsLog });
+        if (isServiceLog(stackLog)) useObservability({ log: functionsLog });
       })();
       return stopping;
     },
@@ -531,6 +536,40 @@ export async function localSigningKey(): Promise<string> {
     if (key.length >= 32 || attempt === 50) return key;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/**
+ * The token signing key of this clone's local stack (CONTRACT 4d): an EC P-256 private key as a
+ * JWK, made once and kept in `.data/token-signing-key.json`, readable by its owner only, so that
+ * tokens stay good across restarts; several stacks starting at once agree on the first one written.
+ */
+export async function localTokenSigningKey(): Promise<Record<string, unknown>> {
+  const dir = join(HERE, '..', '..', '.data');
+  const path = join(dir, 'token-signing-key.json');
+  await mkdir(dir, { recursive: true });
+  const jwk = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' });
+  const made = JSON.stringify({ ...jwk, kid: `local-${randomBytes(6).toString('hex')}` });
+  try {
+    await writeFile(path, made, { flag: 'wx', mode: 0o600 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
+    } catch (error) {
+      // Another stack may have created the file a moment ago and not written it yet.
+      if (attempt === 50) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+}
+
+/** The registry document with `key` as its token signing key where it names none. */
+export function withTokenSigningKey(registry: unknown, key: Record<string, unknown>): unknown {
+  if (typeof registry !== 'object' || registry === null || Array.isArray(registry)) return registry;
+  if ('tokenSigningKeys' in registry) return registry;
+  return { ...registry, tokenSigningKeys: [key] };
 }
 
 /**

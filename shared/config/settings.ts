@@ -24,6 +24,32 @@ export interface Settings {
   readonly databasePool: DatabasePoolSettings;
   /** Fair share between tenants (CONTRACT.md section 2, docs/operations.md "Fair share between tenants"). */
   readonly tenantLimits: TenantLimitSettings;
+  /**
+   * `PUBLIC_BASE_URL`: the service's address as its clients call it (`https://api.example.com`),
+   * before `/{tenant}`: the gateway's tokens' `iss` and `aud`, and the token URL it describes.
+   * Unset: the request's own (`x-forwarded-proto` and `host`, which HTTP API sets).
+   */
+  readonly publicBaseUrl: string | undefined;
+}
+
+/** `PUBLIC_BASE_URL`, checked: an http(s) URL without path, query or credentials. */
+function publicBaseUrlFromEnv(): string | undefined {
+  const raw = process.env.PUBLIC_BASE_URL?.trim();
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigurationError(
+      `PUBLIC_BASE_URL must be a URL such as https://api.example.com, got "${raw}"`,
+    );
+  }
+  if (!/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.hash) {
+    throw new ConfigurationError(
+      `PUBLIC_BASE_URL must be an http(s) URL without credentials or query, got "${raw}"`,
+    );
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
 /** The per-tenant limits' defaults and where the counts are kept. */
@@ -138,6 +164,7 @@ export function getSettings(): Settings {
     s3ForcePathStyle: boolFromEnv('S3_FORCE_PATH_STYLE', false),
     databasePool: databasePoolFromEnv(),
     tenantLimits: tenantLimitsFromEnv(),
+    publicBaseUrl: publicBaseUrlFromEnv(),
   });
   return memory.settings;
 }

@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { createPrivateKey, type JsonWebKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
@@ -7,8 +7,9 @@ import {
   isServerName,
   readConnectionSecurity,
 } from '../adapters/mssql/connection-security.js';
+import { isScope, SCOPE_GRAMMAR } from '../core/auth/caller.js';
 import { processWide } from './process-wide.js';
-import { ConfigurationError, getSettings } from './settings.js';
+import { boolFromEnv, ConfigurationError, getSettings } from './settings.js';
 
 // zod/mini: the same checks as zod at a fraction of its bundle size (this runs in every function).
 z.config(en());
@@ -122,6 +123,69 @@ const webApiSettings = z.strictObject({
   ),
 });
 
+const scopeList = z.array(z.string().check(z.refine(isScope, { error: `must be one of ${SCOPE_GRAMMAR}` })));
+
+const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
+
+/**
+ * Where an identity provider publishes its keys: https; http only to a loopback address where
+ * `WEBHOOK_ALLOW_PRIVATE_TARGETS` is true (the local stack and tests), as CONTRACT 4d says.
+ */
+function jwksUriProblem(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'must be an absolute https URL';
+  }
+  if (url.username || url.password) return 'must not carry credentials';
+  if (url.protocol === 'https:') return undefined;
+  if (
+    url.protocol === 'http:' &&
+    LOOPBACK_HOST.test(url.hostname) &&
+    boolFromEnv('WEBHOOK_ALLOW_PRIVATE_TARGETS', false)
+  )
+    return undefined;
+  return 'must be https (http only to a loopback address where WEBHOOK_ALLOW_PRIVATE_TARGETS is true)';
+}
+
+/** A tenant's own identity provider whose tokens it accepts (CONTRACT 4d). */
+const tokenIssuer = z.strictObject({
+  /** The tokens' `iss`, exactly (Entra ID: `https://login.microsoftonline.com/<tenant id>/v2.0`). */
+  issuer: nonEmpty(),
+  /** The `aud` the tokens must carry (one of, where `aud` is a list). */
+  audience: nonEmpty(),
+  jwksUri: z.string().check(
+    z.superRefine((text, context) => {
+      const problem = jwksUriProblem(text);
+      if (problem) context.addIssue({ code: 'custom', message: problem, input: text });
+    }),
+  ),
+  /** The claim that carries the scopes: `scope` (space-separated), `scp`, or `roles` (Entra ID's application roles). */
+  scopeClaim: z._default(z.enum(['scope', 'scp', 'roles']), 'scope'),
+});
+
+/** A machine client of the gateway's own token endpoint (CONTRACT 4d). */
+const oauthClient = z.strictObject({
+  clientId: z.string().check(
+    z.regex(/^[A-Za-z0-9._~-]{1,128}$/, {
+      error: 'must be 1 to 128 of letters, digits, ".", "_", "~", "-"',
+    }),
+  ),
+  /** scrypt hashes of its secret (`npm run hash-password`); two during a rotation. */
+  secretHashes: z
+    .array(
+      z.string().check(
+        z.regex(/^scrypt\$\d+\$\d+\$\d+\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/, {
+          error: 'must be an scrypt hash made by `npm run hash-password`',
+        }),
+      ),
+    )
+    .check(z.minLength(1), z.maxLength(2)),
+  /** The scopes it may ask for. */
+  scopes: scopeList.check(z.minLength(1)),
+});
+
 const tenant = z.strictObject({
   database: connection,
   /** The document database (SVCDOC); the application database when absent. */
@@ -162,6 +226,23 @@ const tenant = z.strictObject({
   maxSubscriptions: z._default(int(0, 10_000), 100),
   changeNotificationDelaySeconds: z._default(int(1, 900), 10),
   /**
+   * Sign-in of the Data API (CONTRACT 4d): `["basic","bearer"]` (the default) or `["bearer"]`
+   * (Basic refused), the identity providers whose tokens the tenant accepts, the gateway's own
+   * clients, and how long the gateway's tokens live.
+   */
+  dataApiAuth: z._default(z.array(z.enum(['basic', 'bearer'])).check(z.minLength(1)), ['basic', 'bearer']),
+  tokenIssuers: z._default(z.array(tokenIssuer).check(z.maxLength(10)), []),
+  oauthClients: z._default(
+    z.array(oauthClient).check(
+      z.maxLength(1000),
+      z.refine((clients) => new Set(clients.map((c) => c.clientId)).size === clients.length, {
+        error: 'each clientId once',
+      }),
+    ),
+    [],
+  ),
+  tokenLifetimeSeconds: z._default(int(60, 3600), 900),
+  /**
    * The tenant's fair share (CONTRACT.md section 2), where it differs from the deployment's
    * defaults (`TENANT_CONCURRENT_REQUESTS`, `TENANT_REQUESTS_PER_SECOND`).
    */
@@ -191,6 +272,44 @@ function belowFunctionConcurrency(concurrentRequests: number): boolean {
 const signingKey = z.string().check(z.minLength(32, { error: 'must be at least 32 characters of secret' }));
 
 /**
+ * A private key of the gateway's token endpoint as a JWK with its `kid`: EC P-256 (ES256),
+ * Ed25519 (EdDSA) or RSA of 2048 bits at least (RS256, or PS256 with `"alg":"PS256"`).
+ */
+const tokenSigningKey = z.looseObject({ kid: z.string().check(z.regex(/^[A-Za-z0-9._~-]{1,64}$/)) }).check(
+  z.superRefine((jwk, context) => {
+    const problem = tokenSigningKeyProblem(jwk);
+    if (problem) context.addIssue({ code: 'custom', message: problem, input: '(not shown)' });
+  }),
+);
+
+/** Why `jwk` cannot sign the gateway's tokens, or undefined. */
+function tokenSigningKeyProblem(jwk: Record<string, unknown>): string | undefined {
+  let key: KeyObject;
+  try {
+    key = createPrivateKey({ key: jwk as JsonWebKey, format: 'jwk' });
+  } catch {
+    return 'must be a private key as a JWK (with "d")';
+  }
+  if (tokenSigningAlgorithm(jwk, key) === undefined) {
+    return 'must be an EC P-256, Ed25519 or RSA (2048 bits at least) private key';
+  }
+  return undefined;
+}
+
+/** The algorithm a token signing key signs with (CONTRACT 4d's list), or undefined. */
+export function tokenSigningAlgorithm(
+  jwk: Readonly<Record<string, unknown>>,
+  key: KeyObject = createPrivateKey({ key: jwk as JsonWebKey, format: 'jwk' }),
+): 'ES256' | 'EdDSA' | 'RS256' | 'PS256' | undefined {
+  const details = key.asymmetricKeyDetails;
+  if (key.asymmetricKeyType === 'ec' && details?.namedCurve === 'prime256v1') return 'ES256';
+  if (key.asymmetricKeyType === 'ed25519') return 'EdDSA';
+  if (key.asymmetricKeyType === 'rsa' && (details?.modulusLength ?? 0) >= 2048)
+    return jwk.alg === 'PS256' ? 'PS256' : 'RS256';
+  return undefined;
+}
+
+/**
  * The registry document around its tenants; each tenant is checked on its own against `tenant`
  * (see parseRegistrySteps), so that a large registry can be checked a slice at a time.
  */
@@ -206,6 +325,20 @@ const registrySchema = z
     pagingCursorKeys: z.optional(z.array(signingKey).check(z.minLength(1), z.maxLength(10))),
     /** One signing key: the older form of `pagingCursorKeys`. */
     pagingCursorKey: z.optional(signingKey),
+    /**
+     * The private keys of the gateway's token endpoint (CONTRACT 4d), newest first: the first signs,
+     * every one is published at `/{tenant}/.well-known/jwks.json` (rotation: put a new key first,
+     * drop the old one once the tokens it signed have expired).
+     */
+    tokenSigningKeys: z.optional(
+      z.array(tokenSigningKey).check(
+        z.minLength(1),
+        z.maxLength(5),
+        z.refine((keys) => new Set(keys.map((key) => key.kid)).size === keys.length, {
+          error: 'each kid once',
+        }),
+      ),
+    ),
     tenants: z.record(z.string().check(z.regex(/^[a-z0-9][a-z0-9-]{0,62}$/)), z.unknown()),
   })
   .check(
@@ -226,6 +359,8 @@ export type TenantConfig = z.infer<typeof tenant> & {
    * `pagingCursorKeys`); empty when it has none.
    */
   readonly signingKeys: readonly string[];
+  /** The deployment's token signing keys (private JWKs), newest first; empty when it has none. */
+  readonly tokenSigningKeys: readonly Readonly<Record<string, unknown>>[];
 };
 export type WebApiSettings = z.infer<typeof webApiSettings>;
 
@@ -285,6 +420,7 @@ function* parseRegistrySteps(document: unknown): Generator<void, TenantRegistry>
   if (problems.length > 0 || !outer.success) throw refuse();
   const { pagingCursorKey, pagingCursorKeys } = outer.data;
   const signingKeys = pagingCursorKeys ?? (pagingCursorKey ? [pagingCursorKey] : []);
+  const tokenSigningKeys = outer.data.tokenSigningKeys ?? [];
   const tenants = new Map<string, TenantConfig>();
   let inSlice = 0;
   for (const [id, raw] of Object.entries(outer.data.tenants)) {
@@ -296,7 +432,11 @@ function* parseRegistrySteps(document: unknown): Generator<void, TenantRegistry>
       problems.push(
         `tenants.${id}.changeFeed: needs the registry's pagingCursorKeys (at least 32 characters of secret each), which sign the sync tokens`,
       );
-    } else tenants.set(id, deepFreeze({ ...parsed.data, id, signingKeys }));
+    } else if (parsed.data.oauthClients.length > 0 && tokenSigningKeys.length === 0) {
+      problems.push(
+        `tenants.${id}.oauthClients: needs the registry's tokenSigningKeys (private JWKs), which sign the tokens`,
+      );
+    } else tenants.set(id, deepFreeze({ ...parsed.data, id, signingKeys, tokenSigningKeys }));
     if (++inSlice === TENANTS_PER_SLICE) {
       inSlice = 0;
       yield;

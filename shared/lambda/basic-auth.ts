@@ -1,18 +1,60 @@
 import { createHash } from 'node:crypto';
+import { processWide } from '../config/process-wide.js';
 import type { TenantConfig } from '../config/tenants.js';
 import { ServiceError } from '../core/errors.js';
 import { verifyPassword } from '../core/passwords.js';
 
 const MAX_REMEMBERED = 1000;
-/** Verified credentials of this warm process: scrypt costs ~55 ms, so it runs once per credential. */
-const remembered = new Map<string, number>();
+/**
+ * Verified secrets of this warm process (Data API passwords, OAuth client secrets): scrypt costs
+ * ~55 ms, so it runs once per credential. One per process (the local stack's packaged functions).
+ */
+const remembered = processWide('verified-credentials', () => new Map<string, number>());
 // Unknown users still pay for one scrypt, so response time does not tell which users exist.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
-function unauthorized(tenant: TenantConfig, message: string): ServiceError {
-  return new ServiceError(401, 'unauthorized', message, {
-    headers: { 'www-authenticate': `Basic realm="${tenant.id}", charset="UTF-8"` },
-  });
+/**
+ * Whether `secret` matches one of `hashes` (none: an unknown name, which costs a scrypt all the
+ * same). A match is remembered for `cacheMs` under the hashes as the registry has them now and
+ * what was presented: a rotated secret (new hashes) or a removed name is checked anew with the
+ * registry's next read, never answered from memory.
+ */
+export async function verifySecretRemembered(
+  scope: string,
+  hashes: readonly string[] | undefined,
+  presented: string,
+  secret: string,
+  cacheMs: number,
+): Promise<boolean> {
+  const key = createHash('sha256')
+    .update(scope)
+    .update('\0')
+    .update((hashes ?? []).join('\0'))
+    .update('\0')
+    .update(presented)
+    .digest('base64');
+  const now = Date.now();
+  const until = remembered.get(key);
+  if (hashes && until !== undefined && until > now) return true;
+  let valid = false;
+  if (!hashes || hashes.length === 0) await verifyPassword(secret, DUMMY_HASH);
+  else {
+    // Each hash is tried (two during a rotation): which one matched is not told by the time taken.
+    for (const hash of hashes) valid = (await verifyPassword(secret, hash)) || valid;
+  }
+  if (valid && cacheMs > 0) {
+    if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value!);
+    remembered.set(key, now + cacheMs);
+  }
+  return valid;
+}
+
+/** 401 with the tenant's challenges: Basic (where it is allowed) and Bearer (CONTRACT 4d). */
+export function unauthorized(tenant: TenantConfig, message: string, code = 'unauthorized'): ServiceError {
+  const challenges: string[] = [];
+  if (tenant.dataApiAuth.includes('basic')) challenges.push(`Basic realm="${tenant.id}", charset="UTF-8"`);
+  if (tenant.dataApiAuth.includes('bearer')) challenges.push(`Bearer realm="${tenant.id}"`);
+  return new ServiceError(401, code, message, { headers: { 'www-authenticate': challenges.join(', ') } });
 }
 
 /** Checks HTTP Basic credentials against the tenant's Data API users; returns the user name. */
@@ -21,7 +63,8 @@ export async function requireBasicAuth(
   header: string | undefined,
   cacheMs: number,
 ): Promise<string> {
-  if (!header) throw unauthorized(tenant, 'Authentication required: send HTTP Basic credentials');
+  if (!header)
+    throw unauthorized(tenant, 'Authentication required: send HTTP Basic credentials or a bearer token');
   const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
   const decoded = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : '';
   const colon = decoded.indexOf(':');
@@ -29,27 +72,15 @@ export async function requireBasicAuth(
     throw unauthorized(tenant, 'Malformed Authorization header: expected Basic <base64(user:password)>');
   const name = decoded.slice(0, colon);
   const password = decoded.slice(colon + 1);
-
   const user = tenant.dataApiUsers.find((u) => u.name === name);
-  // Remembered with the user's hash as the registry has it now: a rotated password (a new hash)
-  // or a removed user is checked anew with the registry's next read, never answered from memory.
-  const key = createHash('sha256')
-    .update(tenant.id)
-    .update('\0')
-    .update(user?.passwordHash ?? '')
-    .update('\0')
-    .update(header)
-    .digest('base64');
-  const now = Date.now();
-  const until = remembered.get(key);
-  if (user && until !== undefined && until > now) return name;
-
-  const valid = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
+  const valid = await verifySecretRemembered(
+    `${tenant.id}\0user`,
+    user && [user.passwordHash],
+    header,
+    password,
+    cacheMs,
+  );
   if (!user || !valid) throw unauthorized(tenant, 'Invalid user name or password');
-  if (cacheMs > 0) {
-    if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value!);
-    remembered.set(key, now + cacheMs);
-  }
   return name;
 }
 

@@ -5,12 +5,13 @@ import { byDialect, openDatabase } from '../config/databases.js';
 import { getSettings } from '../config/settings.js';
 import type { TenantConfig } from '../config/tenants.js';
 import type { Answer, AnswerLimits } from '../core/answers.js';
+import type { Scope, SourceScopeFamily } from '../core/auth/caller.js';
 import type { ConditionTranslator } from '../core/condition/index.js';
 import type { DataAnswer, DataApiContext, NextPage } from '../core/data-api/read.js';
 import { cancelledBy, type SqlDialectName } from '../core/database.js';
 import { badRequest } from '../core/errors.js';
 import { matchesIfNoneMatch } from '../core/files/entity-tag.js';
-import { requireBasicAuth } from './basic-auth.js';
+import { authenticateCaller, callerGrant, requireCallerScope } from './caller-auth.js';
 import {
   type HttpRequest,
   type HttpResponse,
@@ -44,10 +45,15 @@ export async function answerLimits(tenant: TenantConfig): Promise<AnswerLimits> 
   return largeAnswerLimits(`answers/${tenant.id}`);
 }
 
-/** Tenant from the path and HTTP Basic credentials: the gate of every Data API route. */
-export async function authenticate(request: HttpRequest): Promise<TenantConfig> {
+/**
+ * Tenant from the path, then the caller (HTTP Basic or a bearer token, CONTRACT 4d): the gate of
+ * every Data API route. With `scope`, a token without it is refused (403 `insufficient_scope`);
+ * the source scopes are checked where a source is resolved (`dataApiContext`'s grant).
+ */
+export async function authenticate(request: HttpRequest, scope?: Scope): Promise<TenantConfig> {
   const tenant = await requireTenant(request);
-  await requireBasicAuth(tenant, request.headers.authorization, getSettings().credentialCacheMs);
+  await authenticateCaller(tenant, request);
+  if (scope) requireCallerScope(tenant, request, scope);
   return tenant;
 }
 
@@ -71,8 +77,11 @@ export async function dataApiContext(
   tenant: TenantConfig,
   request: HttpRequest,
   conditions?: ConditionTranslators,
+  /** The scopes that let a token use a source on this route: reads `data.read`, changes `changes.read`. */
+  family: SourceScopeFamily = 'data.read',
 ): Promise<DataApiContext> {
   return {
+    grant: callerGrant(tenant, request, family),
     // Reads stop in the database when the invocation's time is up.
     reader: byDialect(cancelledBy(await openDatabase(tenant.database), request.signal), {
       mssql: (db) => createMssqlDataSourceReader(db, conditions?.mssql),

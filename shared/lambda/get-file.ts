@@ -40,7 +40,7 @@ export function fileDownloadResponse(download: FileDownload): HttpResponse {
 
 /** `GET /{tenant}/JsonAPI/File/getFile/{fileGUID}` */
 export async function getFileRoute(request: HttpRequest): Promise<HttpResponse> {
-  const tenant = await authenticate(request);
+  const tenant = await authenticate(request, 'files.read');
   const limits = await answerLimits(tenant);
   const download = await getFile(
     {

@@ -20,6 +20,7 @@ import {
   serviceMetrics,
   statusClass,
 } from './observability.js';
+import { inRequestScope } from './request-scope.js';
 import { rateLimitPolicyOf, releaseTenantSlot } from './tenant-admission.js';
 
 /** An HTTP request as the service's routes see it: no Lambda event shapes beyond this file. */
@@ -325,7 +326,8 @@ export function httpHandler(route: Route, renderError: ErrorRenderer) {
     });
   return async function answerThenWorkAfter(event: Event, context: Context): Promise<Result> {
     try {
-      return await handler(event, context);
+      // One scope per invocation: its log lines name its caller once authentication knows it.
+      return await inRequestScope(() => handler(event, context));
     } finally {
       if (context?.awsRequestId) answerReturned(context.awsRequestId);
     }

@@ -6,6 +6,7 @@ import type { DatabasePermissionError } from '../core/database.js';
 import type { Log } from '../core/log.js';
 import type { ServiceMetrics } from '../core/metrics.js';
 import { reportPermissionDenied as reportInCore } from '../core/permission-denied.js';
+import { withRequestFields } from './request-scope.js';
 
 /** One per process (shared/config/process-wide.ts): what the local stack and tests put in place reaches its packaged functions. */
 const observability = processWide('observability', () => ({
@@ -24,7 +25,8 @@ export function logFormatFromEnv(): LogFormat {
 /** The one log of this process, created on first use. */
 export function serviceLog(): Log {
   observability.log ??= createPowertoolsLog(logFormatFromEnv());
-  return observability.log;
+  // Each line of a request names its caller once it is known (request-scope.ts).
+  return withRequestFields(observability.log);
 }
 
 /**
@@ -41,6 +43,11 @@ export function defaultEmfSink(): EmfSink {
 export function serviceMetrics(): ServiceMetrics {
   observability.metrics ??= createEmfMetrics({ sink: defaultEmfSink() });
   return observability.metrics;
+}
+
+/** Whether `log` is the one in place (as given to {@link useObservability}). */
+export function isServiceLog(log: Log): boolean {
+  return observability.log === log;
 }
 
 /** Replaces the log or the metrics of this process: the local stack and tests. */

@@ -8,7 +8,7 @@ import { readFilePart } from './multipart-form.js';
 
 /** `POST /{tenant}/JsonAPI/File/setFile[?userDBProcedure=NAME]` */
 export async function setFileRoute(request: HttpRequest): Promise<HttpResponse> {
-  const tenant = await authenticate(request);
+  const tenant = await authenticate(request, 'files.write');
   const procedures = request.query.getAll('userDBProcedure');
   if (procedures.length > 1)
     throw badRequest('invalid_procedure_name', 'userDBProcedure may be given only once');

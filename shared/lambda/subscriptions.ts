@@ -1,8 +1,8 @@
 import { forbiddenHostReason } from '../adapters/http/target-addresses.js';
 import { openDatabase } from '../config/databases.js';
-import { getSettings } from '../config/settings.js';
 import type { TenantConfig } from '../config/tenants.js';
 import { getWebhookSettings } from '../config/webhook.js';
+import { callerIdentity } from '../core/auth/caller.js';
 import { cancelledBy, type Database } from '../core/database.js';
 import {
   createSubscription,
@@ -13,18 +13,17 @@ import {
   rotateSubscriptionSecret,
   type SubscriptionContext,
 } from '../core/notifications/subscriptions.js';
-import { requireBasicAuth } from './basic-auth.js';
+import { callerOf } from './caller-auth.js';
 import { changeFeedStore } from './change-feed.js';
-import { dataApiContext, renderDataApiError } from './data-api.js';
+import { authenticate, dataApiContext, renderDataApiError } from './data-api.js';
 import { type HttpRequest, type HttpResponse, httpHandler } from './http.js';
 import { notificationQueue, subscriptionStore } from './notifications.js';
-import { requireTenant } from './tenant.js';
 
 /** Subscription routes' context for the caller. */
-export function subscriptionContext(tenant: TenantConfig, user: string, db: Database): SubscriptionContext {
+export function subscriptionContext(tenant: TenantConfig, owner: string, db: Database): SubscriptionContext {
   return {
     tenant: tenant.id,
-    owner: `basic:${user}`,
+    owner,
     store: subscriptionStore(db),
     feed: changeFeedStore(db),
     queue: notificationQueue(),
@@ -49,18 +48,15 @@ const json = (status: number, body: unknown): HttpResponse => ({
  */
 export function subscriptionsHandler() {
   return httpHandler(async function subscriptionsRoute(request: HttpRequest) {
-    const tenant = await requireTenant(request);
-    const user = await requireBasicAuth(
-      tenant,
-      request.headers.authorization,
-      getSettings().credentialCacheMs,
-    );
+    const tenant = await authenticate(request, 'subscriptions.write');
+    const owner = callerIdentity(callerOf(request)!);
     const db = cancelledBy(await openDatabase(tenant.database), request.signal);
-    const ctx = subscriptionContext(tenant, user, db);
+    const ctx = subscriptionContext(tenant, owner, db);
     const id = request.params.subscriptionId;
     const action = id === undefined ? undefined : /\/(rotate|enable)$/.exec(request.path)?.[1];
     if (id === undefined && request.method === 'POST') {
-      const data = await dataApiContext(tenant, request);
+      // The source needs changes.read too (CONTRACT 4d): a token that may not pull may not subscribe.
+      const data = await dataApiContext(tenant, request, undefined, 'changes.read');
       const created = await createSubscription(ctx, data, request.body.toString('utf8'));
       const answer = json(201, created);
       const location = `${request.path.replace(/\/$/, '')}/${String(created.id)}`;

@@ -8,6 +8,7 @@ import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
 import { httpApiEvent } from '../support/http-api-event.js';
+import { withTestTokenKey } from '../support/token-keys.js';
 
 /**
  * Run by memory.bench.ts in a process of its own, with --expose-gc: the getData function's peak
@@ -26,7 +27,9 @@ registerEmbeddedDatabase('demo', createEmbeddedDatabase(pg));
 const registry = join(import.meta.dirname, '../../infra/local/tenants.json');
 setTenantRegistry(
   parseTenantRegistry(
-    withSigningKey(JSON.parse(await readFile(registry, 'utf8')), 'bench-signing-key-of-32-characters'),
+    withTestTokenKey(
+      withSigningKey(JSON.parse(await readFile(registry, 'utf8')), 'bench-signing-key-of-32-characters'),
+    ),
   ),
 );
 const { handler } = (await import('../../functions/data-api/getData.js')) as {

@@ -9,6 +9,7 @@ import {
   setTenantRegistry,
 } from '../../shared/config/tenants.js';
 import { type AwsJsonEndpoint, startAwsJsonEndpoint } from '../support/aws-json-endpoint.js';
+import { withTestTokenKey } from '../support/token-keys.js';
 
 /**
  * The registry as a function reads it in Lambda: from Secrets Manager through Powertools
@@ -18,9 +19,8 @@ import { type AwsJsonEndpoint, startAwsJsonEndpoint } from '../support/aws-json-
  */
 
 const SECRET = 'erp-gateway/test/tenant-registry';
-const original = withSigningKey(
-  JSON.parse(readFileSync('infra/local/tenants.json', 'utf8')),
-  's'.repeat(32),
+const original = withTestTokenKey(
+  withSigningKey(JSON.parse(readFileSync('infra/local/tenants.json', 'utf8')), 's'.repeat(32)),
 ) as {
   tenants: Record<string, unknown>;
 };

@@ -27,6 +27,7 @@ import { type AwsJsonEndpoint, startAwsJsonEndpoint } from './aws-json-endpoint.
 import { DEMO_AUTH, sqlOn } from './demo.js';
 import { encodeForm, httpApiEvent } from './http-api-event.js';
 import { stackCondition } from './stack-conditions.js';
+import { withTestTokenKey } from './token-keys.js';
 import { envelope } from './web-api.js';
 import { signedWebApiEvent } from './web-api-event.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
@@ -268,9 +269,11 @@ export async function startFirstRequestEnvironment(): Promise<FirstRequestEnviro
     // The local registry's demo tenant on the T-SQL database. Nobody runs getDataAsync's jobs while
     // it waits, so it waits 1 s (the least) instead of 20 before answering "still running".
     const local = withDemoConnection(
-      withSigningKey(
-        JSON.parse(readFileSync(join(ROOT, 'infra', 'local', 'tenants.json'), 'utf8')),
-        's'.repeat(32),
+      withTestTokenKey(
+        withSigningKey(
+          JSON.parse(readFileSync(join(ROOT, 'infra', 'local', 'tenants.json'), 'utf8')),
+          's'.repeat(32),
+        ),
       ),
       database.connection,
     ) as { tenants: Record<string, { webApi: Record<string, unknown> }> };

@@ -175,7 +175,7 @@ describe('every HTTP function', () => {
   it('registers the extension during its init, so that its slot goes back after the answer', () => {
     const config = readServerlessConfig();
     const http = Object.values(config.functions).filter((fn) => fn.events?.some((event) => event.httpApi));
-    expect(http).toHaveLength(12);
+    expect(http).toHaveLength(13);
     for (const fn of http) {
       const file = `${fn.handler.replace(/\.handler$/, '')}.ts`;
       // At the top level of the entry file: Lambda takes registrations during init only.

@@ -95,7 +95,7 @@ describe('alarms in the packaged template', () => {
             JSON.stringify(permission.Properties.FunctionName).includes(`"${name}"`),
         ),
       );
-    expect(httpFunctions).toHaveLength(12);
+    expect(httpFunctions).toHaveLength(13);
     for (const fn of httpFunctions) {
       const alarm = alarms().find((a) =>
         (a.Metrics as MetricQuery[] | undefined)?.some((query) =>
@@ -122,7 +122,7 @@ describe('alarms in the packaged template', () => {
   // function's time-out) or never ran (throttled). Generated per function (function-alarms.yml).
   it('alarms on Lambda errors and throttles of every function, from AWS/Lambda', () => {
     const functions = ofType('AWS::Lambda::Function').map(([name]) => name);
-    expect(functions).toHaveLength(17);
+    expect(functions).toHaveLength(18);
     for (const fn of functions) {
       for (const [metric, suffix] of [
         ['Errors', 'errors'],
@@ -262,7 +262,7 @@ describe('alarms in the packaged template', () => {
     // Dead-letter queues, 5xx share per HTTP function, Lambda errors and throttles per function,
     // webhook failures, webhook endpoints disabled, HTTP API 5xx, job queue age, tenants throttled,
     // tenants' load table unavailable, database permissions denied.
-    expect(all.length).toBe(3 + 12 + 17 + 17 + 1 + 1 + 1 + 1 + 1 + 1 + 1);
+    expect(all.length).toBe(3 + 13 + 18 + 18 + 1 + 1 + 1 + 1 + 1 + 1 + 1);
     expect(new Set(all.map((alarm) => alarm.AlarmName)).size).toBe(all.length);
     for (const alarm of all) {
       expect(alarm.TreatMissingData).toBe('notBreaching');

@@ -28,7 +28,7 @@ describe('serverless.yml: connections per instance and instances per function', 
   const workers = Object.entries(config.functions).filter(([, fn]) => fn.events?.some((event) => event.sqs));
 
   it('gives every HTTP function the reserved concurrency of requestFunctionConcurrency', () => {
-    expect(http.map(([name]) => name).sort()).toHaveLength(12);
+    expect(http.map(([name]) => name).sort()).toHaveLength(13);
     for (const [name, fn] of http) {
       expect((fn as { reservedConcurrency?: unknown }).reservedConcurrency, name).toBe(
         param('requestFunctionConcurrency'),
@@ -76,6 +76,7 @@ describe('serverless.yml: connections per instance and instances per function', 
       deliverWebhook: 10,
       webhookAdmin: 1,
       dataSubscriptions: 1,
+      authorizationServer: 1,
       changeNotifier: 10,
       webTest: 1,
       webGetData: 2,
@@ -92,10 +93,13 @@ describe('serverless.yml: connections per instance and instances per function', 
   it('defaults to 64 per HTTP function, 5 batches of each worker and one admin and one retention clean-up: the formula gives 959', () => {
     const given = (name: string) => Number(config.params.default[name]);
     const sessions =
-      http.reduce(
-        (sum, [name]) => sum + given('requestFunctionConcurrency') * Number(variable(name, 'DB_POOL_MAX')),
-        0,
-      ) +
+      http
+        // The authorization server opens no database (its clients and keys are the registry's).
+        .filter(([name]) => name !== 'authorizationServer')
+        .reduce(
+          (sum, [name]) => sum + given('requestFunctionConcurrency') * Number(variable(name, 'DB_POOL_MAX')),
+          0,
+        ) +
       given('jobWorkerConcurrency') * Number(variable('webJobWorker', 'DB_POOL_MAX')) +
       given('webhookConcurrency') * Number(variable('deliverWebhook', 'DB_POOL_MAX')) +
       given('webhookConcurrency') * Number(variable('changeNotifier', 'DB_POOL_MAX')) +

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readServerlessConfig, resolveParams } from '../../infra/local/serverless-config.js';
 import { resetSettings } from '../../shared/config/settings.js';
 import { parseTenantRegistry } from '../../shared/config/tenants.js';
+import { TEST_TOKEN_KEY } from '../support/token-keys.js';
 
 /**
  * Every JSON value docs/configuration.md gives as an example of a tenant's registry key (its table
@@ -38,13 +39,23 @@ describe('docs/configuration.md, the registry keys’ examples', () => {
     };
     registry.tenants.demo![key] = JSON.parse(json);
     // The stack adds a signing key where the file names none (infra/local/stack.ts withSigningKey).
-    expect(() => parseTenantRegistry({ pagingCursorKeys: ['k'.repeat(48)], ...registry })).not.toThrow();
+    expect(() =>
+      parseTenantRegistry({
+        pagingCursorKeys: ['k'.repeat(48)],
+        tokenSigningKeys: [TEST_TOKEN_KEY],
+        ...registry,
+      }),
+    ).not.toThrow();
     // And the test would see a refusal: the old example, above the reserved concurrency.
     if (key === 'limits') {
       registry.tenants.demo!.limits = { concurrentRequests: 64 };
-      expect(() => parseTenantRegistry({ pagingCursorKeys: ['k'.repeat(48)], ...registry })).toThrow(
-        /tenants\.demo\.limits\.concurrentRequests: must be below/,
-      );
+      expect(() =>
+        parseTenantRegistry({
+          pagingCursorKeys: ['k'.repeat(48)],
+          tokenSigningKeys: [TEST_TOKEN_KEY],
+          ...registry,
+        }),
+      ).toThrow(/tenants\.demo\.limits\.concurrentRequests: must be below/);
     }
   });
 });

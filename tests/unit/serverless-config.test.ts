@@ -24,7 +24,7 @@ describe('serverless.yml', () => {
     expect(routes).toHaveLength(events.length);
     for (const route of routes) {
       expect(route.path).not.toContain('param:');
-      expect(route.path).toMatch(/^\/\{tenant\}\/(JsonAPI|WebAPI)\//);
+      expect(route.path).toMatch(/^\/\{tenant\}\/(JsonAPI\/|WebAPI\/|oauth2\/token$|\.well-known\/)/);
       expect(existsSync(`${route.handler.split('.')[0]}.ts`), route.handler).toBe(true);
     }
     expect(routes).toContainEqual({

@@ -69,6 +69,7 @@ const response = (name: string) => ({ $ref: `#/components/responses/${name}` });
 const ERRORS = {
   '400': response('BadRequest'),
   '401': response('Unauthorized'),
+  '403': response('Forbidden'),
   '404': response('NotFound'),
   '503': response('Unavailable'),
 };
@@ -402,8 +403,51 @@ function notificationWebhooks(): Record<string, Schema> {
 }
 
 /** The document for the tenant of `ctx`; `base` is the Data API's path of the tenant (`/demo/JsonAPI`). */
+/** The sign-in schemes of a tenant's description. */
+export interface SignInSchemes {
+  /** HTTP Basic (off where the registry's `dataApiAuth` is `["bearer"]`). */
+  readonly basic: boolean;
+  readonly bearer: boolean;
+  /** The gateway's token endpoint (the tenant has `oauthClients`), with the scopes described. */
+  readonly tokenUrl?: string;
+}
+
+/** The scopes of CONTRACT 4d as the description lists them; `<Source>` for each source scope. */
+function scopeDescriptions(sources: readonly string[]): Record<string, string> {
+  const scopes: Record<string, string> = {
+    'data.read': 'Read every data source of the tenant',
+    'files.read': 'getFile',
+    'files.write': 'setFile',
+    'changes.read': 'getChanges of every recorded table',
+    'subscriptions.write': 'Change notifications (with changes.read of the source)',
+  };
+  for (const source of sources) scopes[`data.read:${source}`] = `Read ${source} only`;
+  return scopes;
+}
+
+/** The security schemes and the document's requirement: any one of them. */
+function securityOf(signIn: SignInSchemes, sources: readonly string[]) {
+  const schemes: Record<string, Schema> = {};
+  if (signIn.basic) schemes.basicAuth = { type: 'http', scheme: 'basic' };
+  if (signIn.bearer) {
+    schemes.bearerAuth = {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+      description: "A token of the gateway's token endpoint or of the tenant's identity provider.",
+    };
+  }
+  if (signIn.bearer && signIn.tokenUrl) {
+    schemes.oauth2 = {
+      type: 'oauth2',
+      flows: { clientCredentials: { tokenUrl: signIn.tokenUrl, scopes: scopeDescriptions(sources) } },
+    };
+  }
+  return { schemes, security: Object.keys(schemes).map((name) => ({ [name]: [] })) };
+}
+
 export async function describeDataApi(
-  ctx: Pick<DataApiContext, 'reader' | 'allowed' | 'hidden'>,
+  ctx: Pick<DataApiContext, 'reader' | 'allowed' | 'hidden' | 'grant'>,
   tenant: string,
   base: string,
   version: string,
@@ -415,10 +459,12 @@ export async function describeDataApi(
    * described. Without it, the registry's word is taken.
    */
   isRecording: (source: DataSourceInfo) => Promise<boolean> = async () => true,
+  /** How callers sign in (CONTRACT 4d): the schemes declared, and the token URL where the gateway issues tokens. */
+  signIn: SignInSchemes = { basic: true, bearer: true },
 ): Promise<Schema> {
-  const sources = (await servedDataSources(ctx.reader.catalogue, ctx.allowed)).map((source) =>
-    visibleDataSource(source, ctx.hidden),
-  );
+  const sources = (await servedDataSources(ctx.reader.catalogue, ctx.allowed))
+    .filter((source) => ctx.grant?.permits(source) ?? true)
+    .map((source) => visibleDataSource(source, ctx.hidden));
   const schemas: Record<string, Schema> = {
     Error: {
       type: 'object',
@@ -455,6 +501,7 @@ export async function describeDataApi(
   }
   // Change notifications (CONTRACT 4c) for the tables that have a getChanges path.
   if (subscribable.length > 0) Object.assign(paths, subscriptionPaths(base, subscribable));
+  const { schemes, security } = securityOf(signIn, sources.map(describedName));
   const error = (description: string, headers?: Schema) => ({
     description,
     ...(headers ? { headers } : {}),
@@ -470,12 +517,12 @@ export async function describeDataApi(
         'NULL columns out; with `columns=` they hold only the columns chosen.',
     },
     servers: [{ url: '/' }],
-    security: [{ basicAuth: [] }],
+    security,
     tags: sources.map((source) => ({ name: describedName(source) })),
     paths,
     ...(subscribable.length > 0 ? { webhooks: notificationWebhooks() } : {}),
     components: {
-      securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' } },
+      securitySchemes: schemes,
       schemas,
       parameters: {
         columns: {
@@ -499,7 +546,13 @@ export async function describeDataApi(
       },
       responses: {
         BadRequest: error('The request is wrong; the message says how.'),
-        Unauthorized: error('HTTP Basic credentials missing or wrong.', {
+        Unauthorized: error(
+          'Credentials missing or wrong: HTTP Basic, or a bearer token not valid (invalid_token).',
+          {
+            'WWW-Authenticate': { required: true, schema: { type: 'string' } },
+          },
+        ),
+        Forbidden: error('The bearer token lacks the scope the call needs (insufficient_scope).', {
           'WWW-Authenticate': { required: true, schema: { type: 'string' } },
         }),
         NotFound: error('Unknown tenant or data source.'),

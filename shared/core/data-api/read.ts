@@ -1,4 +1,5 @@
 import { type Answer, type AnswerLimits, AnswerWriter } from '../answers.js';
+import type { SourceGrant } from '../auth/caller.js';
 import { type Condition, ConditionError, checkCondition } from '../condition/index.js';
 import {
   DatabasePermissionError,
@@ -23,6 +24,11 @@ export interface DataApiContext {
   readonly limits: AnswerLimits;
   /** Rows fetched from the database per batch. */
   readonly batchRows: number;
+  /**
+   * What a bearer token's scopes let the caller use (CONTRACT 4d), checked once a source is found
+   * and served; a Basic user's grant permits every source.
+   */
+  readonly grant?: SourceGrant;
 }
 
 export const MAX_PAGE_ROWS = 10_000;
@@ -101,8 +107,11 @@ export async function readCurrent<T>(
   read: (source: DataSourceInfo) => Promise<T>,
 ): Promise<T> {
   const catalogue = ctx.reader.catalogue;
-  const resolve = async () =>
-    visibleDataSource(await resolveDataSource(catalogue, rawName, ctx.allowed), ctx.hidden);
+  const resolve = async () => {
+    const found = await resolveDataSource(catalogue, rawName, ctx.allowed);
+    ctx.grant?.check(found);
+    return visibleDataSource(found, ctx.hidden);
+  };
   const source = await resolve();
   try {
     return await read(source);

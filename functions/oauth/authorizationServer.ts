@@ -1,0 +1,8 @@
+import { registerAfterAnswerExtension } from '../../shared/lambda/after-answer.js';
+import { authorizationServerHandler } from '../../shared/lambda/authorization-server.js';
+
+// During init, as Lambda requires: the tenant's slot goes back after the answer (after-answer.ts).
+await registerAfterAnswerExtension();
+
+/** POST /{tenant}/oauth2/token, GET /{tenant}/.well-known/jwks.json and …/oauth-authorization-server */
+export const handler = authorizationServerHandler();

@@ -1,0 +1,186 @@
+import { createHash, randomUUID } from 'node:crypto';
+import {
+  type CryptoKey,
+  createLocalJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  importJWK,
+  type JSONWebKeySet,
+  type JWK,
+  type JWTPayload,
+  jwtVerify,
+  SignJWT,
+} from 'jose';
+import type { AccessTokenIssuer, IssuedToken } from '../../core/auth/client-credentials.js';
+import { identityProviderKeys, KeySetUnavailableError } from '../http/jwks.js';
+
+/** The algorithms a token may be signed with (CONTRACT 4d): never `none`, never an HMAC. */
+export const TOKEN_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
+/** Clock skew allowed on `exp` and `nbf`. */
+export const CLOCK_TOLERANCE_SECONDS = 60;
+/** The longest token read: a JWT of a client credentials grant is one or two KB. */
+export const MAX_TOKEN_LENGTH = 8000;
+
+/** An issuer whose tokens a tenant accepts. */
+export interface TrustedIssuer {
+  readonly issuer: string;
+  readonly audience: string;
+  /** Where its keys are: an identity provider's JWKS URL, or the gateway's own keys. */
+  readonly keys: { readonly jwksUri: string } | { readonly own: JSONWebKeySet };
+  readonly scopeClaim: 'scope' | 'scp' | 'roles';
+}
+
+/** What a valid token says of its caller. */
+export interface VerifiedToken {
+  readonly issuer: string;
+  readonly subject: string;
+  readonly client: string;
+  readonly scopes: readonly string[];
+  /** When it expires (ms since the epoch). */
+  readonly expiresAt: number;
+}
+
+/** Why a token was refused: for the log only; the caller hears RFC 6750's `invalid_token`. */
+export class TokenRejectedError extends Error {
+  override readonly name = 'TokenRejectedError';
+}
+
+export { KeySetUnavailableError };
+
+function scopesOf(payload: JWTPayload, claim: TrustedIssuer['scopeClaim']): string[] {
+  const value = payload[claim];
+  if (typeof value === 'string') return value.split(' ').filter(Boolean);
+  if (Array.isArray(value)) return value.filter((item): item is string => typeof item === 'string');
+  return [];
+}
+
+const stringClaim = (payload: JWTPayload, name: string) =>
+  typeof payload[name] === 'string' && payload[name] !== '' ? (payload[name] as string) : undefined;
+
+/** Key sets built for jose once per set seen (its imported keys are kept with it). */
+const localSets = new WeakMap<JSONWebKeySet, ReturnType<typeof createLocalJWKSet>>();
+function localSet(jwks: JSONWebKeySet) {
+  let found = localSets.get(jwks);
+  if (!found) {
+    found = createLocalJWKSet(jwks);
+    localSets.set(jwks, found);
+  }
+  return found;
+}
+
+/**
+ * Verifies a bearer token against the issuers `trusted` (CONTRACT 4d): its `iss` picks the issuer;
+ * signature with that issuer's keys (an unknown `kid` fetches its set again, at most once a
+ * minute), `aud`, `exp` (required) and `nbf` with {@link CLOCK_TOLERANCE_SECONDS} of skew, only
+ * {@link TOKEN_ALGORITHMS}. Header members that point at keys elsewhere (`jku`, `x5u`, `jwk`,
+ * `x5c`) are never followed: keys come from the issuer's configured set only.
+ */
+export async function verifyAccessToken(
+  token: string,
+  trusted: readonly TrustedIssuer[],
+): Promise<VerifiedToken> {
+  if (token.length > MAX_TOKEN_LENGTH)
+    throw new TokenRejectedError(`longer than ${MAX_TOKEN_LENGTH} characters`);
+  let issuer: string | undefined;
+  let alg: unknown;
+  try {
+    alg = decodeProtectedHeader(token).alg;
+    issuer = decodeJwt(token).iss;
+  } catch {
+    throw new TokenRejectedError('not a JWT');
+  }
+  if (!(TOKEN_ALGORITHMS as readonly unknown[]).includes(alg)) {
+    throw new TokenRejectedError(`algorithm ${String(alg).slice(0, 20)} not allowed`);
+  }
+  const trust = trusted.find((candidate) => candidate.issuer === issuer);
+  if (!trust) throw new TokenRejectedError('issuer not trusted by the tenant');
+  const options = {
+    issuer: trust.issuer,
+    audience: trust.audience,
+    algorithms: [...TOKEN_ALGORITHMS],
+    clockTolerance: CLOCK_TOLERANCE_SECONDS,
+    requiredClaims: ['exp'],
+  };
+  let verified: Awaited<ReturnType<typeof jwtVerify>>;
+  try {
+    if ('own' in trust.keys) verified = await jwtVerify(token, localSet(trust.keys.own), options);
+    else {
+      const { jwksUri } = trust.keys;
+      try {
+        verified = await jwtVerify(token, localSet(await identityProviderKeys(jwksUri)), options);
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'ERR_JWKS_NO_MATCHING_KEY') throw error;
+        // A key the cached set lacks: the provider may have rotated; its set once more.
+        verified = await jwtVerify(token, localSet(await identityProviderKeys(jwksUri, true)), options);
+      }
+    }
+  } catch (error) {
+    if (error instanceof KeySetUnavailableError) throw error;
+    const code = (error as { code?: string }).code ?? 'ERR_JWT_INVALID';
+    throw new TokenRejectedError(`${code}: ${(error as Error).message}`.slice(0, 200));
+  }
+  const { payload } = verified;
+  const subject = stringClaim(payload, 'sub');
+  const client =
+    stringClaim(payload, 'client_id') ??
+    stringClaim(payload, 'azp') ??
+    stringClaim(payload, 'appid') ??
+    subject;
+  if (!subject || !client) throw new TokenRejectedError('no sub');
+  return {
+    issuer: trust.issuer,
+    subject,
+    client,
+    scopes: scopesOf(payload, trust.scopeClaim),
+    expiresAt: (payload.exp ?? 0) * 1000,
+  };
+}
+
+/** The members of a JWK that are public, by key type. */
+const PUBLIC_MEMBERS: Record<string, readonly string[]> = {
+  EC: ['kty', 'crv', 'x', 'y'],
+  OKP: ['kty', 'crv', 'x'],
+  RSA: ['kty', 'n', 'e'],
+};
+
+/** `jwk` without its private members, with `kid`, `alg` and `use`: what `jwks.json` publishes. */
+export function publicJwk(jwk: Readonly<Record<string, unknown>>, alg: string): JWK {
+  const members = PUBLIC_MEMBERS[String(jwk.kty)] ?? [];
+  return {
+    ...Object.fromEntries(members.filter((name) => jwk[name] !== undefined).map((name) => [name, jwk[name]])),
+    kid: String(jwk.kid),
+    alg,
+    use: 'sig',
+  } as JWK;
+}
+
+/** Imported private keys, by the JWK's digest: importing costs more than signing. */
+const privateKeys = new Map<string, Promise<CryptoKey | Uint8Array>>();
+
+/** Signs the gateway's access tokens (RFC 9068 `at+jwt`) with `jwk`, a private key of `alg`. */
+export function joseTokenIssuer(jwk: Readonly<Record<string, unknown>>, alg: string): AccessTokenIssuer {
+  const digest = createHash('sha256').update(JSON.stringify(jwk)).digest('base64');
+  return {
+    async issue(claims): Promise<IssuedToken> {
+      let key = privateKeys.get(digest);
+      if (!key) {
+        if (privateKeys.size >= 20) privateKeys.clear();
+        key = importJWK(jwk as JWK, alg);
+        privateKeys.set(digest, key);
+        key.catch(() => privateKeys.delete(digest));
+      }
+      const issuedAt = Math.floor(claims.now / 1000);
+      const token = await new SignJWT({ client_id: claims.clientId, scope: claims.scopes.join(' ') })
+        .setProtectedHeader({ alg, kid: String(jwk.kid), typ: 'at+jwt' })
+        .setIssuer(claims.issuer)
+        .setAudience(claims.audience)
+        .setSubject(claims.clientId)
+        .setJti(randomUUID())
+        .setIssuedAt(issuedAt)
+        .setNotBefore(issuedAt)
+        .setExpirationTime(issuedAt + claims.lifetimeSeconds)
+        .sign(await key);
+      return { token, expiresIn: claims.lifetimeSeconds };
+    },
+  };
+}
