@@ -11,8 +11,11 @@ import { parseRequestTarget } from './local-http.js';
  * `requestId` can be found in what `npm start` prints.
  */
 const requestIds = new WeakMap<ServerResponse, string>();
-/** Error codes of `request` lines whose access line has not been written yet, by request id. */
-const errorCodes = new Map<string, string>();
+/**
+ * Error codes and callers (CONTRACT 4d) of `request` lines whose access line has not been written
+ * yet, by request id.
+ */
+const errorCodes = new Map<string, { readonly errorCode?: string; readonly caller?: string }>();
 /**
  * A request the gateway stopped waiting for (its time limit) logs its `request` line after its
  * access line, and nothing takes its code: the oldest go beyond this many.
@@ -39,9 +42,12 @@ export function noteRequestId(response: ServerResponse, requestId: string): void
  */
 export function notingErrorCodes(log: Log): Log {
   const note = (message: string, fields: LogFields | undefined) => {
-    if (message !== 'request' || typeof fields?.requestId !== 'string' || fields.errorCode === undefined)
-      return;
-    errorCodes.set(fields.requestId, String(fields.errorCode));
+    if (message !== 'request' || typeof fields?.requestId !== 'string') return;
+    if (fields.errorCode === undefined && fields.caller === undefined) return;
+    errorCodes.set(fields.requestId, {
+      errorCode: fields.errorCode === undefined ? undefined : String(fields.errorCode),
+      caller: fields.caller === undefined ? undefined : String(fields.caller),
+    });
     if (errorCodes.size > MAX_PENDING_CODES) errorCodes.delete(errorCodes.keys().next().value!);
   };
   return {
@@ -64,7 +70,7 @@ export function logAccess(request: IncomingMessage, response: ServerResponse): v
   const started = performance.now();
   response.once('close', function logAnswered() {
     const requestId = requestIds.get(response);
-    const errorCode = requestId === undefined ? undefined : errorCodes.get(requestId);
+    const noted = requestId === undefined ? undefined : errorCodes.get(requestId);
     if (requestId !== undefined) errorCodes.delete(requestId);
     serviceLog().info('access', {
       method: request.method,
@@ -73,7 +79,8 @@ export function logAccess(request: IncomingMessage, response: ServerResponse): v
       status: response.writableFinished ? response.statusCode : 'aborted',
       durationMs: Math.round(performance.now() - started),
       requestId,
-      errorCode,
+      errorCode: noted?.errorCode,
+      caller: noted?.caller,
       integrationError: integrationErrors.get(response),
     });
   });

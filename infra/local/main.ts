@@ -30,6 +30,8 @@ ERP integration gateway: local stack ready in ${((Date.now() - started) / 1000).
   API docs     ${base}/docs   (OpenAPI: ${base}/openapi.json)
   Data API     ${base}/demo/JsonAPI/Data/getData/SUBJECT
                (HTTP Basic: demo / demo-password)
+  OAuth 2.0    POST ${base}/demo/oauth2/token  grant_type=client_credentials
+               (client: demo-client / demo-client-secret; then Authorization: Bearer <token>)
   Files        ${base}/demo/JsonAPI/File/setFile   (POST multipart, part "file")
                ${base}/demo/JsonAPI/File/getFile/{fileGUID}
   Web API      ${base}/demo/WebAPI/test

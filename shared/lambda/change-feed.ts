@@ -62,7 +62,7 @@ function changesLink(request: HttpRequest, rel: string, token: string): string {
  */
 export function changesHandler() {
   return httpHandler(async function changesRoute(request) {
-    const tenant = await authenticate(request);
+    const tenant = await authenticate(request, 'changes.read');
     const ctx = await dataApiContext(tenant, request, undefined, 'changes.read');
     // The store's statements stop in the database when the invocation's time is up, as the reads do.
     const db = cancelledBy(await openDatabase(tenant.database), request.signal);

@@ -109,7 +109,7 @@ export function dataApiReadHandler(
   conditions?: ConditionTranslators,
 ) {
   return httpHandler(async function readRoute(request) {
-    const tenant = await authenticate(request);
+    const tenant = await authenticate(request, 'data.read');
     const answer = await read(await dataApiContext(tenant, request, conditions), request);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (answer.next) headers.link = nextPageLink(request, answer.next);

@@ -60,6 +60,7 @@ describe('npm start', () => {
     });
     console.log(`npm start: ready after ${Date.now() - started} ms`);
     expect(output).toContain('demo / demo-password');
+    expect(output).toContain('demo-client / demo-client-secret');
     // On the T-SQL engine, the login to look inside its database (the engine's own, loopback only).
     if (process.env.LOCAL_DATABASE === 'tsql' && !process.env.MSSQL_URL) {
       expect(output).toMatch(
@@ -77,7 +78,9 @@ describe('npm start', () => {
     // function's invocation.
     await expect
       .poll(() => output)
-      .toMatch(/^GET \/demo\/JsonAPI\/Data\/getRowsCount\/SUBJECT 200 \d+ ms requestId=[0-9a-f-]{36}$/m);
+      .toMatch(
+        /^GET \/demo\/JsonAPI\/Data\/getRowsCount\/SUBJECT 200 \d+ ms requestId=[0-9a-f-]{36} caller=basic:demo$/m,
+      );
     expect(output).not.toMatch(/^\{"level"/m);
     // An error answer's requestId and code are on its line, as the function's log has them.
     const refused = await fetch(`${base}/demo/JsonAPI/Data/getRowsCount/SUBJECT`);

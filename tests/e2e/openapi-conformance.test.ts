@@ -371,12 +371,88 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
           headers: basic,
         }),
       ),
+      call('POST', '/throttled/oauth2/token', {
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from('demo-client:demo-client-secret').toString('base64')}`,
+        },
+        body: 'grant_type=client_credentials',
+      }),
+      call('GET', '/throttled/.well-known/jwks.json'),
+      call('GET', '/throttled/.well-known/oauth-authorization-server'),
     ];
     for (const answer of await Promise.all(answers)) {
       expect(answer.status).toBe(429);
       expect(answer.headers.get('ratelimit')).toMatch(/^"(rate|concurrency)";r=0;t=\d+$/);
     }
     expect(problems).toEqual([]);
+  });
+
+  it('bearer tokens and the authorization server: 200, 400, 401, 403, 404', async () => {
+    const client = `Basic ${Buffer.from('demo-client:demo-client-secret').toString('base64')}`;
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const token = async (scope: string) => {
+      const answer = await call('POST', '/demo/oauth2/token', {
+        headers: { ...form, authorization: client },
+        body: `grant_type=client_credentials&scope=${encodeURIComponent(scope)}`,
+      });
+      expect(answer.status).toBe(200);
+      return `Bearer ${(JSON.parse(answer.body) as { access_token: string }).access_token}`;
+    };
+    const grant = 'grant_type=client_credentials';
+    expect((await call('POST', '/demo/oauth2/token', { headers: form, body: grant })).status).toBe(401);
+    expect(
+      (
+        await call('POST', '/demo/oauth2/token', {
+          headers: { ...form, authorization: client },
+          body: 'grant_type=password',
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (await call('POST', '/nope/oauth2/token', { headers: { ...form, authorization: client }, body: grant }))
+        .status,
+    ).toBe(404);
+    for (const document of ['jwks.json', 'oauth-authorization-server']) {
+      expect((await call('GET', `/demo/.well-known/${document}`)).status).toBe(200);
+      expect((await call('GET', `/nope/.well-known/${document}`)).status).toBe(404);
+    }
+    // Each Data API route refuses a token without its scope: 403 insufficient_scope.
+    const filesOnly = { authorization: await token('files.read') };
+    const dataOnly = { authorization: await token('data.read') };
+    for (const fn of ['getData', 'getDataWithCondition', 'getRowsCount', 'getDataPaginate', 'getChanges']) {
+      expect((await data(fn, 'SUBJECT', '', 'demo', filesOnly)).status, fn).toBe(403);
+    }
+    expect(
+      (
+        await call('GET', `/demo/JsonAPI/File/getFile/${'0'.repeat(8)}-0000-0000-0000-${'0'.repeat(12)}`, {
+          headers: dataOnly,
+        })
+      ).status,
+    ).toBe(403);
+    const upload = new FormData();
+    upload.append('file', new Blob([Buffer.from('x')], { type: 'text/plain' }), 'x.txt');
+    expect(
+      (await call('POST', '/demo/JsonAPI/File/setFile', { headers: filesOnly, body: upload })).status,
+    ).toBe(403);
+    const one = '/demo/JsonAPI/Subscriptions/sub_000000000000000000000000';
+    for (const [method, path] of [
+      ['POST', '/demo/JsonAPI/Subscriptions'],
+      ['GET', '/demo/JsonAPI/Subscriptions'],
+      ['GET', one],
+      ['DELETE', one],
+      ['POST', `${one}/rotate`],
+      ['POST', `${one}/enable`],
+    ] as const) {
+      expect(
+        (await call(method, path, { headers: dataOnly, body: method === 'POST' ? '{}' : undefined })).status,
+        `${method} ${path}`,
+      ).toBe(403);
+    }
+    // A token that is not valid: 401 invalid_token, in the routes' documented 401.
+    expect(
+      (await data('getRowsCount', 'SUBJECT', '', 'demo', { authorization: 'Bearer a.b.c' })).status,
+    ).toBe(401);
   });
 
   it('has exercised every documented answer but the unexpected 500', () => {

@@ -76,6 +76,18 @@ export function holdsScope(caller: Caller, scope: Scope): boolean {
   return caller.kind === 'basic' || caller.scopes.has(scope);
 }
 
+/**
+ * Whether the caller holds `scope` or, for a family of source scopes, one source's: what a route
+ * asks before it reads its input (the source is checked once it is found).
+ */
+export function holdsRouteScope(caller: Caller, scope: Scope): boolean {
+  if (holdsScope(caller, scope)) return true;
+  if (caller.kind === 'basic' || (scope !== 'data.read' && scope !== 'changes.read')) return false;
+  const prefix = `${scope}:`;
+  for (const held of caller.scopes) if (held.startsWith(prefix)) return true;
+  return false;
+}
+
 /** Whether the caller may use `family` on `source`: the whole family, or the source's own scope. */
 export function holdsSourceScope(caller: Caller, family: SourceScopeFamily, source: DataSourceName): boolean {
   if (holdsScope(caller, family)) return true;
@@ -103,9 +115,9 @@ export function insufficientScope(realm: string, needed: string): ServiceError {
   });
 }
 
-/** Refuses the caller unless it holds `scope`. */
+/** Refuses the caller unless it holds `scope` (or, for data.read and changes.read, one source's). */
 export function requireScope(caller: Caller, realm: string, scope: Scope): void {
-  if (!holdsScope(caller, scope)) throw insufficientScope(realm, scope);
+  if (!holdsRouteScope(caller, scope)) throw insufficientScope(realm, scope);
 }
 
 /**
