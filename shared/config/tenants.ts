@@ -153,8 +153,18 @@ function jwksUriProblem(text: string): string | undefined {
 const tokenIssuer = z.strictObject({
   /** The tokens' `iss`, exactly (Entra ID: `https://login.microsoftonline.com/<tenant id>/v2.0`). */
   issuer: nonEmpty(),
-  /** The `aud` the tokens must carry (one of, where `aud` is a list). */
-  audience: nonEmpty(),
+  /** The `aud` the tokens must carry (one of, where `aud` is a list), or any of several. */
+  audience: z.union([nonEmpty(), z.array(nonEmpty()).check(z.minLength(1), z.maxLength(100))]),
+  /**
+   * Where the audience is: `aud` (the standard), or `client_id` for an issuer whose access tokens
+   * carry none (Amazon Cognito: `audience` then lists the app clients allowed).
+   */
+  audienceClaim: z._default(z.enum(['aud', 'client_id']), 'aud'),
+  /**
+   * Taken off the front of each scope before it is read (Cognito names a resource server's scopes
+   * `<identifier>/<scope>`: `erp-gateway/` makes `erp-gateway/data.read` the scope `data.read`).
+   */
+  scopePrefix: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
   jwksUri: z.string().check(
     z.superRefine((text, context) => {
       const problem = jwksUriProblem(text);

@@ -1,13 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { JSONWebKeySet } from 'jose';
-import {
-  KeySetUnavailableError,
-  publicJwk,
-  TokenRejectedError,
-  type TrustedIssuer,
-  type VerifiedToken,
-  verifyAccessToken,
-} from '../adapters/jose/access-tokens.js';
+import { KeySetUnavailableError } from '../adapters/http/jwks.js';
+import type { TrustedIssuer, VerifiedToken } from '../adapters/jose/access-tokens.js';
+import { publicJwk, TokenRejectedError } from '../adapters/jose/token-keys.js';
 import { processWide } from '../config/process-wide.js';
 import { getSettings } from '../config/settings.js';
 import { type TenantConfig, tokenSigningAlgorithm } from '../config/tenants.js';
@@ -59,6 +54,8 @@ function trustedIssuers(tenant: TenantConfig, request: HttpRequest): TrustedIssu
   const trusted: TrustedIssuer[] = tenant.tokenIssuers.map((issuer) => ({
     issuer: issuer.issuer,
     audience: issuer.audience,
+    audienceClaim: issuer.audienceClaim,
+    scopePrefix: issuer.scopePrefix,
     keys: { jwksUri: issuer.jwksUri },
     scopeClaim: issuer.scopeClaim,
   }));
@@ -80,13 +77,8 @@ const rememberedTokens = processWide(
 function trustDigest(token: string, trusted: readonly TrustedIssuer[]): string {
   const hash = createHash('sha256').update(token);
   for (const issuer of trusted) {
-    hash
-      .update('\0')
-      .update(issuer.issuer)
-      .update('\0')
-      .update(issuer.audience)
-      .update('\0')
-      .update(issuer.scopeClaim);
+    const { issuer: name, audience, audienceClaim, scopePrefix, scopeClaim } = issuer;
+    hash.update('\0').update(JSON.stringify([name, audience, audienceClaim, scopePrefix, scopeClaim]));
     hash.update('\0').update('own' in issuer.keys ? JSON.stringify(issuer.keys.own) : issuer.keys.jwksUri);
   }
   return hash.digest('base64');
@@ -108,8 +100,13 @@ async function bearerCaller(tenant: TenantConfig, request: HttpRequest, token: s
   let verified = rememberedTokens.get(key);
   if (!verified || verified.until <= now) {
     try {
-      const token_ = await verifyAccessToken(token, trusted);
-      verified = { token: token_, until: Math.min(token_.expiresAt, now + getSettings().credentialCacheMs) };
+      // jose with the first bearer token of the instance (token-keys.ts).
+      const { verifyAccessToken } = await import('../adapters/jose/access-tokens.js');
+      const checked = await verifyAccessToken(token, trusted);
+      verified = {
+        token: checked,
+        until: Math.min(checked.expiresAt, now + getSettings().credentialCacheMs),
+      };
       if (rememberedTokens.size >= MAX_REMEMBERED_TOKENS) {
         rememberedTokens.delete(rememberedTokens.keys().next().value!);
       }

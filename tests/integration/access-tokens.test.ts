@@ -68,6 +68,34 @@ describe('an identity provider’s tokens', () => {
     expect(idp.fetches).toBe(1);
   });
 
+  it('takes the settings of an issuer like Amazon Cognito: no aud, the client_id one of the audience, scopes with a prefix', async () => {
+    const cognito: TrustedIssuer[] = [
+      {
+        issuer: idp.issuer,
+        audience: ['app-client-1', 'app-client-2'],
+        audienceClaim: 'client_id',
+        scopePrefix: 'erp-gateway/',
+        keys: { jwksUri: idp.jwksUri },
+        scopeClaim: 'scope',
+      },
+    ];
+    const accessToken = (clientId: string) =>
+      idp.sign(first, {
+        aud: undefined,
+        client_id: clientId,
+        token_use: 'access',
+        scope: 'erp-gateway/data.read other/files.write',
+      });
+    await expect(verifyAccessToken(await accessToken('app-client-2'), cognito)).resolves.toMatchObject({
+      client: 'app-client-2',
+      scopes: ['data.read'],
+    });
+    await refused(await accessToken('app-client-9'), cognito);
+    // Several audiences for aud as well: any one of them.
+    const several = [{ ...trusted[0]!, audience: ['api://one', AUDIENCE] }];
+    await expect(verifyAccessToken(await idp.sign(first), several)).resolves.toBeDefined();
+  });
+
   it('follows a rotation: a new key is fetched for its unknown kid, at most once a minute; a removed key stops with the next fetch', async () => {
     await verifyAccessToken(await idp.sign(first), trusted);
     idp.keys = [first, second];

@@ -28,6 +28,7 @@ const OVERRIDES: Record<string, string> = {
   logLevel: 'DEBUG',
   metricsNamespace: 'AcmeGateway',
   dataApiPrefix: 'DataV2',
+  publicBaseUrl: 'https://erp-api.acme.example',
   webApiPrefix: 'WebV2',
   webhookRetrySchedule: '7,70,700',
   webhookMaxAttempts: '4',
@@ -280,6 +281,8 @@ describe('deploy parameters', () => {
       WebhookAdmin: [],
       // Change notifications answer inline and send to their queue: no S3.
       DataSubscriptions: [],
+      // The authorization server answers inline, with no database: no S3.
+      AuthorizationServer: [],
       ChangeNotifier: [],
       WebTest: [],
       WebGetData: under('answers/*/web-api/*'),
@@ -300,6 +303,8 @@ describe('deploy parameters', () => {
       const env = (fn.Properties.Environment as { Variables: Record<string, Json> }).Variables;
       expect(env.LOG_LEVEL, id).toBe('DEBUG');
       expect(env.POWERTOOLS_METRICS_NAMESPACE, id).toBe('AcmeGateway');
+      // The gateway's tokens' iss and aud (CONTRACT 4d) are the same in every function.
+      expect(env.PUBLIC_BASE_URL, id).toBe('https://erp-api.acme.example');
     }
     const alarms = ofType(overridden, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
     const thresholds = alarms.filter((alarm) => alarm.Metrics).map((alarm) => String(alarm.Threshold));
@@ -339,7 +344,7 @@ describe('deploy parameters', () => {
   it('reserves the given concurrency for every HTTP function, and caps the batches of each queue worker at once', () => {
     const functions = ofType(overridden, 'AWS::Lambda::Function');
     const http = httpFunctions(overridden);
-    expect(http.size).toBe(12);
+    expect(http.size).toBe(13);
     for (const [id, fn] of functions) {
       // A --param value is a string; CloudFormation takes "3" for an integer property.
       const reserved = fn.Properties.ReservedConcurrentExecutions;
@@ -461,7 +466,12 @@ describe('deploy parameters', () => {
       (fn.events ?? []).filter((e) => e.httpApi),
     );
     expect(routes.length).toBe(events.length);
-    for (const route of routes) expect(route).toMatch(/^(GET|POST|DELETE) \/\{tenant\}\/(DataV2|WebV2)\//);
+    // The authorization server's routes are the OAuth 2.0 ones, beside the prefixes (CONTRACT 4d).
+    for (const route of routes) {
+      expect(route).toMatch(
+        /^(GET|POST|DELETE) \/\{tenant\}\/((DataV2|WebV2)\/|oauth2\/token$|\.well-known\/(jwks\.json|oauth-authorization-server)$)/,
+      );
+    }
   });
 
   it('sizes the queues and the job worker from the overridden values', () => {

@@ -522,6 +522,25 @@ export async function startFirstRequestEnvironment(): Promise<FirstRequestEnviro
           ),
         };
       },
+      async authorizationServer() {
+        return {
+          description: 'a token of the demo client (client credentials, client_secret_basic)',
+          event: httpApiEvent({
+            method: 'POST',
+            route: '/{tenant}/oauth2/token',
+            pathParameters: { tenant: 'demo' },
+            headers: {
+              authorization: `Basic ${Buffer.from('demo-client:demo-client-secret').toString('base64')}`,
+              'content-type': 'application/x-www-form-urlencoded',
+              host: 'gateway.example',
+            },
+            body: Buffer.from('grant_type=client_credentials&scope=data.read'),
+          }),
+          check: expectStatus(200, (_r, body) =>
+            (JSON.parse(body) as { token_type?: string }).token_type === 'Bearer' ? undefined : 'no token',
+          ),
+        };
+      },
       async changeNotifier() {
         return {
           description: "a pass of the demo tenant's notifier (no subscriptions: the loop ends)",

@@ -13,6 +13,7 @@ import {
 } from 'jose';
 import type { AccessTokenIssuer, IssuedToken } from '../../core/auth/client-credentials.js';
 import { identityProviderKeys, KeySetUnavailableError } from '../http/jwks.js';
+import { TokenRejectedError } from './token-keys.js';
 
 /** The algorithms a token may be signed with (CONTRACT 4d): never `none`, never an HMAC. */
 export const TOKEN_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
@@ -24,7 +25,12 @@ export const MAX_TOKEN_LENGTH = 8000;
 /** An issuer whose tokens a tenant accepts. */
 export interface TrustedIssuer {
   readonly issuer: string;
-  readonly audience: string;
+  /** The audience, or any of several. */
+  readonly audience: string | readonly string[];
+  /** Where it is: `aud`, or `client_id` (Cognito's access tokens carry no `aud`). */
+  readonly audienceClaim?: 'aud' | 'client_id';
+  /** Taken off the front of each scope (Cognito: `<resource server>/`). */
+  readonly scopePrefix?: string;
   /** Where its keys are: an identity provider's JWKS URL, or the gateway's own keys. */
   readonly keys: { readonly jwksUri: string } | { readonly own: JSONWebKeySet };
   readonly scopeClaim: 'scope' | 'scp' | 'roles';
@@ -40,18 +46,15 @@ export interface VerifiedToken {
   readonly expiresAt: number;
 }
 
-/** Why a token was refused: for the log only; the caller hears RFC 6750's `invalid_token`. */
-export class TokenRejectedError extends Error {
-  override readonly name = 'TokenRejectedError';
-}
+export { KeySetUnavailableError, TokenRejectedError };
 
-export { KeySetUnavailableError };
-
-function scopesOf(payload: JWTPayload, claim: TrustedIssuer['scopeClaim']): string[] {
+function scopesOf(payload: JWTPayload, claim: TrustedIssuer['scopeClaim'], prefix = ''): string[] {
   const value = payload[claim];
-  if (typeof value === 'string') return value.split(' ').filter(Boolean);
-  if (Array.isArray(value)) return value.filter((item): item is string => typeof item === 'string');
-  return [];
+  let scopes: string[] = [];
+  if (typeof value === 'string') scopes = value.split(' ').filter(Boolean);
+  else if (Array.isArray(value)) scopes = value.filter((item): item is string => typeof item === 'string');
+  if (!prefix) return scopes;
+  return scopes.filter((scope) => scope.startsWith(prefix)).map((scope) => scope.slice(prefix.length));
 }
 
 const stringClaim = (payload: JWTPayload, name: string) =>
@@ -94,9 +97,11 @@ export async function verifyAccessToken(
   }
   const trust = trusted.find((candidate) => candidate.issuer === issuer);
   if (!trust) throw new TokenRejectedError('issuer not trusted by the tenant');
+  const byClientId = trust.audienceClaim === 'client_id';
   const options = {
     issuer: trust.issuer,
-    audience: trust.audience,
+    // jose checks `aud`; an issuer whose audience is its `client_id` is checked below.
+    ...(byClientId ? {} : { audience: [trust.audience].flat() }),
     algorithms: [...TOKEN_ALGORITHMS],
     clockTolerance: CLOCK_TOLERANCE_SECONDS,
     requiredClaims: ['exp'],
@@ -120,6 +125,12 @@ export async function verifyAccessToken(
     throw new TokenRejectedError(`${code}: ${(error as Error).message}`.slice(0, 200));
   }
   const { payload } = verified;
+  if (
+    byClientId &&
+    !(typeof payload.client_id === 'string' && [trust.audience].flat().includes(payload.client_id))
+  ) {
+    throw new TokenRejectedError('client_id not one of the audience');
+  }
   const subject = stringClaim(payload, 'sub');
   const client =
     stringClaim(payload, 'client_id') ??
@@ -131,27 +142,9 @@ export async function verifyAccessToken(
     issuer: trust.issuer,
     subject,
     client,
-    scopes: scopesOf(payload, trust.scopeClaim),
+    scopes: scopesOf(payload, trust.scopeClaim, trust.scopePrefix),
     expiresAt: (payload.exp ?? 0) * 1000,
   };
-}
-
-/** The members of a JWK that are public, by key type. */
-const PUBLIC_MEMBERS: Record<string, readonly string[]> = {
-  EC: ['kty', 'crv', 'x', 'y'],
-  OKP: ['kty', 'crv', 'x'],
-  RSA: ['kty', 'n', 'e'],
-};
-
-/** `jwk` without its private members, with `kid`, `alg` and `use`: what `jwks.json` publishes. */
-export function publicJwk(jwk: Readonly<Record<string, unknown>>, alg: string): JWK {
-  const members = PUBLIC_MEMBERS[String(jwk.kty)] ?? [];
-  return {
-    ...Object.fromEntries(members.filter((name) => jwk[name] !== undefined).map((name) => [name, jwk[name]])),
-    kid: String(jwk.kid),
-    alg,
-    use: 'sig',
-  } as JWK;
 }
 
 /** Imported private keys, by the JWK's digest: importing costs more than signing. */
