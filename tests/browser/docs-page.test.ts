@@ -115,3 +115,50 @@ describe('GET /docs/{tenant} in a real browser', () => {
     expect(failed).toEqual([]);
   });
 });
+
+describe('GET /docs/{tenant}: Authorize with OAuth 2.0 client credentials', () => {
+  it("gets a token from the tenant's token endpoint in the page, then calls a route with it", async () => {
+    const page = await browser.newPage();
+    // The description itself is the tenant's (HTTP Basic); the calls then go with the token.
+    await page.authenticate({ username: 'demo', password: 'demo-password' });
+    const failed: string[] = [];
+    page.on('pageerror', (error) => failed.push(String(error)));
+    await page.goto(`${stack.url}/docs/demo`, { waitUntil: 'networkidle0' });
+    await page.waitForSelector('.btn.authorize');
+    await page.click('.btn.authorize');
+    await page.waitForSelector('#client_id_clientCredentials');
+    await page.type('#client_id_clientCredentials', 'demo-client');
+    await page.type('#client_secret_clientCredentials', 'demo-client-secret');
+    const granted = page.waitForResponse((response) => response.url() === `${stack.url}/demo/oauth2/token`);
+    // The Authorize button of the oauth2 scheme's own form.
+    await page.evaluate(`(() => {
+      const form = document.querySelector('#client_id_clientCredentials').closest('.auth-container');
+      form.querySelector('.btn.modal-btn.auth.authorize').click();
+    })()`);
+    const tokenAnswer = await granted;
+    expect(tokenAnswer.status()).toBe(200);
+    expect(tokenAnswer.request().method()).toBe('POST');
+    // Authorized: its form now offers to log out.
+    await page.waitForFunction(
+      `[...document.querySelectorAll('.auth-container .btn.modal-btn.auth')].some((button) => button.textContent.includes('Logout'))`,
+    );
+    await page.click('.btn-done, .modal-ux .close-modal');
+
+    // getRowsCount of SUBJECT: open it, "Try it out", "Execute".
+    const block = '[id^="operations-"][id*="getRowsCount"][id*="SUBJECT"]';
+    await page.waitForSelector(block);
+    await page.click(`${block} .opblock-summary`);
+    await page.waitForSelector(`${block} .try-out__btn`);
+    await page.click(`${block} .try-out__btn`);
+    const called = page.waitForResponse((response) =>
+      response.url().startsWith(`${stack.url}/demo/JsonAPI/Data/getRowsCount/SUBJECT`),
+    );
+    await page.waitForSelector(`${block} .execute`);
+    await page.click(`${block} .execute`);
+    const answer = await called;
+    expect(answer.request().headers().authorization).toMatch(/^Bearer ey/);
+    expect(answer.status()).toBe(200);
+    expect(await answer.json()).toEqual({ SUBJECT: [{ rowsCount: expect.any(Number) }] });
+    expect(failed).toEqual([]);
+  });
+});
