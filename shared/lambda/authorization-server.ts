@@ -6,7 +6,7 @@ import { grantClientCredentials, OAuthError } from '../core/auth/client-credenti
 import { notFound } from '../core/errors.js';
 import { verifySecretRemembered } from './basic-auth.js';
 import { ownKeySet, tenantBaseUrl } from './caller-auth.js';
-import { renderDataApiError } from './data-api.js';
+import { renderDataApiError } from './data-api-errors.js';
 import {
   type HttpRequest,
   type HttpResponse,

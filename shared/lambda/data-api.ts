@@ -12,33 +12,17 @@ import { cancelledBy, type SqlDialectName } from '../core/database.js';
 import { badRequest } from '../core/errors.js';
 import { matchesIfNoneMatch } from '../core/files/entity-tag.js';
 import { authenticateCaller, callerGrant, requireCallerScope } from './caller-auth.js';
+import { renderDataApiError } from './data-api-errors.js';
 import {
   type HttpRequest,
   type HttpResponse,
   httpHandler,
-  type RenderedError,
-  toServiceError,
 } from './http.js';
 import { answerResponse, largeAnswerLimits } from './large-answers.js';
 import { requireTenant } from './tenant.js';
 
-/** The Data API's error body: `{"error":{"code","message","requestId"}}`. */
-export function renderDataApiError(
-  thrown: unknown,
-  _request: HttpRequest | undefined,
-  requestId: string,
-): RenderedError {
-  const error = toServiceError(thrown);
-  const message = error.expose ? error.message : 'The request could not be completed';
-  return {
-    code: error.code,
-    response: {
-      status: error.status,
-      headers: { 'content-type': 'application/json; charset=utf-8', ...error.headers },
-      body: JSON.stringify({ error: { code: error.code, message, requestId, ...error.details } }),
-    },
-  };
-}
+/** The Data API's error body (data-api-errors.ts: the authorization server shares it without the readers). */
+export { renderDataApiError };
 
 /** The Data API's limits: a larger answer (or file, under `files/`) goes to S3 under `answers/<tenant>/`. */
 export async function answerLimits(tenant: TenantConfig): Promise<AnswerLimits> {

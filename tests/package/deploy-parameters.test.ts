@@ -388,6 +388,8 @@ describe('deploy parameters', () => {
       DeliverWebhookLambdaFunction: 10,
       WebhookAdminLambdaFunction: 1,
       DataSubscriptionsLambdaFunction: 1,
+      // The provider's default; the authorization server opens no database.
+      AuthorizationServerLambdaFunction: 1,
       ChangeNotifierLambdaFunction: 10,
       WebTestLambdaFunction: 1,
       WebGetDataLambdaFunction: 2,
