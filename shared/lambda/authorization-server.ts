@@ -6,14 +6,8 @@ import { grantClientCredentials, OAuthError } from '../core/auth/client-credenti
 import { notFound } from '../core/errors.js';
 import { verifySecretRemembered } from './basic-auth.js';
 import { ownKeySet, tenantBaseUrl } from './caller-auth.js';
-import { renderDataApiError } from './data-api-errors.js';
-import {
-  type HttpRequest,
-  type HttpResponse,
-  httpHandler,
-  type RenderedError,
-  toServiceError,
-} from './http.js';
+import { answerableError, renderDataApiError } from './data-api-errors.js';
+import { type HttpRequest, type HttpResponse, httpHandler, type RenderedError } from './http.js';
 import { noteCaller } from './request-scope.js';
 import { requireTenant } from './tenant.js';
 
@@ -59,8 +53,7 @@ export function renderTokenError(
       },
     };
   }
-  const error = toServiceError(thrown);
-  const message = error.expose ? error.message : 'The request could not be completed';
+  const { error, message } = answerableError(thrown);
   return {
     code: error.code,
     response: {

@@ -1,4 +1,11 @@
+import type { ServiceError } from '../core/errors.js';
 import { type HttpRequest, type RenderedError, toServiceError } from './http.js';
+
+/** What an answer may tell of what was thrown: the error, and its message or only that it failed. */
+export function answerableError(thrown: unknown): { readonly error: ServiceError; readonly message: string } {
+  const error = toServiceError(thrown);
+  return { error, message: error.expose ? error.message : 'The request could not be completed' };
+}
 
 /** The Data API's error body: `{"error":{"code","message","requestId"}}`. */
 export function renderDataApiError(
@@ -6,8 +13,7 @@ export function renderDataApiError(
   _request: HttpRequest | undefined,
   requestId: string,
 ): RenderedError {
-  const error = toServiceError(thrown);
-  const message = error.expose ? error.message : 'The request could not be completed';
+  const { error, message } = answerableError(thrown);
   return {
     code: error.code,
     response: {

@@ -13,11 +13,7 @@ import { badRequest } from '../core/errors.js';
 import { matchesIfNoneMatch } from '../core/files/entity-tag.js';
 import { authenticateCaller, callerGrant, requireCallerScope } from './caller-auth.js';
 import { renderDataApiError } from './data-api-errors.js';
-import {
-  type HttpRequest,
-  type HttpResponse,
-  httpHandler,
-} from './http.js';
+import { type HttpRequest, type HttpResponse, httpHandler } from './http.js';
 import { answerResponse, largeAnswerLimits } from './large-answers.js';
 import { requireTenant } from './tenant.js';
 

@@ -45,6 +45,17 @@ async function call(method: string, path: string, init: RequestInit = {}) {
 }
 
 const basic = { authorization: DEMO_AUTH };
+
+/** The six subscription routes of the demo tenant, `one` the path of a subscription. */
+const subscriptionRoutes = (one: string) =>
+  [
+    ['POST', '/demo/JsonAPI/Subscriptions'],
+    ['GET', '/demo/JsonAPI/Subscriptions'],
+    ['GET', one],
+    ['DELETE', one],
+    ['POST', `${one}/rotate`],
+    ['POST', `${one}/enable`],
+  ] as const;
 const data = (
   fn: string,
   source: string,
@@ -302,14 +313,7 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
     );
     expect((await call('POST', '/full/JsonAPI/Subscriptions', { headers: json, body })).status).toBe(409);
     const other = '/demo/JsonAPI/Subscriptions/sub_000000000000000000000000';
-    for (const [method, path] of [
-      ['POST', '/demo/JsonAPI/Subscriptions'],
-      ['GET', '/demo/JsonAPI/Subscriptions'],
-      ['GET', one],
-      ['DELETE', one],
-      ['POST', `${one}/rotate`],
-      ['POST', `${one}/enable`],
-    ] as const) {
+    for (const [method, path] of subscriptionRoutes(one)) {
       expect(
         (
           await call(method, path, {
@@ -435,15 +439,9 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
     expect(
       (await call('POST', '/demo/JsonAPI/File/setFile', { headers: filesOnly, body: upload })).status,
     ).toBe(403);
-    const one = '/demo/JsonAPI/Subscriptions/sub_000000000000000000000000';
-    for (const [method, path] of [
-      ['POST', '/demo/JsonAPI/Subscriptions'],
-      ['GET', '/demo/JsonAPI/Subscriptions'],
-      ['GET', one],
-      ['DELETE', one],
-      ['POST', `${one}/rotate`],
-      ['POST', `${one}/enable`],
-    ] as const) {
+    for (const [method, path] of subscriptionRoutes(
+      '/demo/JsonAPI/Subscriptions/sub_000000000000000000000000',
+    )) {
       expect(
         (await call(method, path, { headers: dataOnly, body: method === 'POST' ? '{}' : undefined })).status,
         `${method} ${path}`,
