@@ -14,6 +14,7 @@ import type { LogFields } from '../../shared/core/log.js';
 import { useObservability } from '../../shared/lambda/observability.js';
 import { DEMO_AUTH, useDemoTenantsWith } from '../support/demo.js';
 import { type IssuerKey, issuerKey, startTestIssuer, type TestIssuer } from '../support/token-issuer.js';
+import { tokenSigningJwk } from '../support/token-keys.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const CLIENT = { id: 'demo-client', secret: 'demo-client-secret' };
@@ -23,32 +24,35 @@ let idp: TestIssuer;
 let idpKey: IssuerKey;
 let receiver: WebhookReceiver;
 
+/** The tenants of these tests beside the demo tenant. */
+const extraTenants = (demo: Record<string, unknown>) => ({
+  // Its own identity provider (Entra ID puts application roles in `roles`), and the gateway's clients.
+  idp: {
+    ...demo,
+    tokenIssuers: [{ issuer: idp.issuer, audience: AUDIENCE, jwksUri: idp.jwksUri, scopeClaim: 'roles' }],
+  },
+  // An identity provider that never answers: no keys to check a token with.
+  unreachable: {
+    ...demo,
+    tokenIssuers: [
+      { issuer: 'https://login.example/t', audience: AUDIENCE, jwksUri: 'http://127.0.0.1:9/keys' },
+    ],
+  },
+  // Basic turned off.
+  'bearer-only': { ...demo, dataApiAuth: ['bearer'] },
+  // Another tenant of the same deployment, with the same client name.
+  other: { ...demo },
+  // No clients: the gateway is not its authorization server.
+  'no-clients': { ...demo, oauthClients: [] },
+});
+
 beforeAll(async () => {
   idp = await startTestIssuer(AUDIENCE);
   idpKey = await issuerKey('idp-key-1', 'RS256');
   idp.keys = [idpKey];
   receiver = await startWebhookReceiver();
   stack = await startLocalStack({ port: 0 });
-  useDemoTenantsWith(stack.registry, (demo) => ({
-    // Its own identity provider (Entra ID puts application roles in `roles`), and the gateway's clients.
-    idp: {
-      ...demo,
-      tokenIssuers: [{ issuer: idp.issuer, audience: AUDIENCE, jwksUri: idp.jwksUri, scopeClaim: 'roles' }],
-    },
-    // An identity provider that never answers: no keys to check a token with.
-    unreachable: {
-      ...demo,
-      tokenIssuers: [
-        { issuer: 'https://login.example/t', audience: AUDIENCE, jwksUri: 'http://127.0.0.1:9/keys' },
-      ],
-    },
-    // Basic turned off.
-    'bearer-only': { ...demo, dataApiAuth: ['bearer'] },
-    // Another tenant of the same deployment, with the same client name.
-    other: { ...demo },
-    // No clients: the gateway is not its authorization server.
-    'no-clients': { ...demo, oauthClients: [] },
-  }));
+  useDemoTenantsWith(stack.registry, extraTenants);
 });
 afterAll(async () => {
   await stack?.stop();
@@ -193,6 +197,34 @@ describe("the gateway's token endpoint (client credentials)", () => {
     expect(refused.status).toBe(401);
     expect((await errorOf(refused)).code).toBe('invalid_token');
     expect((await get('/Data/getRowsCount/SUBJECT', bearer(others), 'other')).status).toBe(200);
+  });
+});
+
+describe("rotating the deployment's signing key", () => {
+  it('publishes both keys; tokens of the old one verify until it is removed, new tokens carry the new kid', async () => {
+    const local = stack.registry as { tokenSigningKeys: Record<string, unknown>[] };
+    const [old] = local.tokenSigningKeys;
+    const fresh = tokenSigningJwk('rotated-key');
+    const withKeys = (keys: Record<string, unknown>[]) =>
+      useDemoTenantsWith({ ...local, tokenSigningKeys: keys }, extraTenants);
+    try {
+      const before = await tokenFor('data.read');
+      withKeys([fresh, old!]);
+      const kids = (
+        (await (await fetch(`${stack.url}/demo/.well-known/jwks.json`)).json()) as { keys: { kid: string }[] }
+      ).keys.map((key) => key.kid);
+      expect(kids).toEqual(['rotated-key', old!.kid]);
+      const after = await tokenFor('data.read');
+      expect(JSON.parse(Buffer.from(after.split('.')[0]!, 'base64url').toString()).kid).toBe('rotated-key');
+      expect((await get('/Data/getRowsCount/SUBJECT', bearer(before))).status).toBe(200);
+      expect((await get('/Data/getRowsCount/SUBJECT', bearer(after))).status).toBe(200);
+      // The old key removed: its tokens stop at once, though this instance had verified them.
+      withKeys([fresh]);
+      expect((await get('/Data/getRowsCount/SUBJECT', bearer(before))).status).toBe(401);
+      expect((await get('/Data/getRowsCount/SUBJECT', bearer(after))).status).toBe(200);
+    } finally {
+      withKeys(local.tokenSigningKeys);
+    }
   });
 });
 
