@@ -89,7 +89,7 @@ async function tokenRoute(request: HttpRequest): Promise<HttpResponse> {
         ),
       issuer: joseTokenIssuer(signingKey!, tokenSigningAlgorithm(signingKey!) ?? 'ES256'),
       now: Date.now(),
-      onClient: (clientId) => noteCaller(`client:${clientId}`),
+      onClient: (clientId) => noteCaller(request.requestId, `client:${clientId}`),
     },
     {
       contentType: request.headers['content-type'],

@@ -178,7 +178,7 @@ export async function authenticateCaller(tenant: TenantConfig, request: HttpRequ
     caller = { kind: 'basic', user: await requireBasicAuth(tenant, header, getSettings().credentialCacheMs) };
   }
   callers.set(request, caller);
-  noteCaller(callerIdentity(caller));
+  noteCaller(request.requestId, callerIdentity(caller));
   return caller;
 }
 

@@ -20,7 +20,7 @@ import {
   serviceMetrics,
   statusClass,
 } from './observability.js';
-import { inRequestScope } from './request-scope.js';
+import { endRequest } from './request-scope.js';
 import { rateLimitPolicyOf, releaseTenantSlot } from './tenant-admission.js';
 
 /** An HTTP request as the service's routes see it: no Lambda event shapes beyond this file. */
@@ -326,9 +326,10 @@ export function httpHandler(route: Route, renderError: ErrorRenderer) {
     });
   return async function answerThenWorkAfter(event: Event, context: Context): Promise<Result> {
     try {
-      // One scope per invocation: its log lines name its caller once authentication knows it.
-      return await inRequestScope(() => handler(event, context));
+      return await handler(event, context);
     } finally {
+      // Its lines are written (the summary last): the caller it was known by is forgotten.
+      endRequest(context?.awsRequestId ?? event?.requestContext?.requestId);
       if (context?.awsRequestId) answerReturned(context.awsRequestId);
     }
   };
