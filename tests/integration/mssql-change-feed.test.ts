@@ -3,6 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { removeExpiredChanges } from '../../shared/core/data-api/changes.js';
 import type { Database } from '../../shared/core/database.js';
+import { MSSQL_SUBSCRIPTION_STATEMENTS } from '../../shared/adapters/mssql/subscription-store.js';
+import {
+  enableSubscription,
+  type SubscriptionContext,
+} from '../../shared/core/notifications/subscriptions.js';
 import { subscriptionStore } from '../../shared/lambda/notifications.js';
 import {
   changeFeedContexts,
@@ -154,6 +159,54 @@ describe.skipIf(!url)('Change feed on SQL Server (integration)', () => {
     const mine = await subscriptionStore(db).list(owner);
     expect(mine).toHaveLength(20);
     for (const s of mine) await subscriptionStore(db).remove(s.id, owner);
+  });
+
+  it('change notifications: an enable while the loop ends waits for the ending and then starts a pass (without the lock: no pass, none until the hourly backstop)', async () => {
+    const store = subscriptionStore(db);
+    const { feed } = changeFeedContexts(db);
+    const tenant = `ending-${Date.now()}`;
+    const owner = `basic:${tenant}`;
+    const made = subscriptionRow({ owner });
+    expect(await store.create(tenant, made, 1_000_000)).toBe('created');
+    await db.query(
+      `UPDATE dbo.SVC_SUBSCRIPTION SET STATE = 'disabled', WAITING_EVENT = NULL WHERE ID = @p1`,
+      [made.id],
+    );
+    const delayMs = 10_000;
+    const now = Date.now();
+    // The loop's pass a moment ago found no live subscription and is ending: it holds the
+    // notifier row, has counted none, and has not yet cleared its last pass.
+    expect(await store.claimPass(tenant, now, now - delayMs)).toBe(true);
+    const ending = await sessionWriter(url!, pools);
+    await ending.begin();
+    for (const statement of MSSQL_SUBSCRIPTION_STATEMENTS.lockNotifier) await ending.run(statement, [tenant]);
+    const passes: string[] = [];
+    const ctx: SubscriptionContext = {
+      tenant,
+      owner,
+      store,
+      feed: feed.store,
+      queue: { notify: async () => undefined, pass: async (t) => void passes.push(t) },
+      recorded: ['SUBJECT'],
+      maxSubscriptions: 100,
+      delayMs,
+      allowPrivateTargets: false,
+      forbiddenHost: async () => undefined,
+      now: () => now + 1,
+    };
+    let enabled = false;
+    const enabling = enableSubscription(ctx, made.id).then((view) => {
+      enabled = true;
+      return view;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(enabled).toBe(false); // it waits for the ending's lock
+    await ending.run(MSSQL_SUBSCRIPTION_STATEMENTS.endPasses, [tenant]);
+    await ending.end(true);
+    expect(await enabling).toMatchObject({ state: 'pending' });
+    // The loop ended before the enable counted: the route starts one.
+    expect(passes).toEqual([tenant]);
+    await store.remove(made.id, owner);
   });
 
   it('db:apply again keeps the recording and its tokens; the retention clean-up removes what is old', async () => {

@@ -136,8 +136,15 @@ export function createSqlSubscriptionStore(
       await db.query(sql.rotate, [id, owner, secret, sqlTimestamp(now)]);
       return get(id, owner);
     },
-    async enable(id, owner, event, now) {
-      await db.query(sql.enable, [id, owner, event, sqlTimestamp(now)]);
+    async enable(tenant, id, owner, event, now) {
+      // Under the notifier row's lock as a creation: without it, a loop ending at the same moment
+      // could count the subscription still disabled while the route reads the loop's last pass as
+      // recent, and nothing would pass for it until the hourly backstop (the T-SQL engine's reads,
+      // like SQL Server's with READ_COMMITTED_SNAPSHOT, do not wait for the ending's lock).
+      await db.transaction(async (tx) => {
+        for (const statement of sql.lockNotifier) await tx.query(statement, [tenant]);
+        await tx.query(sql.enable, [id, owner, event, sqlTimestamp(now)]);
+      });
       return get(id, owner);
     },
     async lastPassAt(tenant) {

@@ -92,8 +92,16 @@ export interface SubscriptionStore {
   /**
    * A disabled subscription, or a pending one with nothing waiting, becomes pending with `event`
    * (its ping) waiting; any other is left as it is. The subscription after, if it is the owner's.
+   * Under the tenant's notifier row's lock, as a creation: a loop ending at the same moment either
+   * counts it live or has ended (no pass then) before it is read.
    */
-  enable(id: string, owner: string, event: string, now: number): Promise<Subscription | undefined>;
+  enable(
+    tenant: string,
+    id: string,
+    owner: string,
+    event: string,
+    now: number,
+  ): Promise<Subscription | undefined>;
   /** When the tenant's notifier last ran a pass: null when no pass runs, undefined without a row. */
   lastPassAt(tenant: string): Promise<number | null | undefined>;
   /**
@@ -451,7 +459,7 @@ export async function enableSubscription(
     return subscriptionView(before);
   }
   const ping = newEventId();
-  const after = await ctx.store.enable(id, ctx.owner, ping, now);
+  const after = await ctx.store.enable(ctx.tenant, id, ctx.owner, ping, now);
   if (!after) throw unknownSubscription();
   if (after.waitingEvent === ping) {
     try {
