@@ -1,9 +1,9 @@
 import sql from 'mssql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
+import { MSSQL_SUBSCRIPTION_STATEMENTS } from '../../shared/adapters/mssql/subscription-store.js';
 import { removeExpiredChanges } from '../../shared/core/data-api/changes.js';
 import type { Database } from '../../shared/core/database.js';
-import { MSSQL_SUBSCRIPTION_STATEMENTS } from '../../shared/adapters/mssql/subscription-store.js';
 import {
   enableSubscription,
   type SubscriptionContext,
