@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import sql from 'mssql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
@@ -199,7 +200,7 @@ describe.skipIf(!url)('Change feed on SQL Server (integration)', () => {
       enabled = true;
       return view;
     });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     expect(enabled).toBe(false); // it waits for the ending's lock
     await ending.run(MSSQL_SUBSCRIPTION_STATEMENTS.endPasses, [tenant]);
     await ending.end(true);

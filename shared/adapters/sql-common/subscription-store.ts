@@ -104,10 +104,18 @@ export function createSqlSubscriptionStore(
     const rows = await (owner === undefined ? db.query(sql.get, [id]) : db.query(sql.getOwned, [id, owner]));
     return rows[0] ? toSubscription(rows[0]) : undefined;
   };
+  /**
+   * Runs `fn` in a transaction holding the tenant's notifier row: what makes a subscription live
+   * (a creation, an enable) and the loop's ending take turns on it.
+   */
+  const underNotifierLock = <T>(tenant: string, fn: (tx: Pick<Database, 'query'>) => Promise<T>) =>
+    db.transaction(async (tx) => {
+      for (const statement of sql.lockNotifier) await tx.query(statement, [tenant]);
+      return fn(tx);
+    });
   return {
     async create(tenant, s, max) {
-      return db.transaction(async (tx) => {
-        for (const statement of sql.lockNotifier) await tx.query(statement, [tenant]);
+      return underNotifierLock(tenant, async (tx) => {
         const [count] = await tx.query(sql.count);
         if (Number(count?.n ?? 0) >= max) return 'limit' as const;
         await tx.query(sql.insert, [
@@ -141,10 +149,7 @@ export function createSqlSubscriptionStore(
       // could count the subscription still disabled while the route reads the loop's last pass as
       // recent, and nothing would pass for it until the hourly backstop (the T-SQL engine's reads,
       // like SQL Server's with READ_COMMITTED_SNAPSHOT, do not wait for the ending's lock).
-      await db.transaction(async (tx) => {
-        for (const statement of sql.lockNotifier) await tx.query(statement, [tenant]);
-        await tx.query(sql.enable, [id, owner, event, sqlTimestamp(now)]);
-      });
+      await underNotifierLock(tenant, (tx) => tx.query(sql.enable, [id, owner, event, sqlTimestamp(now)]));
       return get(id, owner);
     },
     async lastPassAt(tenant) {
@@ -155,10 +160,10 @@ export function createSqlSubscriptionStore(
       return changed(await db.query(sql.claimPass, [tenant, sqlTimestamp(now), sqlTimestamp(notBefore)]));
     },
     async endPasses(tenant) {
-      // Under the notifier row's lock, which a creation holds until it commits: the count then
-      // sees every subscription made before, and one made after finds the loop ended and starts one.
-      return db.transaction(async (tx) => {
-        for (const statement of sql.lockNotifier) await tx.query(statement, [tenant]);
+      // Under the notifier row's lock, which a creation or an enable holds until it commits: the
+      // count then sees every subscription made live before, and one made live after finds the
+      // loop ended and starts one.
+      return underNotifierLock(tenant, async (tx) => {
         const [count] = await tx.query(sql.liveCount);
         if (Number(count?.n ?? 0) > 0) return false;
         await tx.query(sql.endPasses, [tenant]);
