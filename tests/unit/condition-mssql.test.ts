@@ -71,7 +71,9 @@ describe('SQL Server output', () => {
     ["DATUM >= '2024-01-01'", '([DATUM] >= @p1)', ['2024-01-01']],
     // functions
     ["isnull(POZN, 'x') = 'x'", '(ISNULL([POZN], @p1) = @p2)', ['x', 'x']],
-    ['COALESCE(CENA, MNOZSTVI, 0) = 0', '(COALESCE([CENA], [MNOZSTVI], @p1) = @p2)', [0, 0]],
+    ['COALESCE(CENA, MNOZSTVI, 0) = 0', '(CAST(COALESCE([CENA], [MNOZSTVI], @p1) AS FLOAT) = @p2)', [0, 0]],
+    // Without a FLOAT among them: as written.
+    ['COALESCE(ID, 0) = 0', '(COALESCE([ID], @p1) = @p2)', [0, 0]],
     [
       "UPPER(NAZEV) = LOWER(POZN) AND LTRIM(NAZEV) = RTRIM(NAZEV) AND TRIM(NAZEV) = 'x'",
       '((CAST(UPPER([NAZEV]) AS NVARCHAR(MAX)) = CAST(LOWER([POZN]) AS NVARCHAR(MAX))) AND (LTRIM([NAZEV]) = RTRIM([NAZEV])) AND (TRIM([NAZEV]) = @p1))',

@@ -7,6 +7,7 @@
 import type { Condition, DateDiff, DatePart, Expr, SqlType } from '../../core/condition/ast.js';
 import { type ConditionTranslator, dialectTranslator, type ParamSink } from '../../core/condition/index.js';
 import { limitSize } from '../../core/condition/params.js';
+import { numericTypeOf } from '../../core/condition/typing.js';
 import { mssqlDialect } from './dialect.js';
 
 /** CONVERT styles that write the date alone (two- or four-digit years). */
@@ -158,7 +159,11 @@ export class MssqlCompiler {
             : `${node.name}(${node.args.map((arg) => this.expr(arg)).join(', ')})`;
         // Babelfish answers these with PostgreSQL text, which compares trailing blanks (' ' <> '');
         // as NVARCHAR they compare as T-SQL text does on both engines (docs/sql-server.md, "Verified where").
-        return PADDED_TEXT_FUNCTIONS.has(node.name) ? `CAST(${call} AS NVARCHAR(MAX))` : call;
+        if (PADDED_TEXT_FUNCTIONS.has(node.name)) return `CAST(${call} AS NVARCHAR(MAX))`;
+        // T-SQL gives COALESCE the highest type of its arguments; Babelfish gives it the first's
+        // (`COALESCE(100.00, ID, CAST(ID AS FLOAT))` as text: '100' on SQL Server, '100.00' there).
+        // A FLOAT made explicit is the same value on SQL Server (docs/sql-server.md, "Verified where").
+        return node.name === 'COALESCE' && numericTypeOf(node) === 'FLOAT' ? `CAST(${call} AS FLOAT)` : call;
       }
       case 'dateadd':
         return `DATEADD(${arithmeticPart(node.part)}, ${this.expr(node.amount)}, ${this.expr(node.date)})`;
