@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readOpenApiDocument } from '../../infra/local/docs-routes.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
@@ -352,10 +353,7 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
   });
 
   it('429 on every route of a tenant over its fair share, before anything else is looked at', async () => {
-    // The first two take the burst; the rest, within the same second, are refused.
-    expect((await data('getRowsCount', 'SUBJECT', '', 'throttled')).status).toBe(200);
-    expect((await data('getRowsCount', 'SUBJECT', '', 'throttled')).status).toBe(200);
-    const answers = [
+    const burst = () => [
       ...['getData', 'getDataWithCondition', 'getRowsCount', 'getDataPaginate', 'getChanges'].map((fn) =>
         data(fn, 'SUBJECT', '', 'throttled'),
       ),
@@ -385,7 +383,15 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
       call('GET', '/throttled/.well-known/jwks.json'),
       call('GET', '/throttled/.well-known/oauth-authorization-server'),
     ];
-    for (const answer of await Promise.all(answers)) {
+    // Once to start every route's function: on a busy machine a cold start (the packaged zips on
+    // the T-SQL run) took longer than the second in which the tenant earns a new call, and that
+    // call was served. Then, the burst earned again: the first two take it; the rest, within the
+    // same second, are refused.
+    await Promise.all(burst());
+    await sleep(2_100);
+    expect((await data('getRowsCount', 'SUBJECT', '', 'throttled')).status).toBe(200);
+    expect((await data('getRowsCount', 'SUBJECT', '', 'throttled')).status).toBe(200);
+    for (const answer of await Promise.all(burst())) {
       expect(answer.status).toBe(429);
       expect(answer.headers.get('ratelimit')).toMatch(/^"(rate|concurrency)";r=0;t=\d+$/);
     }
