@@ -12,6 +12,8 @@ export interface LocalQueue {
   readonly maxReceiveCount: number;
   /** Environment variable for the dead-letter queue URL, where a handler needs it. */
   readonly dlqUrlEnv?: string;
+  /** The queue whose dead-letter queue this one's redrive uses (default: a `<name>-dlq` of its own). */
+  readonly deadLettersTo?: string;
   /** The consuming function: `handler` of serverless.yml; `concurrency` batches at once (default 1). */
   readonly consumer: {
     readonly function: string;
@@ -29,8 +31,15 @@ export const DOCUMENT_RECEIVED_QUEUE = 'document-received';
 /** getDataAsync's jobs (CONTRACT.md section 5). */
 export const WEB_API_JOB_QUEUE = 'web-api-jobs';
 
-/** Change notifications' passes and events (CONTRACT.md section 4c). */
+/** Change notifications' events, their fast lane (CONTRACT.md section 4c; core/webhook/lanes.ts). */
 export const CHANGE_NOTIFICATION_QUEUE = 'change-notifications';
+
+/** The slow lanes of the receipt webhook and of change notifications (core/webhook/lanes.ts). */
+export const DOCUMENT_RECEIVED_SLOW_QUEUE = 'document-received-slow';
+export const CHANGE_NOTIFICATION_SLOW_QUEUE = 'change-notifications-slow';
+
+/** The change notifier's passes, on a queue of their own (no delivery holds them up). */
+export const NOTIFIER_PASS_QUEUE = 'change-notifier-passes';
 
 /** Every queue of the service. Issues that add a queue add it here and in serverless.yml. */
 export const localQueues: readonly LocalQueue[] = [
@@ -52,8 +61,60 @@ export const localQueues: readonly LocalQueue[] = [
     },
   },
   {
-    // As in serverless.yml: the notifier's passes (held back the tenant's delay) and the
-    // subscriptions' events (retried and dead-lettered as the receipt webhook's).
+    // As in serverless.yml: the receipt webhook's slow lane, fed by the function itself, which
+    // retries and dead-letters its events as in the fast lane; its redrive, the backstop, goes to
+    // the document-received dead-letter queue.
+    name: DOCUMENT_RECEIVED_SLOW_QUEUE,
+    urlEnv: 'DOCUMENT_RECEIVED_SLOW_QUEUE_URL',
+    visibilityTimeoutSeconds: 30,
+    get maxReceiveCount() {
+      return getWebhookSettings().maxReceives;
+    },
+    deadLettersTo: DOCUMENT_RECEIVED_QUEUE,
+    consumer: {
+      function: 'deliverWebhook',
+      handler: 'functions/webhook/deliverWebhook.handler',
+      batchSize: 10,
+      concurrency: 2,
+      timeoutSeconds: 30,
+    },
+  },
+  {
+    // As in serverless.yml: the notifier's passes, held back the tenant's delay, on their own.
+    name: NOTIFIER_PASS_QUEUE,
+    urlEnv: 'NOTIFIER_PASS_QUEUE_URL',
+    visibilityTimeoutSeconds: 30,
+    get maxReceiveCount() {
+      return getWebhookSettings().maxReceives;
+    },
+    deadLettersTo: CHANGE_NOTIFICATION_QUEUE,
+    consumer: {
+      function: 'changeNotifier',
+      handler: 'functions/notifications/changeNotifier.handler',
+      batchSize: 10,
+      timeoutSeconds: 30,
+    },
+  },
+  {
+    // As in serverless.yml: change notifications' slow lane.
+    name: CHANGE_NOTIFICATION_SLOW_QUEUE,
+    urlEnv: 'CHANGE_NOTIFICATION_SLOW_QUEUE_URL',
+    visibilityTimeoutSeconds: 30,
+    get maxReceiveCount() {
+      return getWebhookSettings().maxReceives;
+    },
+    deadLettersTo: CHANGE_NOTIFICATION_QUEUE,
+    consumer: {
+      function: 'changeNotifier',
+      handler: 'functions/notifications/changeNotifier.handler',
+      batchSize: 10,
+      concurrency: 2,
+      timeoutSeconds: 30,
+    },
+  },
+  {
+    // As in serverless.yml: the subscriptions' events, their fast lane (retried in the slow lane
+    // and dead-lettered as the receipt webhook's).
     name: CHANGE_NOTIFICATION_QUEUE,
     urlEnv: 'CHANGE_NOTIFICATION_QUEUE_URL',
     visibilityTimeoutSeconds: 30,

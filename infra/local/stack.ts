@@ -259,8 +259,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const queueUrls = new Map<string, string>();
   /** Every queue's pollers, with what starts a fresh one in a killed one's place. */
   const pollers: { queue: string; poller: SqsPoller; start: () => SqsPoller }[] = [];
-  for (const queue of localQueues) {
-    const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${queue.name}-dlq` }));
+  // Queues whose redrive goes to another's dead-letter queue come after it (serverless.yml's slow lanes and passes).
+  const ordered = [...localQueues].sort(
+    (a, b) => Number(Boolean(a.deadLettersTo)) - Number(Boolean(b.deadLettersTo)),
+  );
+  for (const queue of ordered) {
+    const dlq = queue.deadLettersTo
+      ? { QueueUrl: queueUrls.get(`${queue.deadLettersTo}-dlq`) }
+      : await sqs.send(new CreateQueueCommand({ QueueName: `${queue.name}-dlq` }));
     const dlqArn = (
       await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))
     ).Attributes?.QueueArn;
@@ -277,7 +283,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       }),
     );
     queueUrls.set(queue.name, created.QueueUrl!);
-    queueUrls.set(`${queue.name}-dlq`, dlq.QueueUrl!);
+    if (!queue.deadLettersTo) queueUrls.set(`${queue.name}-dlq`, dlq.QueueUrl!);
     process.env[queue.urlEnv] = created.QueueUrl!;
     if (queue.dlqUrlEnv) process.env[queue.dlqUrlEnv] = dlq.QueueUrl!;
   }

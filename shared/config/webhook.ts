@@ -11,6 +11,12 @@ export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5,30,120,600,1800,7200,18000,3600
  */
 export const DEFAULT_WEBHOOK_MAX_RECEIVES = 30;
 
+/**
+ * How long an attempt in the fast lane waits for its answer (core/webhook/lanes.ts), in seconds:
+ * a receiver slower than this gets its attempts in the slow lane, with the contract's 10 s.
+ */
+export const DEFAULT_WEBHOOK_FAST_LANE_SECONDS = 2;
+
 /** CONTRACT.md section 6: both secrets sign for a day after a rotation. */
 export const DEFAULT_WEBHOOK_SECRET_OVERLAP_HOURS = 24;
 /** CONTRACT.md section 6: an endpoint failing for five days is disabled. */
@@ -48,6 +54,8 @@ export interface WebhookSettings {
   readonly allowPrivateTargets: boolean;
   /** Time an attempt may take before it counts as failed (CONTRACT.md section 6: 10 s). */
   readonly timeoutMs: number;
+  /** `WEBHOOK_FAST_LANE_SECONDS` in ms: how long an attempt in the fast lane waits for its answer. */
+  readonly fastAnswerMs: number;
   /** `WEBHOOK_SECRET_OVERLAP_HOURS` and `WEBHOOK_DISABLE_AFTER_HOURS`, in ms. */
   readonly endpointPolicy: EndpointPolicy;
 }
@@ -67,6 +75,7 @@ export function getWebhookSettings(): WebhookSettings {
     process.env.DOCUMENT_RECEIVED_DEAD_LETTER_QUEUE_URL,
     process.env.WEBHOOK_SECRET_OVERLAP_HOURS,
     process.env.WEBHOOK_DISABLE_AFTER_HOURS,
+    process.env.WEBHOOK_FAST_LANE_SECONDS,
   ].join('\n');
   if (cached?.key === key) return cached.settings;
   let retrySchedule: number[];
@@ -95,6 +104,7 @@ export function getWebhookSettings(): WebhookSettings {
     deadLetterQueueUrl: process.env.DOCUMENT_RECEIVED_DEAD_LETTER_QUEUE_URL?.trim() || undefined,
     allowPrivateTargets: boolFromEnv('WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
     timeoutMs: 10_000,
+    fastAnswerMs: 1000 * intFromEnv('WEBHOOK_FAST_LANE_SECONDS', DEFAULT_WEBHOOK_FAST_LANE_SECONDS, 1, 10),
     endpointPolicy: Object.freeze({
       secretOverlapMs: hoursToMs(
         hoursFromEnv('WEBHOOK_SECRET_OVERLAP_HOURS', DEFAULT_WEBHOOK_SECRET_OVERLAP_HOURS),

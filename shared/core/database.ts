@@ -44,6 +44,18 @@ export interface DataSourceInfo {
    * still decides the order of the rows, so choosing columns never changes which rows come when.
    */
   readonly selected?: readonly ColumnInfo[];
+  /**
+   * The rows a tenant may read of a table it shares with others: only those whose `column` holds
+   * `value`. Every read of the source (rows, pages, counts) adds it as a parameter.
+   */
+  readonly rowScope?: RowScope;
+}
+
+/** Rows of a shared table that belong to one tenant: `column` = `value`. */
+export interface RowScope {
+  /** The column as the catalogue spells it. */
+  readonly column: string;
+  readonly value: string;
 }
 
 /** A table or view as a catalogue lists it. */

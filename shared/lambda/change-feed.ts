@@ -1,6 +1,7 @@
 import { createEmbeddedChangeFeedStore } from '../adapters/embedded-sql/change-feed-store.js';
 import { createMssqlChangeFeedStore } from '../adapters/mssql/change-feed-store.js';
 import { byDialect, openDatabase } from '../config/databases.js';
+import { hasQueue } from '../config/queues.js';
 import { loadTenantRegistry, type TenantConfig } from '../config/tenants.js';
 import {
   type ChangeFeedContext,
@@ -109,7 +110,7 @@ export function changeRetentionHandler(options: { now?: () => number } = {}) {
         const problems = outcomes.filter((o) => o.problem);
         const fields: Record<string, unknown> = { tenant: id, outcomes };
         // The notifier's backstop, on the connection this run has open anyway (CONTRACT 4c).
-        if (process.env.CHANGE_NOTIFICATION_QUEUE_URL) {
+        if (hasQueue('notifierPasses')) {
           try {
             // Imported here: getChanges, which shares this module, never needs it.
             const [{ restartStalledNotifier }, { notificationQueue, subscriptionStore }] = await Promise.all([
@@ -118,7 +119,7 @@ export function changeRetentionHandler(options: { now?: () => number } = {}) {
             ]);
             fields.notifierRestarted = await restartStalledNotifier({
               tenant: id,
-              store: subscriptionStore(db),
+              store: subscriptionStore(db, id),
               queue: notificationQueue(),
               delayMs: tenant.changeNotificationDelaySeconds * 1000,
               now: options.now,

@@ -1,8 +1,9 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createSqsDeadLetterQueue } from '../adapters/sqs/dead-letter-queue.js';
 import { createSqsMessageVisibility } from '../adapters/sqs/message-visibility.js';
+import { createSqsSlowLane, laneCopy } from '../adapters/sqs/slow-lane.js';
 import { openDatabase } from '../config/databases.js';
-import { ConfigurationError } from '../config/settings.js';
+import { queueUrl } from '../config/queues.js';
 import { findTenant } from '../config/tenants.js';
 import { getWebhookSettings } from '../config/webhook.js';
 import { describeError } from '../core/log.js';
@@ -26,12 +27,6 @@ export interface ChangeNotifierDependencies {
   readonly now?: () => number;
 }
 
-function queueUrl(): string {
-  const url = process.env.CHANGE_NOTIFICATION_QUEUE_URL?.trim();
-  if (!url) throw new ConfigurationError('CHANGE_NOTIFICATION_QUEUE_URL must be set');
-  return url;
-}
-
 /**
  * After how long an event still marked waiting is taken as lost (its message gone without its
  * outcome recorded): longer than all its attempts can take, plus an hour.
@@ -44,10 +39,13 @@ function staleWaitingMs(): number {
 const FAILED = new Set(['retrying', 'failed', 'gone', 'refused']);
 
 /**
- * The SQS consumer of the change-notifications queue (CONTRACT 4c): a `pass` message runs one
- * pass of its tenant's notifier and asks for the next after the tenant's delay (the loop); a
- * `notify` message is one attempt to deliver a subscription's event, retried by postponing the
- * message, dead-lettered by the function after its last attempt, as the receipt webhook's are.
+ * The SQS consumer of change notifications' three queues (CONTRACT 4c): a `pass` message (on the
+ * passes' own queue) runs one pass of its tenant's notifier and asks for the next after the
+ * tenant's delay (the loop); a `notify` message is one attempt to deliver a subscription's event,
+ * in the fast lane (the notifications queue) or the slow lane (webhook/lanes.ts: a receiver that
+ * is failing or slow, or whose attempt in the fast lane was not answered in its time or failed, is
+ * handed over), retried there by postponing the message, dead-lettered by the function after its
+ * last attempt, as the receipt webhook's are.
  */
 export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
   logFormatFromEnv();
@@ -69,7 +67,7 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
       const db = await openDatabase(tenant.database);
       const outcome = await notifierPass({
         tenant: tenant.id,
-        store: subscriptionStore(db),
+        store: subscriptionStore(db, tenant.id),
         feed: changeFeedStore(db),
         queue: notificationQueue(),
         recorded: tenant.changeFeed,
@@ -104,6 +102,17 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
   ): Promise<boolean> {
     const settings = getWebhookSettings();
     const receiveCount = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
+    const { lane, series, dueAt } = laneCopy(record);
+    const laneQueue = lane === 'fast' ? 'changeNotifications' : 'changeNotificationsSlow';
+    if (lane === 'slow') Object.assign(fields, { lane, series });
+    if (dueAt !== undefined && dueAt > now() + 1000) {
+      // Handed over with a delay longer than SQS holds a message back: it waits out the rest here.
+      await createSqsMessageVisibility(queueUrl(laneQueue)).postpone(
+        record.receiptHandle,
+        (dueAt - now()) / 1000,
+      );
+      return false;
+    }
     const tenant = await findTenant(message.tenant, serviceLog());
     let decision: NotificationDecision;
     if (!tenant) {
@@ -117,9 +126,10 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
       const db = await openDatabase(tenant.database);
       decision = await deliverNotification(
         message,
-        { messageId: record.messageId, finalReceive: receiveCount >= settings.maxReceives },
+        // Attempts are counted by the message that began the series, in either lane.
+        { messageId: series, finalReceive: receiveCount >= settings.maxReceives },
         {
-          store: subscriptionStore(db),
+          store: subscriptionStore(db, tenant.id),
           sender: await sender(),
           policy: {
             retrySchedule: settings.retrySchedule,
@@ -127,6 +137,7 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
             secretOverlapMs: settings.endpointPolicy.secretOverlapMs,
             disableAfterMs: settings.endpointPolicy.disableAfterMs,
           },
+          lanes: { lane, fastAnswerMs: settings.fastAnswerMs },
           now,
         },
       );
@@ -152,11 +163,39 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
       serviceLog()[FAILED.has(decision.outcome) ? 'warn' : 'info']('notification', logFields);
       return true;
     }
-    if (decision.action === 'dead-letter') {
-      const dlq = process.env.CHANGE_NOTIFICATION_DEAD_LETTER_QUEUE_URL?.trim();
+    // The fast lane never waits for a receiver that is slow or failing: its next attempt (now, or
+    // after the retry's delay) is the slow lane's.
+    const handOver =
+      decision.action === 'slow-lane'
+        ? 0
+        : decision.action === 'retry' && lane === 'fast'
+          ? decision.delaySeconds
+          : undefined;
+    if (handOver !== undefined) {
       try {
-        if (!dlq) throw new ConfigurationError('CHANGE_NOTIFICATION_DEAD_LETTER_QUEUE_URL must be set');
-        await createSqsDeadLetterQueue(dlq).send(record, message.tenant);
+        await createSqsSlowLane(queueUrl('changeNotificationsSlow')).hand(
+          record,
+          message.tenant,
+          handOver,
+          now(),
+        );
+        const level = decision.action === 'slow-lane' ? 'info' : 'warn';
+        serviceLog()[level]('notification', { ...logFields, lane: 'slow', retryInSeconds: handOver });
+        return true;
+      } catch (error) {
+        // Kept in the fast lane: it comes back after its delay (or the queue's visibility time-out).
+        serviceLog().error('could not hand the notification to the slow lane', {
+          ...logFields,
+          ...describeError(error),
+        });
+      }
+    }
+    if (decision.action === 'dead-letter') {
+      try {
+        await createSqsDeadLetterQueue(queueUrl('changeNotificationsDeadLetter')).send(
+          record,
+          message.tenant,
+        );
         serviceMetrics().count({ [MetricName.deadLettered]: 1 }, [{ queue: 'change-notifications' }]);
         serviceLog().error('notification', { ...logFields, deadLetter: true });
         return true;
@@ -168,9 +207,10 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
         return false;
       }
     }
-    serviceLog().warn('notification', { ...logFields, retryInSeconds: decision.delaySeconds });
+    const delaySeconds = decision.action === 'retry' ? decision.delaySeconds : 0;
+    serviceLog().warn('notification', { ...logFields, retryInSeconds: delaySeconds });
     try {
-      await createSqsMessageVisibility(queueUrl()).postpone(record.receiptHandle, decision.delaySeconds);
+      await createSqsMessageVisibility(queueUrl(laneQueue)).postpone(record.receiptHandle, delaySeconds);
     } catch (error) {
       serviceLog().error('could not set the message visibility', { ...logFields, ...describeError(error) });
     }

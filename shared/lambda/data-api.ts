@@ -61,6 +61,7 @@ export async function dataApiContext(
   family: SourceScopeFamily = 'data.read',
 ): Promise<DataApiContext> {
   return {
+    tenant: tenant.id,
     grant: callerGrant(tenant, request, family),
     // Reads stop in the database when the invocation's time is up.
     reader: byDialect(cancelledBy(await openDatabase(tenant.database), request.signal), {

@@ -3,7 +3,9 @@ import { createEmbeddedWebhookDeliveryLog } from '../adapters/embedded-sql/webho
 import { createMssqlWebhookDeliveryLog } from '../adapters/mssql/webhook-delivery-log.js';
 import { createSqsDeadLetterQueue, type DeadLetterQueue } from '../adapters/sqs/dead-letter-queue.js';
 import { createSqsMessageVisibility, type MessageVisibility } from '../adapters/sqs/message-visibility.js';
+import { createSqsSlowLane, laneCopy, type SlowLane } from '../adapters/sqs/slow-lane.js';
 import { byDialect, openDatabase } from '../config/databases.js';
+import { queueUrl } from '../config/queues.js';
 import { ConfigurationError } from '../config/settings.js';
 import { type DatabaseConnection, findTenant, type TenantConfig } from '../config/tenants.js';
 import { getWebhookSettings, type WebhookSettings } from '../config/webhook.js';
@@ -18,6 +20,7 @@ import {
   parseDocumentReceivedEvent,
   webhookEventId,
 } from '../core/webhook/event.js';
+import type { DeliveryLane } from '../core/webhook/lanes.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog, serviceMetrics } from './observability.js';
 import { defaultSender } from './webhook-sender.js';
 
@@ -28,7 +31,10 @@ export interface DocumentReceivedDependencies {
   readonly database: (connection: DatabaseConnection) => Promise<Database>;
   readonly settings: () => WebhookSettings;
   readonly sender: (settings: WebhookSettings) => Promise<WebhookSender>;
-  readonly visibility: () => MessageVisibility;
+  /** The queue of a lane, for postponing a message received from it. */
+  readonly visibility: (lane: DeliveryLane) => MessageVisibility;
+  /** Where the fast lane hands an event over (core/webhook/lanes.ts). */
+  readonly slowLane: () => SlowLane;
   readonly deadLetterQueue: (settings: WebhookSettings) => DeadLetterQueue;
   readonly now?: () => number;
   readonly random?: () => number;
@@ -42,11 +48,8 @@ const log = (level: LogLevel, message: string, fields: Record<string, unknown>) 
 /** Outcomes of an attempt that reached (or tried to reach) the target and did not deliver. */
 const FAILED_ATTEMPTS = new Set(['retrying', 'failed', 'gone']);
 
-function defaultVisibility(): MessageVisibility {
-  const queueUrl = process.env.DOCUMENT_RECEIVED_QUEUE_URL;
-  if (!queueUrl) throw new ConfigurationError('DOCUMENT_RECEIVED_QUEUE_URL must be set');
-  return createSqsMessageVisibility(queueUrl);
-}
+const defaultVisibility = (lane: DeliveryLane): MessageVisibility =>
+  createSqsMessageVisibility(queueUrl(lane === 'fast' ? 'documentReceived' : 'documentReceivedSlow'));
 
 function defaultDeadLetterQueue(settings: WebhookSettings): DeadLetterQueue {
   if (!settings.deadLetterQueueUrl) {
@@ -61,15 +64,22 @@ const defaults: DocumentReceivedDependencies = {
   settings: getWebhookSettings,
   sender: defaultSender,
   visibility: defaultVisibility,
+  slowLane: () => createSqsSlowLane(queueUrl('documentReceivedSlow')),
   deadLetterQueue: defaultDeadLetterQueue,
 };
 
-/** The delivery log of a tenant database opened on first use, so that opening failures count as database failures. */
-function lazyDeliveryLog(open: () => Promise<Database>): WebhookDeliveryLog {
+/**
+ * The tenant's delivery log in its database opened on first use, so that opening failures count as
+ * database failures.
+ */
+function lazyDeliveryLog(open: () => Promise<Database>, tenant: string): WebhookDeliveryLog {
   let log: Promise<WebhookDeliveryLog> | undefined;
   const get = () => {
     log ??= open().then((db) =>
-      byDialect(db, { mssql: createMssqlWebhookDeliveryLog, postgres: createEmbeddedWebhookDeliveryLog }),
+      byDialect(db, {
+        mssql: (mssql) => createMssqlWebhookDeliveryLog(mssql, tenant),
+        postgres: (embedded) => createEmbeddedWebhookDeliveryLog(embedded, tenant),
+      }),
     );
     return log;
   };
@@ -77,7 +87,8 @@ function lazyDeliveryLog(open: () => Promise<Database>): WebhookDeliveryLog {
     findTarget: async (key) => (await get()).findTarget(key),
     record: async (entry) => (await get()).record(entry),
     rememberEndpoint: async (...args) => (await get()).rememberEndpoint(...args),
-    endpointDelivered: async (subjectId) => (await get()).endpointDelivered(subjectId),
+    endpointDelivered: async (...args) => (await get()).endpointDelivered(...args),
+    endpointSlow: async (...args) => (await get()).endpointSlow(...args),
     endpointFailed: async (...args) => (await get()).endpointFailed(...args),
   };
 }
@@ -94,16 +105,21 @@ const LEVELS: Record<string, LogLevel> = {
   not_recorded: 'error',
   disabled: 'info',
   resent: 'info',
+  slow_lane: 'info',
 };
 
 /**
- * The SQS consumer of document-received events. Each record is delivered (or not) by the core;
- * a record to retry stays on the queue with its visibility set to the next delay, so SQS itself
- * brings it back; its attempts are counted in WEBHOOK_DELIVERY, not by its receive count, which
- * receives that never reached the function (throttling) inflate. After the last attempt the
- * function moves it to the dead-letter queue itself (the queue's `maxReceiveCount` leaves room
- * for such receives, so its redrive would come too late). Copies of one event in a batch are
- * handled one after the other, so the second sees the first's delivery.
+ * The SQS consumer of document-received events, in both delivery lanes (core/webhook/lanes.ts):
+ * the document-received queue is the fast lane, where every event comes first; an event whose
+ * receiver is failing or slow, or whose attempt there was not answered in the fast lane's time or
+ * failed, is handed to the slow lane's queue. Each record is delivered (or not) by the core; in
+ * the slow lane a record to retry stays on the queue with its visibility set to the next delay,
+ * so SQS itself brings it back; its attempts are counted in WEBHOOK_DELIVERY (by the message that
+ * began its series, across both lanes), not by its receive count, which receives that never
+ * reached the function (throttling) inflate. After the last attempt the function moves it to the
+ * dead-letter queue itself (the queue's `maxReceiveCount` leaves room for such receives, so its
+ * redrive would come too late). Copies of one event in a batch are handled one after the other,
+ * so the second sees the first's delivery.
  */
 export function documentReceivedHandler(overrides: Partial<DocumentReceivedDependencies> = {}) {
   const deps: DocumentReceivedDependencies = { ...defaults, ...overrides };
@@ -118,6 +134,7 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
     recordFields: Record<string, unknown>,
     started: number,
     tenant: string | undefined,
+    lane: DeliveryLane,
   ): Promise<boolean> {
     const fields = {
       ...recordFields,
@@ -153,6 +170,31 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
       });
       return true;
     }
+    // The fast lane never waits for a receiver that is slow or failing: its next attempt (now, or
+    // after the retry's delay) is the slow lane's.
+    const handOver =
+      decision.action === 'slow-lane'
+        ? 0
+        : decision.action === 'retry' && lane === 'fast'
+          ? decision.delaySeconds
+          : undefined;
+    if (handOver !== undefined && tenant !== undefined) {
+      const level = decision.action === 'slow-lane' ? 'info' : (LEVELS[decision.outcome] ?? 'warn');
+      try {
+        await deps.slowLane().hand(record, tenant, handOver, (deps.now ?? Date.now)());
+        log(level, 'webhook', {
+          ...fields,
+          outcome: decision.outcome,
+          detail: decision.detail,
+          lane: 'slow',
+          retryInSeconds: handOver,
+        });
+        return true;
+      } catch (error) {
+        // Kept in the fast lane: it comes back after its delay (or the queue's visibility time-out).
+        log('error', 'could not hand the event to the slow lane', { ...fields, ...describeError(error) });
+      }
+    }
     if (decision.action === 'dead-letter') {
       let deadLetterMessageId: string | undefined;
       let moved = false;
@@ -176,7 +218,7 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
         ...(moved ? { deadLetterMessageId } : {}),
       });
       if (moved) return true;
-    } else {
+    } else if (decision.action === 'retry') {
       log(LEVELS[decision.outcome] ?? 'warn', 'webhook', {
         ...fields,
         outcome: decision.outcome,
@@ -186,7 +228,7 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
     }
     const delaySeconds = decision.action === 'retry' ? decision.delaySeconds : 0;
     try {
-      await deps.visibility().postpone(record.receiptHandle, delaySeconds);
+      await deps.visibility(lane).postpone(record.receiptHandle, delaySeconds);
     } catch (error) {
       // The message still comes back, after the queue's own visibility time-out.
       log('error', 'could not set the message visibility', { ...fields, ...describeError(error) });
@@ -202,12 +244,14 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
   ): Promise<boolean> {
     const receiveCount = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
     const started = performance.now();
+    const { lane, series, dueAt } = laneCopy(record);
     // `attempt` is the receive count until the delivery log tells the attempt it recorded.
     const fields: Record<string, unknown> = {
       ...invocation,
       messageId: record.messageId,
       attempt: receiveCount,
       receiveCount,
+      ...(lane === 'slow' ? { lane, series } : {}),
     };
     if (event instanceof Error) {
       return apply(
@@ -217,7 +261,14 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
         started,
         // Not readable, so no tenant: the group it came with, if any.
         record.attributes.MessageGroupId,
+        lane,
       );
+    }
+    const now = (deps.now ?? Date.now)();
+    if (dueAt !== undefined && dueAt > now + 1000) {
+      // Handed over with a delay longer than SQS holds a message back: it waits out the rest here.
+      await deps.visibility(lane).postpone(record.receiptHandle, (dueAt - now) / 1000);
+      return false;
     }
     Object.assign(fields, {
       tenant: event.tenant,
@@ -234,20 +285,23 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
         fields,
         started,
         event.tenant,
+        lane,
       );
     }
     const settings = deps.settings();
     const copy = {
-      messageId: record.messageId,
+      // Attempts are counted by the message that began the series, in either lane.
+      messageId: series,
       receiveCount,
       finalReceive: receiveCount >= settings.maxReceives,
     };
     const decision = await deliverWebhook(event, copy, {
-      log: lazyDeliveryLog(() => deps.database(tenant.database)),
+      log: lazyDeliveryLog(() => deps.database(tenant.database), tenant.id),
       sender: await deps.sender(settings),
       retrySchedule: settings.retrySchedule,
       allowPrivateTargets: settings.allowPrivateTargets,
       endpointPolicy: settings.endpointPolicy,
+      lanes: { lane, fastAnswerMs: settings.fastAnswerMs },
       now: deps.now,
       random: deps.random,
       onRecordFailure: (error, entry) => {
@@ -259,7 +313,7 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
         });
       },
     });
-    return apply(record, decision, fields, started, event.tenant);
+    return apply(record, decision, fields, started, event.tenant, lane);
   }
 
   let coldStart = true;

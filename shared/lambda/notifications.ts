@@ -2,27 +2,22 @@ import { createEmbeddedSubscriptionStore } from '../adapters/embedded-sql/subscr
 import { createMssqlSubscriptionStore } from '../adapters/mssql/subscription-store.js';
 import { createSqsNotificationQueue } from '../adapters/sqs/notification-queue.js';
 import { byDialect } from '../config/databases.js';
+import { queueUrlIfSet } from '../config/queues.js';
 import type { Database } from '../core/database.js';
-import { ServiceError } from '../core/errors.js';
 import type { NotificationQueue, SubscriptionStore } from '../core/notifications/subscriptions.js';
 
-/** The subscriptions of a tenant database, in its dialect. */
-export function subscriptionStore(db: Database): SubscriptionStore {
-  return byDialect(db, { mssql: createMssqlSubscriptionStore, postgres: createEmbeddedSubscriptionStore });
+/** A tenant's subscriptions in its database, in the database's dialect. */
+export function subscriptionStore(db: Database, tenant: string): SubscriptionStore {
+  return byDialect(db, {
+    mssql: (mssql) => createMssqlSubscriptionStore(mssql, tenant),
+    postgres: (embedded) => createEmbeddedSubscriptionStore(embedded, tenant),
+  });
 }
 
-/** The change-notifications queue (`CHANGE_NOTIFICATION_QUEUE_URL`). */
+/** The change-notifications queues (`CHANGE_NOTIFICATION_QUEUE_URL`, `NOTIFIER_PASS_QUEUE_URL`) this function has. */
 export function notificationQueue(): NotificationQueue {
-  const url = process.env.CHANGE_NOTIFICATION_QUEUE_URL?.trim();
-  if (!url) {
-    throw new ServiceError(
-      503,
-      'queue_unavailable',
-      'Change notifications are not set up in this deployment',
-      {
-        cause: new Error('CHANGE_NOTIFICATION_QUEUE_URL must be set'),
-      },
-    );
-  }
-  return createSqsNotificationQueue(url);
+  return createSqsNotificationQueue({
+    notifications: queueUrlIfSet('changeNotifications'),
+    passes: queueUrlIfSet('notifierPasses'),
+  });
 }

@@ -24,7 +24,7 @@ export function subscriptionContext(tenant: TenantConfig, owner: string, db: Dat
   return {
     tenant: tenant.id,
     owner,
-    store: subscriptionStore(db),
+    store: subscriptionStore(db, tenant.id),
     feed: changeFeedStore(db),
     queue: notificationQueue(),
     recorded: tenant.changeFeed,

@@ -65,7 +65,12 @@ export function webhookAdminHandler(overrides: Partial<WebhookAdminDependencies>
       if (request.action === 'notify') {
         // Change notifications (CONTRACT 4c): a fresh table.changed recovers what a receiver missed.
         const outcome = await notifyAgain(
-          { tenant: tenant.id, store: subscriptionStore(db), queue: notificationQueue(), now: deps.now },
+          {
+            tenant: tenant.id,
+            store: subscriptionStore(db, tenant.id),
+            queue: notificationQueue(),
+            now: deps.now,
+          },
           request.subscriptionId !== undefined
             ? { tenant: tenant.id, subscriptionId: request.subscriptionId }
             : { tenant: tenant.id, since: request.since! },
@@ -81,8 +86,8 @@ export function webhookAdminHandler(overrides: Partial<WebhookAdminDependencies>
         return answer;
       }
       const store = byDialect(db, {
-        mssql: createMssqlWebhookAdminStore,
-        postgres: createEmbeddedWebhookAdminStore,
+        mssql: (mssql) => createMssqlWebhookAdminStore(mssql, tenant.id),
+        postgres: (embedded) => createEmbeddedWebhookAdminStore(embedded, tenant.id),
       });
       answer = await runWebhookAdmin(request, { store, queue: deps.queue(), now: deps.now });
       serviceLog().info('webhook admin', { ...fields, ok: true, count: answer.count });

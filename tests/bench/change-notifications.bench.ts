@@ -26,7 +26,7 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 async function subscribedTables(db: Database, tsql: boolean): Promise<string[]> {
   const q = (name: string) => (tsql ? `[${name}]` : `"${name}"`);
   const names = Array.from({ length: TABLES }, (_, i) => `BENCH_NOTIFY_${i}`);
-  const store = subscriptionStore(db);
+  const store = subscriptionStore(db, 'bench');
   const { feed } = changeFeedContexts(db);
   for (const name of names) {
     await db.query(
@@ -48,7 +48,6 @@ async function subscribedTables(db: Database, tsql: boolean): Promise<string[]> 
     const id = newSubscriptionId();
     const ping = newEventId();
     await store.create(
-      'bench',
       subscriptionRow({
         id,
         owner: 'basic:bench',
@@ -60,7 +59,7 @@ async function subscribedTables(db: Database, tsql: boolean): Promise<string[]> 
       }),
       10_000,
     );
-    await store.delivered(id, ping, true, Date.now());
+    await store.delivered(id, ping, true, Date.now(), null);
   }
   return names;
 }
@@ -75,7 +74,7 @@ async function passCost(stack: LocalStack, label: string, id: string) {
   const tsql = db.dialect.name === 'mssql';
   const q = (name: string) => (tsql ? `[${name}]` : `"${name}"`);
   const names = await subscribedTables(db, tsql);
-  const store = subscriptionStore(db);
+  const store = subscriptionStore(db, 'bench');
   const { ctx, feed } = changeFeedContexts(db);
   const queued: { subscription: string; eventId: string }[] = [];
   let clock = Date.now();
@@ -104,7 +103,7 @@ async function passCost(stack: LocalStack, label: string, id: string) {
     const changed = await timed(pass);
     if (queued.length !== 1) throw new Error(`a pass after one change queued ${queued.length} events`);
     const event = queued.shift()!;
-    await store.delivered(event.subscription, event.eventId, false, clock);
+    await store.delivered(event.subscription, event.eventId, false, clock, null);
     await db.query(
       `UPDATE dbo.${q('SUBJECT')} SET ${q('TELEFON')} = '+420 700 ${i}' WHERE ${q('ID')} BETWEEN 1 AND 10`,
     );

@@ -150,12 +150,16 @@ describe('Receives that never reach the function (a throttled consumer), local s
     // Not left on the queue for the redrive policy, and no fourth attempt.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(receiver.receivedOn('/throttled')).toHaveLength(3);
-    // On the wire: the event and its dead-lettered copy both in the tenant's group.
+    // On the wire: the event, its copy for the slow lane (after the first attempt failed) and its
+    // dead-lettered copy, all in the tenant's group; the dead-lettered one without the lanes' marks.
     const sends = proxy.sqsCalls('SendMessage').filter((call) => call.MessageBody === body);
-    expect(sends.map((call) => [String(call.QueueUrl).endsWith('-dlq'), call.MessageGroupId])).toEqual([
-      [false, 'demo'],
-      [true, 'demo'],
+    const queueOf = (url: string) => url.split('/').at(-1);
+    expect(sends.map((call) => [queueOf(String(call.QueueUrl)), call.MessageGroupId])).toEqual([
+      ['document-received', 'demo'],
+      ['document-received-slow', 'demo'],
+      ['document-received-dlq', 'demo'],
     ]);
+    expect(Object.keys(copy.MessageAttributes ?? {})).toEqual(['sourceMessageId']);
   }, 30_000);
 
   it('gives a job every attempt, counted in WS_JOURNAL, ends it as failed on the last and removes its message', async () => {

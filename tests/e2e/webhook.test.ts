@@ -466,8 +466,8 @@ describe('Local routes of the receipt webhook', () => {
 describe("Class: WebhookDeliveryLog (the stack's database)", () => {
   it('keeps at most one delivered row per event (the unique key behind "not delivered twice")', async () => {
     const log = byDialect(stack.database, {
-      mssql: createMssqlWebhookDeliveryLog,
-      postgres: createEmbeddedWebhookDeliveryLog,
+      mssql: (db) => createMssqlWebhookDeliveryLog(db, 'demo'),
+      postgres: (db) => createEmbeddedWebhookDeliveryLog(db, 'demo'),
     });
     const entry = {
       eventId: 'msg_unique-key-test',
@@ -504,8 +504,8 @@ describe("Class: WebhookDeliveryLog (the stack's database)", () => {
 
   it('counts the attempts of one message: its retrying and failed rows only', async () => {
     const log = byDialect(stack.database, {
-      mssql: createMssqlWebhookDeliveryLog,
-      postgres: createEmbeddedWebhookDeliveryLog,
+      mssql: (db) => createMssqlWebhookDeliveryLog(db, 'demo'),
+      postgres: (db) => createEmbeddedWebhookDeliveryLog(db, 'demo'),
     });
     const row = {
       eventId: 'msg_attempt-count-test',

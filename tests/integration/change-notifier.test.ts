@@ -11,6 +11,7 @@ import type { NotificationQueue } from '../../shared/core/notifications/subscrip
 import { subscriptionStore } from '../../shared/lambda/notifications.js';
 import { changeFeedContexts } from '../support/change-feed-model.js';
 import { demoDatabase } from '../support/demo.js';
+import { notificationLaneCases } from '../support/notification-lanes.js';
 import { subscriptionRow } from '../support/subscriptions.js';
 
 const DELAY = 10_000;
@@ -35,10 +36,10 @@ describe('the change notifier on the embedded database', () => {
   });
 
   it('collapses a second loop: a pass within half a delay of another ends its loop', async () => {
-    const store = subscriptionStore(db);
+    const store = subscriptionStore(db, 'loops');
     const { feed } = changeFeedContexts(db);
     const made = subscription();
-    expect(await store.create('loops', made, 100)).toBe('created');
+    expect(await store.create(made, 100)).toBe('created');
     const pass = (at: number) =>
       notifierPass({
         tenant: 'loops',
@@ -58,22 +59,28 @@ describe('the change notifier on the embedded database', () => {
     // Without subscriptions the loop ends, and the heartbeat says no loop runs.
     expect(await store.remove(made.id, 'basic:loop')).toBe(true);
     expect(await pass(t + 2 * DELAY)).toMatchObject({ ran: true, again: false });
-    expect(await store.lastPassAt('loops')).toBeNull();
+    expect(await store.lastPassAt()).toBeNull();
   });
 
   it('the backstop starts a stalled loop of a tenant with live subscriptions, and only that', async () => {
-    const store = subscriptionStore(db);
+    const store = subscriptionStore(db, 'stalled');
     const made = subscription();
-    await store.create('stalled', made, 100);
+    await store.create(made, 100);
     const backstop = (at: number, tenant = 'stalled') =>
-      restartStalledNotifier({ tenant, store, queue, delayMs: DELAY, now: () => at });
+      restartStalledNotifier({
+        tenant,
+        store: subscriptionStore(db, tenant),
+        queue,
+        delayMs: DELAY,
+        now: () => at,
+      });
     const t = Date.now();
     passes.length = 0;
     // Created but never passed (its first pass lost): restarted.
     expect(await backstop(t)).toBe(true);
     expect(passes).toEqual([0]);
     // A pass a moment ago: the loop runs.
-    await store.claimPass('stalled', t, t - DELAY);
+    await store.claimPass(t, t - DELAY);
     expect(await backstop(t + DELAY)).toBe(false);
     // Three delays without a pass: restarted.
     expect(await backstop(t + 3 * DELAY + 1)).toBe(true);
@@ -83,14 +90,14 @@ describe('the change notifier on the embedded database', () => {
   });
 
   it('never passes maxSubscriptions, whatever creations run at once', async () => {
-    const store = subscriptionStore(db);
+    const store = subscriptionStore(db, 'limit');
     const held = (await store.list('basic:limit')).length;
     const outcomes = await Promise.all(
-      Array.from({ length: 12 }, () =>
-        store.create('limit', subscription({ owner: 'basic:limit' }), held + 5),
-      ),
+      Array.from({ length: 12 }, () => store.create(subscription({ owner: 'basic:limit' }), held + 5)),
     );
     expect(outcomes.filter((o) => o === 'created')).toHaveLength(5);
     expect(await store.list('basic:limit')).toHaveLength(held + 5);
   });
+
+  notificationLaneCases(() => subscriptionStore(db, 'lanes'), 'lanes');
 });

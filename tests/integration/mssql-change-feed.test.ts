@@ -142,33 +142,32 @@ describe.skipIf(!url)('Change feed on SQL Server (integration)', () => {
   }, 300_000);
 
   it('change notifications: 64 creations at once in 8 sessions never pass maxSubscriptions (without the notifier row lock: 26 of 20)', async () => {
+    const tenant = `limit-${Date.now()}`;
     const sessions = await Promise.all(
       Array.from({ length: 8 }, async () => {
         const pool = createMssqlDatabase({ connectionString: url! });
         closing.push(pool);
-        return subscriptionStore(pool);
+        return subscriptionStore(pool, tenant);
       }),
     );
-    const tenant = `limit-${Date.now()}`;
     const owner = `basic:${tenant}`;
-    const total = Number((await db.query('SELECT COUNT(*) AS n FROM dbo.SVC_SUBSCRIPTION'))[0]!.n);
     const made = () => subscriptionRow({ owner });
     const outcomes = await Promise.all(
-      Array.from({ length: 64 }, (_, i) => sessions[i % sessions.length]!.create(tenant, made(), total + 20)),
+      Array.from({ length: 64 }, (_, i) => sessions[i % sessions.length]!.create(made(), 20)),
     );
     expect(outcomes.filter((o) => o === 'created')).toHaveLength(20);
-    const mine = await subscriptionStore(db).list(owner);
+    const mine = await subscriptionStore(db, tenant).list(owner);
     expect(mine).toHaveLength(20);
-    for (const s of mine) await subscriptionStore(db).remove(s.id, owner);
+    for (const s of mine) await subscriptionStore(db, tenant).remove(s.id, owner);
   });
 
   it('change notifications: an enable while the loop ends waits for the ending and then starts a pass (without the lock: no pass, none until the hourly backstop)', async () => {
-    const store = subscriptionStore(db);
-    const { feed } = changeFeedContexts(db);
     const tenant = `ending-${Date.now()}`;
+    const store = subscriptionStore(db, tenant);
+    const { feed } = changeFeedContexts(db);
     const owner = `basic:${tenant}`;
     const made = subscriptionRow({ owner });
-    expect(await store.create(tenant, made, 1_000_000)).toBe('created');
+    expect(await store.create(made, 1_000_000)).toBe('created');
     await db.query(
       `UPDATE dbo.SVC_SUBSCRIPTION SET STATE = 'disabled', WAITING_EVENT = NULL WHERE ID = @p1`,
       [made.id],
@@ -177,7 +176,7 @@ describe.skipIf(!url)('Change feed on SQL Server (integration)', () => {
     const now = Date.now();
     // The loop's pass a moment ago found no live subscription and is ending: it holds the
     // notifier row, has counted none, and has not yet cleared its last pass.
-    expect(await store.claimPass(tenant, now, now - delayMs)).toBe(true);
+    expect(await store.claimPass(now, now - delayMs)).toBe(true);
     const ending = await sessionWriter(url!, pools);
     await ending.begin();
     for (const statement of MSSQL_SUBSCRIPTION_STATEMENTS.lockNotifier) await ending.run(statement, [tenant]);

@@ -18,7 +18,7 @@ describe.skipIf(!url)('Webhook delivery log on SQL Server (integration)', () => 
   beforeAll(async () => {
     db = createMssqlDatabase({ connectionString: url! });
     await runMssqlScripts(db);
-    log = createMssqlWebhookDeliveryLog(db);
+    log = createMssqlWebhookDeliveryLog(db, 'demo');
   }, 300_000);
 
   afterAll(async () => {
@@ -66,7 +66,7 @@ describe.skipIf(!url)('Webhook delivery log on SQL Server (integration)', () => 
       log,
       stores: () => {
         while (sessions.length < 3) sessions.push(createMssqlDatabase({ connectionString: url! }));
-        return sessions.map((session) => createMssqlWebhookAdminStore(session));
+        return sessions.map((session) => createMssqlWebhookAdminStore(session, 'demo'));
       },
     }),
     44,

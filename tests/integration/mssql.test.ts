@@ -227,6 +227,7 @@ describe.skipIf(!url)('SQL Server adapter (integration)', () => {
         forgetDataSource: (schema, name) => catalogue.forgetDataSource?.(schema, name) ?? false,
       };
       const ctx = {
+        tenant: 'demo',
         reader: createMssqlDataSourceReader(remembering, translateMssqlCondition),
         allowed: '*' as const,
         limits: { inlineLimitBytes: 1_000_000, presignSeconds: 60, store: undefined, keyPrefix: 't' },

@@ -16,7 +16,7 @@ describe('Webhook endpoint state on the embedded database (integration)', () => 
 
   beforeAll(async () => {
     ({ pg, db } = await demoDatabase());
-    log = createEmbeddedWebhookDeliveryLog(db);
+    log = createEmbeddedWebhookDeliveryLog(db, 'demo');
   });
   afterAll(async () => {
     await pg?.close();
@@ -25,7 +25,7 @@ describe('Webhook endpoint state on the embedded database (integration)', () => 
   endpointStateCases(() => ({ db, log }), 41);
   // One session: the recovers interleave between their statements.
   recoverClaimCases(
-    () => ({ db, log, stores: () => [1, 2, 3].map(() => createEmbeddedWebhookAdminStore(db)) }),
+    () => ({ db, log, stores: () => [1, 2, 3].map(() => createEmbeddedWebhookAdminStore(db, 'demo')) }),
     43,
   );
 });

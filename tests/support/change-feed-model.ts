@@ -32,6 +32,7 @@ export function changeFeedContexts(
     forgetDataSource: (schema, name) => catalogue.forgetDataSource?.(schema, name) ?? false,
   };
   const ctx: DataApiContext = {
+    tenant: 'demo',
     reader:
       db.dialect.name === 'mssql' ? createMssqlDataSourceReader(db) : createEmbeddedDataSourceReader(db),
     allowed: '*',

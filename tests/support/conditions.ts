@@ -24,6 +24,7 @@ export function compileCondition(
  */
 export function conditionReadContext(db: Database): DataApiContext {
   return {
+    tenant: 'demo',
     reader:
       db.dialect.name === 'mssql'
         ? createMssqlDataSourceReader(db, translateMssqlCondition)

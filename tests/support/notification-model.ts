@@ -48,8 +48,8 @@ export async function runNotificationModel(options: {
   const { db, seed, steps, writers, param } = options;
   const random = seededRandom(seed);
   const { ctx, feed } = changeFeedContexts(db);
-  const store = subscriptionStore(db);
   const tenant = `model-${seed}`;
+  const store = subscriptionStore(db, tenant);
   // A clock that moves a delay per pass, so that every pass is this loop's next one.
   let clock = Date.now();
   const now = () => clock;
@@ -68,7 +68,6 @@ export async function runNotificationModel(options: {
   const id = newSubscriptionId();
   const ping = newEventId();
   await store.create(
-    tenant,
     subscriptionRow({
       id,
       owner: 'basic:model',
@@ -81,7 +80,7 @@ export async function runNotificationModel(options: {
     }),
     1000,
   );
-  await store.delivered(id, ping, true, clock);
+  await store.delivered(id, ping, true, clock, null);
 
   // The receiver's copy, from a first sync; afterwards it pulls only when notified.
   const receiver = new SyncClient(ctx, feed, 'SUBJECT', 1 + Math.floor(random() * 50));
@@ -116,7 +115,7 @@ export async function runNotificationModel(options: {
     const message = queued.shift();
     if (!message) return;
     await receiver.untilInSync();
-    await store.delivered(message.subscription, message.eventId, false, clock);
+    await store.delivered(message.subscription, message.eventId, false, clock, null);
   };
 
   const q = (name: string) => (db.dialect.name === 'mssql' ? `[${name}]` : `"${name}"`);

@@ -33,6 +33,7 @@ export function subscriptionRow(overrides: Partial<Subscription> = {}): Subscrip
     disabledReason: null,
     waitingEvent: newEventId(),
     waitingSince: now,
+    slowSince: null,
     ...overrides,
   };
 }

@@ -23,6 +23,7 @@ export function endpointStateCases(get: () => { db: Database; log: WebhookDelive
     failingSince: null,
     disabledAt: null,
     enabledAt: T0,
+    slowSince: null,
   };
 
   it('remembers an endpoint once, reads it back with the subject, and overwrites it on a change', async () => {
@@ -40,7 +41,7 @@ export function endpointStateCases(get: () => { db: Database; log: WebhookDelive
   it('disables exactly once when failures at once reach WEBHOOK_DISABLE_AFTER_HOURS, and a delivery resets the count', async () => {
     const { log } = get();
     expect(await log.endpointFailed(subjectId, T0 + 2 * HOUR, T0 - 118 * HOUR)).toBe(false);
-    await log.endpointDelivered(subjectId);
+    await log.endpointDelivered(subjectId, null);
     expect((await log.findTarget(key(1))).endpoint?.failingSince).toBeNull();
     expect(await log.endpointFailed(subjectId, T0 + 3 * HOUR, T0 - 117 * HOUR)).toBe(false);
     expect((await log.findTarget(key(1))).endpoint?.failingSince).toBe(T0 + 3 * HOUR);

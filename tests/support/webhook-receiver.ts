@@ -15,6 +15,8 @@ export interface Reply {
   readonly status: number;
   readonly headers?: Record<string, string>;
   readonly delayMs?: number;
+  /** A body of this many bytes instead of the small JSON one (a receiver that sends a huge answer). */
+  readonly bodyBytes?: number;
 }
 
 /** How a path answers: a fixed reply, or one per request in order (the last one repeats). */
@@ -62,7 +64,8 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       const answer = () => {
         if (response.destroyed) return;
         response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
-        response.end(JSON.stringify({ status: reply.status < 300 ? 'success' : 'error' }));
+        if (reply.bodyBytes !== undefined) response.end(Buffer.alloc(reply.bodyBytes, 0x20));
+        else response.end(JSON.stringify({ status: reply.status < 300 ? 'success' : 'error' }));
       };
       if (reply.delayMs) setTimeout(answer, reply.delayMs);
       else answer();

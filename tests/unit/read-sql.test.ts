@@ -50,6 +50,7 @@ const recordingSubjects = (dialect: SqlDialect, batches: Row[][] = []) =>
 
 const limits = { inlineLimitBytes: 5 * 1024 * 1024, presignSeconds: 900, store: undefined, keyPrefix: 't' };
 const ctx = (db: Database, inlineLimitBytes = limits.inlineLimitBytes, store?: LargeObjectStore) => ({
+  tenant: 'demo',
   reader:
     db.dialect.name === 'mssql'
       ? createMssqlDataSourceReader(db, translateMssqlCondition)

@@ -85,9 +85,16 @@ class MemoryDeliveryLog implements WebhookDeliveryLog {
     if (this.failing) throw this.failing;
     if (before || !this.endpoints.has(subjectId)) this.endpoints.set(subjectId, memory);
   }
-  async endpointDelivered(subjectId: number) {
+  async endpointDelivered(subjectId: number, slowAt: number | null) {
     const endpoint = this.endpoints.get(subjectId);
-    if (endpoint) this.endpoints.set(subjectId, { ...endpoint, failingSince: null });
+    if (endpoint) {
+      const slowSince = slowAt === null ? null : (endpoint.slowSince ?? slowAt);
+      this.endpoints.set(subjectId, { ...endpoint, failingSince: null, slowSince });
+    }
+  }
+  async endpointSlow(subjectId: number, at: number) {
+    const endpoint = this.endpoints.get(subjectId);
+    if (endpoint) this.endpoints.set(subjectId, { ...endpoint, slowSince: endpoint.slowSince ?? at });
   }
   async endpointFailed(subjectId: number, at: number, disableIfFailingSince: number) {
     const endpoint = this.endpoints.get(subjectId);
@@ -102,9 +109,12 @@ class MemoryDeliveryLog implements WebhookDeliveryLog {
 /** A receiver that answers from a script, one result per request. */
 class ScriptedSender implements WebhookSender {
   readonly requests: WebhookRequest[] = [];
+  /** The time each request was given to be answered (undefined: the sender's own). */
+  readonly timeouts: (number | undefined)[] = [];
   constructor(readonly script: WebhookSendResult[]) {}
-  async send(request: WebhookRequest) {
+  async send(request: WebhookRequest, options?: { timeoutMs?: number }) {
     this.requests.push(request);
+    this.timeouts.push(options?.timeoutMs);
     return this.script.shift() ?? { kind: 'response', status: 200, durationMs: 3 };
   }
 }
@@ -383,7 +393,13 @@ describe('Function: deliverWebhook', () => {
 // ----------------------------------------------------------------------------------------------
 // The SQS consumer around it, with fakes for the queue and the tenant database.
 
-function record(body: string, receiveCount = 1, messageId = `m-${Math.random()}`): SQSRecord {
+function record(
+  body: string,
+  receiveCount = 1,
+  messageId = `m-${Math.random()}`,
+  /** A copy in the slow lane, continuing the series of this message. */
+  slowLaneSeries?: string,
+): SQSRecord {
   return {
     messageId,
     receiptHandle: `rh-${messageId}`,
@@ -394,7 +410,13 @@ function record(body: string, receiveCount = 1, messageId = `m-${Math.random()}`
       SenderId: 'x',
       ApproximateFirstReceiveTimestamp: '0',
     },
-    messageAttributes: {},
+    messageAttributes:
+      slowLaneSeries === undefined
+        ? {}
+        : ({
+            svcLane: { dataType: 'String', stringValue: 'slow' },
+            svcSeries: { dataType: 'String', stringValue: slowLaneSeries },
+          } as SQSRecord['messageAttributes']),
     md5OfBody: '',
     eventSource: 'aws:sqs',
     eventSourceARN: 'arn:aws:sqs:eu-central-1:0:document-received',
@@ -454,6 +476,7 @@ const SETTINGS: WebhookSettings = {
   deadLetterQueueUrl: 'http://queue.example/dlq',
   allowPrivateTargets: false,
   timeoutMs: 10_000,
+  fastAnswerMs: 2_000,
   endpointPolicy: { secretOverlapMs: 24 * 3_600_000, disableAfterMs: 120 * 3_600_000 },
 };
 
@@ -465,6 +488,8 @@ function consumer(
   const sender = new ScriptedSender(script);
   const postponed: [string, number][] = [];
   const deadLettered: [string, string | undefined][] = [];
+  /** Records handed to the slow lane: message id, delay. */
+  const handed: [string, number][] = [];
   const visibility: MessageVisibility = {
     async postpone(receiptHandle, seconds) {
       postponed.push([receiptHandle, seconds]);
@@ -484,11 +509,16 @@ function consumer(
     settings: () => SETTINGS,
     sender: async () => sender,
     visibility: () => visibility,
+    slowLane: () => ({
+      async hand(sqsRecord, _tenant, delaySeconds) {
+        handed.push([sqsRecord.messageId, delaySeconds]);
+      },
+    }),
     deadLetterQueue: () => deadLetterQueue,
     random: () => 0.5,
   });
   const run = (...records: SQSRecord[]) => handler({ Records: records } as SQSEvent);
-  return { run, sender, postponed, deadLettered, db };
+  return { run, sender, postponed, deadLettered, handed, db };
 }
 
 const body = (documentId: number, subjectId = 1, tenant = 'demo') =>
@@ -576,19 +606,108 @@ describe('Function: deliverWebhook (rotation, disabling, resend)', () => {
   });
 });
 
+describe('Function: deliverWebhook (delivery lanes)', () => {
+  const FAST = { lane: 'fast', fastAnswerMs: 2000 } as const;
+  const SLOW = { lane: 'slow', fastAnswerMs: 2000 } as const;
+  const timedOut: WebhookSendResult = { kind: 'error', error: 'no answer', durationMs: 2000, timedOut: true };
+  const answered = (durationMs: number): WebhookSendResult => ({ kind: 'response', status: 200, durationMs });
+
+  it('gives a receiver the fast lane while it answers in time, the slow lane from a missed answer until it answers in time again', async () => {
+    const { ctx, log, sender } = context({ lanes: FAST });
+    // A receiver never seen: the fast lane, with its time.
+    sender.script.push(timedOut);
+    expect(await deliverWebhook(EVENT, copy(), ctx)).toMatchObject({
+      action: 'retry',
+      outcome: 'retrying',
+      delaySeconds: 0,
+    });
+    expect(sender.timeouts).toEqual([2000]);
+    expect(log.endpoints.get(1)?.slowSince).toBe(NOW);
+    // Not a failure: the receiver has the contract's 10 s in the slow lane.
+    expect(log.endpoints.get(1)?.failingSince).toBeNull();
+    // Another event of the same receiver, in the fast lane: handed over unsent and unrecorded.
+    const other = { ...EVENT, documentId: 654321 };
+    const recorded = log.records.length;
+    expect(await deliverWebhook(other, copy(1, false, 'other'), ctx)).toMatchObject({
+      action: 'slow-lane',
+      outcome: 'slow_lane',
+    });
+    expect(sender.requests).toHaveLength(1);
+    expect(log.records).toHaveLength(recorded);
+    // In the slow lane, answered slowly: delivered, and still slow.
+    sender.script.push(answered(5000));
+    expect(await deliverWebhook(EVENT, copy(), { ...ctx, lanes: SLOW })).toMatchObject({
+      outcome: 'delivered',
+      attempt: 2,
+    });
+    expect(sender.timeouts.at(-1)).toBeUndefined();
+    expect(log.endpoints.get(1)?.slowSince).toBe(NOW);
+    // Answered in time: the fast lane again.
+    sender.script.push(answered(300));
+    await deliverWebhook(other, copy(1, false, 'other'), { ...ctx, lanes: SLOW });
+    expect(log.endpoints.get(1)?.slowSince).toBeNull();
+    sender.script.push(answered(300));
+    expect(await deliverWebhook({ ...EVENT, documentId: 777 }, copy(1, false, 'third'), ctx)).toMatchObject({
+      outcome: 'delivered',
+    });
+    expect(sender.timeouts.at(-1)).toBe(2000);
+  });
+
+  it('hands a failing receiver to the slow lane at once', async () => {
+    const { ctx, log, sender } = context({ lanes: FAST });
+    sender.script.push(status(503));
+    expect(await deliverWebhook(EVENT, copy(), ctx)).toMatchObject({ action: 'retry', outcome: 'retrying' });
+    expect(log.endpoints.get(1)?.failingSince).toBe(NOW);
+    expect(await deliverWebhook({ ...EVENT, documentId: 2 }, copy(1, false, 'm2'), ctx)).toMatchObject({
+      action: 'slow-lane',
+      detail: 'the endpoint is failing',
+    });
+    expect(sender.requests).toHaveLength(1);
+  });
+});
+
 describe('Function: documentReceivedHandler', () => {
-  it('deletes delivered records and keeps failed ones with their visibility set to the next delay', async () => {
-    const { run, postponed, db } = consumer([status(200), status(500)]);
+  it('deletes delivered records and hands failed ones to the slow lane, due after the next delay', async () => {
+    const { run, postponed, handed, db, sender } = consumer([status(200), status(500)]);
     const ok = record(body(1), 1, 'ok');
     // Received twice, but the first receive never reached the function: its first attempt.
     const failing = record(body(2), 2, 'failing');
     const result = await run(ok, failing);
-    expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'failing' }]);
-    // Attempt 1 failed: the schedule's first delay (1 s) before attempt 2.
-    expect(postponed).toEqual([['rh-failing', 1]]);
+    // Both leave the fast lane: one delivered, one for the slow lane.
+    expect(result.batchItemFailures).toEqual([]);
+    // Attempt 1 failed: the schedule's first delay (1 s) before attempt 2, in the slow lane.
+    expect(handed).toEqual([['failing', 1]]);
+    expect(postponed).toEqual([]);
+    // The fast lane's attempts wait its time for an answer.
+    expect(sender.timeouts).toEqual([SETTINGS.fastAnswerMs, SETTINGS.fastAnswerMs]);
     expect(db.inserts.map((row) => [row[3], row[5], row[10]])).toEqual([
       [1, 'delivered', 'ok'],
       [1, 'retrying', 'failing'],
+    ]);
+  });
+
+  it('keeps a failed record of the slow lane with its visibility set to the next delay, counted with its series', async () => {
+    const { run, postponed, handed, db, sender } = consumer([status(500)]);
+    const failing = record(body(2), 1, 'slow-copy', 'first-copy');
+    const result = await run(failing);
+    expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'slow-copy' }]);
+    expect(postponed).toEqual([['rh-slow-copy', 1]]);
+    expect(handed).toEqual([]);
+    // The slow lane's attempt has the sender's whole time (10 s).
+    expect(sender.timeouts).toEqual([undefined]);
+    // Recorded under the message that began the series.
+    expect(db.inserts.map((row) => [row[3], row[5], row[10]])).toEqual([[1, 'retrying', 'first-copy']]);
+  });
+
+  it('hands an attempt the fast lane got no answer to in its time to the slow lane at once, recorded', async () => {
+    const { run, handed, db } = consumer([
+      { kind: 'error', error: 'no answer within 2000 ms', durationMs: 2001, timedOut: true },
+    ]);
+    const result = await run(record(body(3), 1, 'hanging'));
+    expect(result.batchItemFailures).toEqual([]);
+    expect(handed).toEqual([['hanging', 0]]);
+    expect(db.inserts.map((row) => [row[3], row[5], row[7], row[9]])).toEqual([
+      [1, 'retrying', expect.stringMatching(/fast lane's 2 s/), 0],
     ]);
   });
 
@@ -599,10 +718,10 @@ describe('Function: documentReceivedHandler', () => {
       status(503),
       status(503),
     ]);
-    // Receive counts inflated by receives that never ran (a throttled consumer).
+    // Receive counts inflated by receives that never ran (a throttled consumer), in the slow lane.
     const results = [];
     for (const receiveCount of [3, 4, 7, 9])
-      results.push(await run(record(body(1), receiveCount, 'throttled')));
+      results.push(await run(record(body(1), receiveCount, 'throttled', 'throttled')));
     expect(results.map((r) => r.batchItemFailures)).toEqual([
       [{ itemIdentifier: 'throttled' }],
       [{ itemIdentifier: 'throttled' }],
@@ -626,7 +745,7 @@ describe('Function: documentReceivedHandler', () => {
 
   it("makes the last attempt on the queue's final receive and dead-letters it itself", async () => {
     const { run, postponed, deadLettered, db } = consumer([status(503)]);
-    const result = await run(record(body(1), SETTINGS.maxReceives, 'final'));
+    const result = await run(record(body(1), SETTINGS.maxReceives, 'final', 'final'));
     expect(result.batchItemFailures).toEqual([]);
     expect(postponed).toEqual([]);
     expect(deadLettered).toEqual([['final', 'demo']]);
@@ -635,7 +754,7 @@ describe('Function: documentReceivedHandler', () => {
 
   it('falls back to the redrive policy when the dead-letter queue cannot be reached', async () => {
     const { run, postponed } = consumer([status(503)], 'https://erp.example.cz/hook', true);
-    const result = await run(record(body(1), SETTINGS.maxReceives, 'final'));
+    const result = await run(record(body(1), SETTINGS.maxReceives, 'final', 'final'));
     expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'final' }]);
     expect(postponed).toEqual([['rh-final', 0]]);
   });
@@ -690,7 +809,7 @@ describe('Function: documentReceivedHandler', () => {
         },
       }),
     });
-    const result = await handler({ Records: [record(body(1), 1, 'z')] } as SQSEvent);
+    const result = await handler({ Records: [record(body(1), 1, 'z', 'z')] } as SQSEvent);
     expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'z' }]);
   });
 });
@@ -698,14 +817,17 @@ describe('Function: documentReceivedHandler', () => {
 describe('Function: createMssqlWebhookDeliveryLog', () => {
   it('sends parameterised T-SQL for infra/sql/mssql/service/040-webhook.sql', async () => {
     const sent: { sql: string; params: readonly unknown[] }[] = [];
-    const log = createMssqlWebhookDeliveryLog({
-      async query(sql, params = []) {
-        sent.push({ sql, params });
-        return sql.startsWith('SELECT')
-          ? [{ delivered: 0, subjectId: 1, webhookUrl: 'https://x.example/h', secret: '' }]
-          : [];
+    const log = createMssqlWebhookDeliveryLog(
+      {
+        async query(sql, params = []) {
+          sent.push({ sql, params });
+          return sql.startsWith('SELECT')
+            ? [{ delivered: 0, subjectId: 1, webhookUrl: 'https://x.example/h', secret: '' }]
+            : [];
+        },
       },
-    });
+      'acme',
+    );
     expect(
       await log.findTarget({ eventId: 'msg_1', subjectId: 1, documentId: 123456, messageId: 'm-1' }),
     ).toEqual({
@@ -735,11 +857,14 @@ describe('Function: createMssqlWebhookDeliveryLog', () => {
       '[SUBJECT_ID] = @p2 AND [DOCUMENT_ID] = @p3 AND [EVENT_ID] = @p1 AND [MESSAGE_ID] = @p4',
     );
     expect(select!.sql).toContain("[OUTCOME] IN ('retrying', 'failed')) AS [attemptsMade]");
-    expect(select!.params).toEqual(['msg_1', 1, 123456, 'm-1', 0]);
+    // The tenant's rows only: tenants may share a database.
+    expect(select!.sql).toContain('[TENANT] = @p6');
+    expect(select!.sql).toContain('[e].[TENANT] = @p6 AND [e].[SUBJECT_ID] = [s].[ID]');
+    expect(select!.params).toEqual(['msg_1', 1, 123456, 'm-1', 0, 'acme']);
     expect(insert!.sql).toMatch(
-      /^INSERT INTO \[dbo\]\.\[WEBHOOK_DELIVERY\] \(\[EVENT_ID\], .*\[RETRY_IN_SECONDS\], \[MESSAGE_ID\]\)/s,
+      /^INSERT INTO \[dbo\]\.\[WEBHOOK_DELIVERY\] \(\[EVENT_ID\], .*\[RETRY_IN_SECONDS\], \[MESSAGE_ID\],\s+\[TENANT\]\)/s,
     );
-    expect(insert!.sql).toContain('VALUES (@p1, @p2, @p3, @p4, @p5, @p6, @p7, @p8, @p9, @p10, @p11)');
+    expect(insert!.sql).toContain('VALUES (@p1, @p2, @p3, @p4, @p5, @p6, @p7, @p8, @p9, @p10, @p11, @p12)');
     expect(insert!.params).toEqual([
       'msg_1',
       1,
@@ -752,6 +877,7 @@ describe('Function: createMssqlWebhookDeliveryLog', () => {
       13,
       30,
       'm-1',
+      'acme',
     ]);
   });
 });

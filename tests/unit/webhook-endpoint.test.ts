@@ -26,6 +26,7 @@ const remembered = (change: Partial<EndpointMemory> = {}): EndpointMemory => ({
   failingSince: null,
   disabledAt: null,
   enabledAt: NOW - 48 * HOUR,
+  slowSince: null,
   ...change,
 });
 
@@ -40,6 +41,7 @@ describe('Function: observeEndpoint', () => {
         failingSince: null,
         disabledAt: null,
         enabledAt: NOW,
+        slowSince: null,
       },
       changed: true,
       enabledByUrlChange: false,

@@ -49,18 +49,26 @@ describe('serverless.yml: receipt webhook', () => {
     });
   });
 
-  it('consumes the queue with partial batch failures, at most webhookConcurrency batches at once', () => {
+  it('consumes both lanes with partial batch failures, at most webhookConcurrency batches of each at once', () => {
     expect(fn.handler).toBe('functions/webhook/deliverWebhook.handler');
-    expect(fn.events).toEqual([
-      {
+    expect(fn.events).toEqual(
+      ['DocumentReceivedQueue', 'DocumentReceivedSlowQueue'].map((queue) => ({
         sqs: {
-          arn: { 'Fn::GetAtt': 'DocumentReceivedQueue.Arn' },
+          arn: { 'Fn::GetAtt': `${queue}.Arn` },
           batchSize: 10,
           maximumConcurrency: variable('param:webhookConcurrency'),
           functionResponseType: 'ReportBatchItemFailures',
         },
-      },
-    ]);
+      })),
+    );
+    // The slow lane is a queue like the fast one: the same crash recovery, retention and dead-letter queue.
+    const slow = resources.DocumentReceivedSlowQueue.Properties;
+    expect(slow.VisibilityTimeout).toBe(queue.VisibilityTimeout);
+    expect(slow.MessageRetentionPeriod).toBe(queue.MessageRetentionPeriod);
+    expect(slow.RedrivePolicy).toEqual(queue.RedrivePolicy);
+    expect(fn.environment.DOCUMENT_RECEIVED_SLOW_QUEUE_URL).toEqual({
+      'Fn::Ref': 'DocumentReceivedSlowQueue',
+    });
   });
 
   it('has timings that fit: 10 s attempts, crash recovery, 12 h visibility, retention for every attempt', () => {
@@ -75,7 +83,7 @@ describe('serverless.yml: receipt webhook', () => {
     expect(resources.DocumentReceivedDeadLetterQueue.Properties.MessageRetentionPeriod).toBe(1209600);
   });
 
-  it('gives the function only the tenant registry, its own queue and sending to its dead-letter queue', () => {
+  it('gives the function only the tenant registry, its own two queues and sending to the slow one and its dead-letter queue', () => {
     expect(fn.role).toBe('WebhookDeliveryRole');
     const all = resources.WebhookDeliveryRole.Properties.Policies.flatMap(
       (policy: { PolicyDocument: { Statement: unknown[] } }) => policy.PolicyDocument.Statement,
@@ -103,9 +111,15 @@ describe('serverless.yml: receipt webhook', () => {
     expect(sqsStatements.map((s) => [s.Action, s.Resource])).toEqual([
       [
         ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ChangeMessageVisibility'],
-        { 'Fn::GetAtt': 'DocumentReceivedQueue.Arn' },
+        [{ 'Fn::GetAtt': 'DocumentReceivedQueue.Arn' }, { 'Fn::GetAtt': 'DocumentReceivedSlowQueue.Arn' }],
       ],
-      ['sqs:SendMessage', { 'Fn::GetAtt': 'DocumentReceivedDeadLetterQueue.Arn' }],
+      [
+        'sqs:SendMessage',
+        [
+          { 'Fn::GetAtt': 'DocumentReceivedSlowQueue.Arn' },
+          { 'Fn::GetAtt': 'DocumentReceivedDeadLetterQueue.Arn' },
+        ],
+      ],
     ]);
     for (const statement of statements) expect(statement.Resource).not.toBe('*');
   });

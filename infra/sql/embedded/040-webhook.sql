@@ -5,6 +5,7 @@
 
 CREATE TABLE dbo."WEBHOOK_DELIVERY" (
     "ID"               bigint GENERATED ALWAYS AS IDENTITY,
+    "TENANT"           varchar(63)  NOT NULL DEFAULT '',
     "EVENT_ID"         varchar(64)  NOT NULL,
     "SUBJECT_ID"       int          NOT NULL,
     "DOCUMENT_ID"      bigint       NOT NULL,
@@ -40,6 +41,7 @@ CREATE INDEX "IX_WEBHOOK_DELIVERY_ATTEMPTED" ON dbo."WEBHOOK_DELIVERY" ("ATTEMPT
 -- The webhook secret memory and endpoint state (same as infra/sql/mssql/040-webhook.sql): written
 -- by the service only; holds secrets, so never served by the Data API.
 CREATE TABLE dbo."WEBHOOK_ENDPOINT" (
+    "TENANT"            varchar(63)  NOT NULL DEFAULT '',
     "SUBJECT_ID"        int          NOT NULL,
     "WEBHOOK_URL"       varchar(500) NULL,
     "SECRET"            varchar(200) NULL,
@@ -48,6 +50,7 @@ CREATE TABLE dbo."WEBHOOK_ENDPOINT" (
     "FAILING_SINCE"     timestamp(3) without time zone NULL,
     "DISABLED_AT"       timestamp(3) without time zone NULL,
     "ENABLED_AT"        timestamp(3) without time zone NOT NULL,
-    CONSTRAINT "PK_WEBHOOK_ENDPOINT" PRIMARY KEY ("SUBJECT_ID")
+    "SLOW_SINCE"        timestamp(3) without time zone NULL,
+    CONSTRAINT "PK_WEBHOOK_ENDPOINT" PRIMARY KEY ("TENANT", "SUBJECT_ID")
 );
 COMMENT ON TABLE dbo."WEBHOOK_ENDPOINT" IS 'Paměť tajemství a stav koncového bodu webhooku pro každý subjekt (interní, API ji nikdy nevydá).';

@@ -5,6 +5,7 @@
 
 CREATE TABLE dbo."SVC_SUBSCRIPTION" (
     "ID"                   varchar(40)   NOT NULL,
+    "TENANT"               varchar(63)   NOT NULL DEFAULT '',
     "OWNER"                varchar(300)  NOT NULL,
     "SOURCE_SCHEMA"        varchar(128)  NOT NULL,
     "SOURCE_NAME"          varchar(128)  NOT NULL,
@@ -26,13 +27,15 @@ CREATE TABLE dbo."SVC_SUBSCRIPTION" (
     "DISABLED_REASON"      varchar(400)  NULL,
     "WAITING_EVENT"        varchar(64)   NULL,
     "WAITING_SINCE"        timestamp(3) without time zone NULL,
+    "SLOW_SINCE"           timestamp(3) without time zone NULL,
     CONSTRAINT "PK_SVC_SUBSCRIPTION" PRIMARY KEY ("ID"),
     CONSTRAINT "CK_SVC_SUBSCRIPTION_STATE" CHECK ("STATE" IN ('pending', 'active', 'disabled'))
 );
-CREATE INDEX "IX_SVC_SUBSCRIPTION_OWNER" ON dbo."SVC_SUBSCRIPTION" ("OWNER", "CREATED_AT");
+CREATE INDEX "IX_SVC_SUBSCRIPTION_TENANT_OWNER" ON dbo."SVC_SUBSCRIPTION" ("TENANT", "OWNER", "CREATED_AT");
 
 CREATE TABLE dbo."SVC_NOTIFICATION_DELIVERY" (
     "ID"               bigint GENERATED ALWAYS AS IDENTITY,
+    "TENANT"           varchar(63)  NOT NULL DEFAULT '',
     "SUBSCRIPTION_ID"  varchar(40)  NOT NULL,
     "EVENT_ID"         varchar(64)  NOT NULL,
     "EVENT_TYPE"       varchar(40)  NOT NULL,

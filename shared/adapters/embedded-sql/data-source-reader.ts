@@ -12,6 +12,11 @@ const columnList = (source: DataSourceInfo) =>
     .map((c) => q(c.name))
     .join(', ');
 const from = (source: DataSourceInfo) => `${q(source.schema)}.${q(source.name)}`;
+/** The row scope's test, its value parameter `index`; `and` joins it to another test. */
+/** A test the row scope is added to, in parentheses when it is. */
+const within = (source: DataSourceInfo, test: string) => (source.rowScope ? `(${test})` : test);
+const scope = (source: DataSourceInfo, index: number, joiner: 'WHERE' | 'AND' = 'WHERE') =>
+  source.rowScope ? ` ${joiner} ${q(source.rowScope.column)} = $${index}` : '';
 function orderBy(source: DataSourceInfo): string {
   const columns = sortColumns(source);
   return columns.length === 0 ? '' : `ORDER BY ${columns.map(q).join(', ')}`;
@@ -26,7 +31,7 @@ function orderBy(source: DataSourceInfo): string {
  */
 function deferredJoinPage(source: DataSourceInfo): string {
   const keys = source.primaryKey.map(q);
-  const keyPage = `SELECT ${keys.join(', ')} FROM ${from(source)} ORDER BY ${keys.join(', ')} ${PAGE}`;
+  const keyPage = `SELECT ${keys.join(', ')} FROM ${from(source)}${scope(source, 3)} ORDER BY ${keys.join(', ')} ${PAGE}`;
   if (keys.length === 1) {
     return `SELECT ${columnList(source)} FROM ${from(source)} WHERE ${keys[0]} = ANY(ARRAY(${keyPage})) ORDER BY ${keys[0]}`;
   }
@@ -47,7 +52,7 @@ function afterKeyPage(source: DataSourceInfo): string {
   const keys = source.primaryKey.map(q);
   const params = keys.map((_, index) => `$${index + 1}`);
   return (
-    `SELECT ${columnList(source)} FROM ${from(source)} WHERE (${keys.join(', ')}) > (${params.join(', ')}) ` +
+    `SELECT ${columnList(source)} FROM ${from(source)} WHERE (${keys.join(', ')}) > (${params.join(', ')})${scope(source, keys.length + 2, 'AND')} ` +
     `ORDER BY ${keys.join(', ')} FETCH FIRST $${keys.length + 1} ROWS ONLY`
   );
 }
@@ -60,15 +65,16 @@ export function createEmbeddedDataSourceReader(
   return createSqlDataSourceReader(
     db,
     {
-      selectAll: (source) => `SELECT ${columnList(source)} FROM ${from(source)} ${orderBy(source)}`,
+      selectAll: (source) =>
+        `SELECT ${columnList(source)} FROM ${from(source)}${scope(source, 1)} ${orderBy(source)}`,
       selectWhere: (source, where) =>
-        `SELECT ${columnList(source)} FROM ${from(source)} WHERE ${where.sql} ${orderBy(source)}`,
+        `SELECT ${columnList(source)} FROM ${from(source)} WHERE ${within(source, where.sql)}${scope(source, where.params.length + 1, 'AND')} ${orderBy(source)}`,
       selectPage: (source) =>
         source.primaryKey.length > 0
           ? deferredJoinPage(source)
-          : `SELECT ${columnList(source)} FROM ${from(source)} ${orderBy(source)} ${PAGE}`,
+          : `SELECT ${columnList(source)} FROM ${from(source)}${scope(source, 3)} ${orderBy(source)} ${PAGE}`,
       selectAfter: afterKeyPage,
-      count: (source) => `SELECT count(*) AS "n" FROM ${from(source)}`,
+      count: (source) => `SELECT count(*) AS "n" FROM ${from(source)}${scope(source, 1)}`,
     },
     translate,
   );

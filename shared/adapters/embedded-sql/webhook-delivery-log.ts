@@ -12,11 +12,11 @@ export const EMBEDDED_DELIVERY_LOG_STATEMENTS: DeliveryLogStatements = {
   // (the event id follows from them within a tenant).
   findTarget: `SELECT
       (SELECT COUNT(*) FROM "dbo"."WEBHOOK_DELIVERY"
-        WHERE "EVENT_ID" = $1 AND "OUTCOME" IN ('delivered', 'resent')
+        WHERE "EVENT_ID" = $1 AND "TENANT" = $6 AND "OUTCOME" IN ('delivered', 'resent')
           AND ($5::int = 0 OR "MESSAGE_ID" = $4)) AS "delivered",
       (SELECT COUNT(*) FROM "dbo"."WEBHOOK_DELIVERY"
         WHERE "SUBJECT_ID" = $2 AND "DOCUMENT_ID" = $3 AND "EVENT_ID" = $1 AND "MESSAGE_ID" = $4
-          AND "OUTCOME" IN ('retrying', 'failed')) AS "attemptsMade",
+          AND "TENANT" = $6 AND "OUTCOME" IN ('retrying', 'failed')) AS "attemptsMade",
       "s"."ID" AS "subjectId",
       "s"."WEBHOOK_URL" AS "webhookUrl",
       "s"."SECRET_WEBHOOK" AS "secret",
@@ -27,34 +27,42 @@ export const EMBEDDED_DELIVERY_LOG_STATEMENTS: DeliveryLogStatements = {
       "e"."SECRET_CHANGED_AT" AS "secretChangedAt",
       "e"."FAILING_SINCE" AS "failingSince",
       "e"."DISABLED_AT" AS "disabledAt",
-      "e"."ENABLED_AT" AS "enabledAt"
+      "e"."ENABLED_AT" AS "enabledAt",
+      "e"."SLOW_SINCE" AS "slowSince"
     FROM (SELECT 1 AS "one") AS "x"
     LEFT JOIN "dbo"."SUBJECT" AS "s" ON "s"."ID" = $2
-    LEFT JOIN "dbo"."WEBHOOK_ENDPOINT" AS "e" ON "e"."SUBJECT_ID" = "s"."ID"`,
+    LEFT JOIN "dbo"."WEBHOOK_ENDPOINT" AS "e" ON "e"."TENANT" = $6 AND "e"."SUBJECT_ID" = "s"."ID"`,
   // The first copy of a subject's events to get here makes the row; one that races it leaves it.
   insertEndpoint: `INSERT INTO "dbo"."WEBHOOK_ENDPOINT" ("SUBJECT_ID", "WEBHOOK_URL", "SECRET", "PREVIOUS_SECRET",
-      "SECRET_CHANGED_AT", "FAILING_SINCE", "DISABLED_AT", "ENABLED_AT")
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-    ON CONFLICT ("SUBJECT_ID") DO NOTHING`,
+      "SECRET_CHANGED_AT", "FAILING_SINCE", "DISABLED_AT", "ENABLED_AT", "SLOW_SINCE", "TENANT")
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+    ON CONFLICT ("TENANT", "SUBJECT_ID") DO NOTHING`,
   updateEndpoint: `UPDATE "dbo"."WEBHOOK_ENDPOINT" SET "WEBHOOK_URL" = $2, "SECRET" = $3,
       "PREVIOUS_SECRET" = $4, "SECRET_CHANGED_AT" = $5, "FAILING_SINCE" = $6, "DISABLED_AT" = $7,
-      "ENABLED_AT" = $8
-    WHERE "SUBJECT_ID" = $1`,
-  endpointDelivered: `UPDATE "dbo"."WEBHOOK_ENDPOINT" SET "FAILING_SINCE" = NULL
-    WHERE "SUBJECT_ID" = $1 AND "FAILING_SINCE" IS NOT NULL`,
+      "ENABLED_AT" = $8, "SLOW_SINCE" = $9
+    WHERE "TENANT" = $10 AND "SUBJECT_ID" = $1`,
+  endpointDelivered: `UPDATE "dbo"."WEBHOOK_ENDPOINT" SET "FAILING_SINCE" = NULL,
+      "SLOW_SINCE" = CASE WHEN $2::timestamp(3) IS NULL THEN NULL ELSE COALESCE("SLOW_SINCE", $2::timestamp(3)) END
+    WHERE "TENANT" = $3 AND "SUBJECT_ID" = $1`,
+  endpointSlow: `UPDATE "dbo"."WEBHOOK_ENDPOINT" SET "SLOW_SINCE" = $2::timestamp(3)
+    WHERE "TENANT" = $3 AND "SUBJECT_ID" = $1 AND "SLOW_SINCE" IS NULL`,
   // One statement, so that of failures at once exactly one sees the endpoint enabled and disables it.
   endpointFailed: `UPDATE "dbo"."WEBHOOK_ENDPOINT" SET
       "FAILING_SINCE" = COALESCE("FAILING_SINCE", $2::timestamp(3)),
       "DISABLED_AT" = CASE WHEN COALESCE("FAILING_SINCE", $2::timestamp(3)) <= $3::timestamp(3)
         THEN $2::timestamp(3) ELSE NULL END
-    WHERE "SUBJECT_ID" = $1 AND "DISABLED_AT" IS NULL
+    WHERE "TENANT" = $4 AND "SUBJECT_ID" = $1 AND "DISABLED_AT" IS NULL
     RETURNING "DISABLED_AT" AS "disabledAt"`,
   insert: `INSERT INTO "dbo"."WEBHOOK_DELIVERY" ("EVENT_ID", "SUBJECT_ID", "DOCUMENT_ID", "ATTEMPT",
-      "ATTEMPTED_AT", "OUTCOME", "HTTP_STATUS", "ERROR", "DURATION_MS", "RETRY_IN_SECONDS", "MESSAGE_ID")
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      "ATTEMPTED_AT", "OUTCOME", "HTTP_STATUS", "ERROR", "DURATION_MS", "RETRY_IN_SECONDS", "MESSAGE_ID",
+      "TENANT")
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 };
 
-/** The delivery log on the embedded database. */
-export function createEmbeddedWebhookDeliveryLog(db: Pick<Database, 'query'>): WebhookDeliveryLog {
-  return createSqlWebhookDeliveryLog(db, EMBEDDED_DELIVERY_LOG_STATEMENTS);
+/** A tenant's delivery log on the embedded database. */
+export function createEmbeddedWebhookDeliveryLog(
+  db: Pick<Database, 'query'>,
+  tenant: string,
+): WebhookDeliveryLog {
+  return createSqlWebhookDeliveryLog(db, EMBEDDED_DELIVERY_LOG_STATEMENTS, tenant);
 }

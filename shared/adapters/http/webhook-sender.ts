@@ -72,7 +72,11 @@ export function createHttpWebhookSender(options: HttpWebhookSenderOptions): Http
     'https:': new https.Agent({ keepAlive: true, timeout: 5000, maxSockets: 32 }),
   };
 
-  function send(request: WebhookRequest): Promise<WebhookSendResult> {
+  function send(
+    request: WebhookRequest,
+    sendOptions: { timeoutMs?: number } = {},
+  ): Promise<WebhookSendResult> {
+    const timeoutMs = Math.min(sendOptions.timeoutMs ?? options.timeoutMs, options.timeoutMs);
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const { url } = request;
@@ -115,11 +119,11 @@ export function createHttpWebhookSender(options: HttpWebhookSenderOptions): Http
         done({ kind: 'error', error: describeError(error as NodeJS.ErrnoException), durationMs: elapsed() });
         return;
       }
+      let timedOut = false;
       const timer = setTimeout(() => {
-        outgoing.destroy(
-          Object.assign(new Error(`no answer within ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' }),
-        );
-      }, options.timeoutMs);
+        timedOut = true;
+        outgoing.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+      }, timeoutMs);
       outgoing.on('response', (response) => {
         const retryAfter = response.headers['retry-after'];
         done({ kind: 'response', status: response.statusCode ?? 0, retryAfter, durationMs: elapsed() });
@@ -133,7 +137,12 @@ export function createHttpWebhookSender(options: HttpWebhookSenderOptions): Http
         if (error instanceof RefusedTargetError || error.code === 'ERR_IP_BLOCKED') {
           done({ kind: 'refused', reason: error.message, durationMs: elapsed() });
         } else {
-          done({ kind: 'error', error: describeError(error), durationMs: elapsed() });
+          done({
+            kind: 'error',
+            error: describeError(error),
+            durationMs: elapsed(),
+            ...(timedOut ? { timedOut: true } : {}),
+          });
         }
       });
       outgoing.end(request.body);

@@ -12,6 +12,11 @@ const columnList = (source: DataSourceInfo) =>
     .map((c) => q(c.name))
     .join(', ');
 const from = (source: DataSourceInfo) => `${q(source.schema)}.${q(source.name)}`;
+/** The row scope's test, its value parameter `index`; `and` joins it to another test. */
+/** A test the row scope is added to, in parentheses when it is. */
+const within = (source: DataSourceInfo, test: string) => (source.rowScope ? `(${test})` : test);
+const scope = (source: DataSourceInfo, index: number, joiner: 'WHERE' | 'AND' = 'WHERE') =>
+  source.rowScope ? ` ${joiner} ${q(source.rowScope.column)} = @p${index}` : '';
 /** T-SQL requires an ORDER BY for OFFSET/FETCH; without sortable columns, an explicitly arbitrary one. */
 function orderBy(source: DataSourceInfo): string {
   const columns = sortColumns(source);
@@ -30,7 +35,7 @@ function deferredJoinPage(source: DataSourceInfo): string {
     `SELECT ${readColumns(source)
       .map((c) => `page_row.${q(c.name)}`)
       .join(', ')} FROM ${from(source)} AS page_row ` +
-    `INNER JOIN (SELECT ${keys.join(', ')} FROM ${from(source)} ORDER BY ${keys.join(', ')} ${PAGE}) AS page_key ` +
+    `INNER JOIN (SELECT ${keys.join(', ')} FROM ${from(source)}${scope(source, 3)} ORDER BY ${keys.join(', ')} ${PAGE}) AS page_key ` +
     `ON ${on} ORDER BY ${keys.map((k) => `page_row.${k}`).join(', ')}`
   );
 }
@@ -50,7 +55,7 @@ function afterKeyPage(source: DataSourceInfo): string {
       ? after[0]
       : `${keys[0]} >= ${param(0)} AND (${after.map((a) => `(${a})`).join(' OR ')})`;
   return (
-    `SELECT ${columnList(source)} FROM ${from(source)} WHERE ${where} ` +
+    `SELECT ${columnList(source)} FROM ${from(source)} WHERE ${within(source, where!)}${scope(source, keys.length + 2, 'AND')} ` +
     `ORDER BY ${keys.join(', ')} OFFSET 0 ROWS FETCH NEXT ${param(keys.length)} ROWS ONLY`
   );
 }
@@ -60,15 +65,16 @@ export function createMssqlDataSourceReader(db: Database, translate?: ConditionT
   return createSqlDataSourceReader(
     db,
     {
-      selectAll: (source) => `SELECT ${columnList(source)} FROM ${from(source)} ${orderBy(source)}`,
+      selectAll: (source) =>
+        `SELECT ${columnList(source)} FROM ${from(source)}${scope(source, 1)} ${orderBy(source)}`,
       selectWhere: (source, where) =>
-        `SELECT ${columnList(source)} FROM ${from(source)} WHERE ${where.sql} ${orderBy(source)}`,
+        `SELECT ${columnList(source)} FROM ${from(source)} WHERE ${within(source, where.sql)}${scope(source, where.params.length + 1, 'AND')} ${orderBy(source)}`,
       selectPage: (source) =>
         source.primaryKey.length > 0
           ? deferredJoinPage(source)
-          : `SELECT ${columnList(source)} FROM ${from(source)} ${orderBy(source)} ${PAGE}`,
+          : `SELECT ${columnList(source)} FROM ${from(source)}${scope(source, 3)} ${orderBy(source)} ${PAGE}`,
       selectAfter: afterKeyPage,
-      count: (source) => `SELECT COUNT_BIG(*) AS [n] FROM ${from(source)}`,
+      count: (source) => `SELECT COUNT_BIG(*) AS [n] FROM ${from(source)}${scope(source, 1)}`,
     },
     translate,
   );

@@ -12,11 +12,11 @@ export const MSSQL_DELIVERY_LOG_STATEMENTS: DeliveryLogStatements = {
   // (the event id follows from them within a tenant).
   findTarget: `SELECT
       (SELECT COUNT(*) FROM [dbo].[WEBHOOK_DELIVERY]
-        WHERE [EVENT_ID] = @p1 AND [OUTCOME] IN ('delivered', 'resent')
+        WHERE [EVENT_ID] = @p1 AND [TENANT] = @p6 AND [OUTCOME] IN ('delivered', 'resent')
           AND (@p5 = 0 OR [MESSAGE_ID] = @p4)) AS [delivered],
       (SELECT COUNT(*) FROM [dbo].[WEBHOOK_DELIVERY]
         WHERE [SUBJECT_ID] = @p2 AND [DOCUMENT_ID] = @p3 AND [EVENT_ID] = @p1 AND [MESSAGE_ID] = @p4
-          AND [OUTCOME] IN ('retrying', 'failed')) AS [attemptsMade],
+          AND [TENANT] = @p6 AND [OUTCOME] IN ('retrying', 'failed')) AS [attemptsMade],
       [s].[ID] AS [subjectId],
       [s].[WEBHOOK_URL] AS [webhookUrl],
       [s].[SECRET_WEBHOOK] AS [secret],
@@ -27,42 +27,51 @@ export const MSSQL_DELIVERY_LOG_STATEMENTS: DeliveryLogStatements = {
       [e].[SECRET_CHANGED_AT] AS [secretChangedAt],
       [e].[FAILING_SINCE] AS [failingSince],
       [e].[DISABLED_AT] AS [disabledAt],
-      [e].[ENABLED_AT] AS [enabledAt]
+      [e].[ENABLED_AT] AS [enabledAt],
+      [e].[SLOW_SINCE] AS [slowSince]
     FROM (SELECT 1 AS [one]) AS [x]
     LEFT JOIN [dbo].[SUBJECT] AS [s] ON [s].[ID] = @p2
-    LEFT JOIN [dbo].[WEBHOOK_ENDPOINT] AS [e] ON [e].[SUBJECT_ID] = [s].[ID]`,
+    LEFT JOIN [dbo].[WEBHOOK_ENDPOINT] AS [e] ON [e].[TENANT] = @p6 AND [e].[SUBJECT_ID] = [s].[ID]`,
   // The first copy of a subject's events to get here makes the row; another that races it finds
   // the key taken (2627) and leaves the row as the first made it.
   insertEndpoint: `BEGIN TRY
       INSERT INTO [dbo].[WEBHOOK_ENDPOINT] ([SUBJECT_ID], [WEBHOOK_URL], [SECRET], [PREVIOUS_SECRET],
-        [SECRET_CHANGED_AT], [FAILING_SINCE], [DISABLED_AT], [ENABLED_AT])
-      SELECT @p1, @p2, @p3, @p4, @p5, @p6, @p7, @p8
-      WHERE NOT EXISTS (SELECT 1 FROM [dbo].[WEBHOOK_ENDPOINT] WHERE [SUBJECT_ID] = @p1);
+        [SECRET_CHANGED_AT], [FAILING_SINCE], [DISABLED_AT], [ENABLED_AT], [SLOW_SINCE], [TENANT])
+      SELECT @p1, @p2, @p3, @p4, @p5, @p6, @p7, @p8, @p9, @p10
+      WHERE NOT EXISTS (SELECT 1 FROM [dbo].[WEBHOOK_ENDPOINT] WHERE [TENANT] = @p10 AND [SUBJECT_ID] = @p1);
     END TRY
     BEGIN CATCH
       IF ERROR_NUMBER() NOT IN (2627, 2601) THROW;
     END CATCH`,
   updateEndpoint: `UPDATE [dbo].[WEBHOOK_ENDPOINT] SET [WEBHOOK_URL] = @p2, [SECRET] = @p3,
       [PREVIOUS_SECRET] = @p4, [SECRET_CHANGED_AT] = @p5, [FAILING_SINCE] = @p6, [DISABLED_AT] = @p7,
-      [ENABLED_AT] = @p8
-    WHERE [SUBJECT_ID] = @p1`,
-  endpointDelivered: `UPDATE [dbo].[WEBHOOK_ENDPOINT] SET [FAILING_SINCE] = NULL
-    WHERE [SUBJECT_ID] = @p1 AND [FAILING_SINCE] IS NOT NULL`,
+      [ENABLED_AT] = @p8, [SLOW_SINCE] = @p9
+    WHERE [TENANT] = @p10 AND [SUBJECT_ID] = @p1`,
+  endpointDelivered: `UPDATE [dbo].[WEBHOOK_ENDPOINT] SET [FAILING_SINCE] = NULL,
+      [SLOW_SINCE] = CASE WHEN @p2 IS NULL THEN NULL ELSE COALESCE([SLOW_SINCE], CAST(@p2 AS datetime2(3))) END
+    WHERE [TENANT] = @p3 AND [SUBJECT_ID] = @p1`,
+  endpointSlow: `UPDATE [dbo].[WEBHOOK_ENDPOINT] SET [SLOW_SINCE] = CAST(@p2 AS datetime2(3))
+    WHERE [TENANT] = @p3 AND [SUBJECT_ID] = @p1 AND [SLOW_SINCE] IS NULL`,
   // One statement, so that of failures at once exactly one sees the endpoint enabled and disables it.
   // The times typed as the column is (compared as text they would not order as times). Of failures
   // at once, the one whose second statement changes the row disabled it: @@ROWCOUNT says so (an
   // OUTPUT clause would too, but the T-SQL engine returns none on a session with NOCOUNT ON).
   endpointFailed: `UPDATE [dbo].[WEBHOOK_ENDPOINT] SET [FAILING_SINCE] = CAST(@p2 AS datetime2(3))
-    WHERE [SUBJECT_ID] = @p1 AND [DISABLED_AT] IS NULL AND [FAILING_SINCE] IS NULL;
+    WHERE [TENANT] = @p4 AND [SUBJECT_ID] = @p1 AND [DISABLED_AT] IS NULL AND [FAILING_SINCE] IS NULL;
     UPDATE [dbo].[WEBHOOK_ENDPOINT] SET [DISABLED_AT] = CAST(@p2 AS datetime2(3))
-    WHERE [SUBJECT_ID] = @p1 AND [DISABLED_AT] IS NULL AND [FAILING_SINCE] <= CAST(@p3 AS datetime2(3));
+    WHERE [TENANT] = @p4 AND [SUBJECT_ID] = @p1 AND [DISABLED_AT] IS NULL
+      AND [FAILING_SINCE] <= CAST(@p3 AS datetime2(3));
     SELECT CASE WHEN @@ROWCOUNT > 0 THEN CAST(@p2 AS datetime2(3)) END AS [disabledAt];`,
   insert: `INSERT INTO [dbo].[WEBHOOK_DELIVERY] ([EVENT_ID], [SUBJECT_ID], [DOCUMENT_ID], [ATTEMPT],
-      [ATTEMPTED_AT], [OUTCOME], [HTTP_STATUS], [ERROR], [DURATION_MS], [RETRY_IN_SECONDS], [MESSAGE_ID])
-    VALUES (@p1, @p2, @p3, @p4, @p5, @p6, @p7, @p8, @p9, @p10, @p11)`,
+      [ATTEMPTED_AT], [OUTCOME], [HTTP_STATUS], [ERROR], [DURATION_MS], [RETRY_IN_SECONDS], [MESSAGE_ID],
+      [TENANT])
+    VALUES (@p1, @p2, @p3, @p4, @p5, @p6, @p7, @p8, @p9, @p10, @p11, @p12)`,
 };
 
-/** The delivery log on a SQL Server tenant database. */
-export function createMssqlWebhookDeliveryLog(db: Pick<Database, 'query'>): WebhookDeliveryLog {
-  return createSqlWebhookDeliveryLog(db, MSSQL_DELIVERY_LOG_STATEMENTS);
+/** A tenant's delivery log on its SQL Server database. */
+export function createMssqlWebhookDeliveryLog(
+  db: Pick<Database, 'query'>,
+  tenant: string,
+): WebhookDeliveryLog {
+  return createSqlWebhookDeliveryLog(db, MSSQL_DELIVERY_LOG_STATEMENTS, tenant);
 }

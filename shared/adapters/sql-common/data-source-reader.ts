@@ -31,7 +31,11 @@ export function readColumns(source: DataSourceInfo): readonly ColumnInfo[] {
   return keys.length === 0 ? selected : [...selected, ...keys];
 }
 
-/** A dialect's statements of the Data API's reads, every one selecting {@link readColumns} in {@link sortColumns} order. */
+/**
+ * A dialect's statements of the Data API's reads, every one selecting {@link readColumns} in
+ * {@link sortColumns} order. Of a source with a row scope, each reads only the rows whose scope
+ * column equals one more parameter after those listed (see {@link scopeParams}).
+ */
 export interface DataSourceStatements {
   selectAll(source: DataSourceInfo): string;
   /** Rows satisfying `where`, a translated condition whose placeholders start at 1. */
@@ -53,6 +57,11 @@ export interface DataSourceStatements {
   count(source: DataSourceInfo): string;
 }
 
+/** A read's parameters, the row scope's value last where the source has one. */
+export function scopeParams(source: DataSourceInfo, params: readonly unknown[] = []): unknown[] {
+  return source.rowScope ? [...params, source.rowScope.value] : [...params];
+}
+
 async function* oneBatch(rows: Promise<Row[]>): AsyncIterable<Row[]> {
   const batch = await rows;
   if (batch.length > 0) yield batch;
@@ -70,24 +79,25 @@ export function createSqlDataSourceReader(
 ): DataSourceReader {
   return {
     catalogue: db,
-    readAll: (source, batchRows) => db.streamBatches(sql.selectAll(source), [], batchRows),
+    readAll: (source, batchRows) => db.streamBatches(sql.selectAll(source), scopeParams(source), batchRows),
     readMatching(source: DataSourceInfo, condition: Condition, batchRows: number) {
       if (!translate) throw new Error('This function reads no conditions: no condition translator is wired');
       const where = translateCondition(condition, translate, 1);
-      return db.streamBatches(sql.selectWhere(source, where), where.params, batchRows);
+      return db.streamBatches(sql.selectWhere(source, where), scopeParams(source, where.params), batchRows);
     },
     readPage(source, offset, rows, batchRows) {
       // A page that fits one batch is read in one statement, without a cursor's extra round trips.
-      if (rows > batchRows) return db.streamBatches(sql.selectPage(source), [offset, rows], batchRows);
-      return oneBatch(db.query(sql.selectPage(source), [offset, rows]));
+      const params = scopeParams(source, [offset, rows]);
+      if (rows > batchRows) return db.streamBatches(sql.selectPage(source), params, batchRows);
+      return oneBatch(db.query(sql.selectPage(source), params));
     },
     readAfter(source, after, rows, batchRows) {
-      const params = [...after, rows];
+      const params = scopeParams(source, [...after, rows]);
       if (rows > batchRows) return db.streamBatches(sql.selectAfter(source), params, batchRows);
       return oneBatch(db.query(sql.selectAfter(source), params));
     },
     async count(source) {
-      const rows = await db.query(sql.count(source));
+      const rows = await db.query(sql.count(source), scopeParams(source));
       return Number(rows[0]?.n ?? 0);
     },
   };

@@ -2,7 +2,8 @@
  * Change notifications' store (CONTRACT 4c) over a database connection, shared by the SQL
  * adapters: SVC_SUBSCRIPTION, SVC_NOTIFICATION_DELIVERY, SVC_NOTIFIER_STATE
  * (infra/sql/*\/…change-notifications.sql). No SQL text of either dialect lives here; each
- * adapter passes its statements.
+ * adapter passes its statements. A store is one tenant's: every statement names the tenant, so that
+ * tenants sharing a database never see, change or count each other's subscriptions and attempts.
  */
 import type { Database, Row } from '../../core/database.js';
 import type { Subscription, SubscriptionStore } from '../../core/notifications/subscriptions.js';
@@ -13,12 +14,14 @@ const MAX_ERROR_LENGTH = 400;
 /**
  * A dialect's statements of the store. Date-time parameters are text `YYYY-MM-DD hh:mm:ss.mmm`
  * (UTC), typed as their columns in the statement; date-times read come out to the millisecond.
- * Statements marked "changed" answer one row `changed`: how many rows they changed.
+ * Statements marked "changed" answer one row `changed`: how many rows they changed. Every
+ * statement on SVC_SUBSCRIPTION or SVC_NOTIFICATION_DELIVERY takes the tenant as its last
+ * parameter (after those listed) and touches that tenant's rows only.
  */
 export interface SubscriptionStatements {
   /** In a transaction: make the tenant's notifier row (parameter 1) if missing, and lock it. */
   readonly lockNotifier: readonly string[];
-  /** One row `n`: every subscription of the database. */
+  /** One row `n`: every subscription of the tenant. */
   readonly count: string;
   /** Parameters: id, owner, schema, name, URL, secret, created at, seen feed, seen batch, ping event. Pending. */
   readonly insert: string;
@@ -55,8 +58,10 @@ export interface SubscriptionStatements {
   readonly attemptsMade: string;
   /** Parameters: subscription, event, type, attempt, at, outcome, HTTP status, error, duration, retry in, message. */
   readonly record: string;
-  /** Parameters: id, event, ping (1 or 0), now. */
+  /** Parameters: id, event, ping (1 or 0), now, slow at (null: answered in time; see SubscriptionStore.delivered). */
   readonly delivered: string;
+  /** Parameters: id, at. SLOW_SINCE becomes `at` unless set. */
+  readonly markSlow: string;
   /** Changed. Parameters: id, event, now, cut-off, finished (1/0), disable now (1/0), reason. */
   readonly failed: string;
   /** Parameter: id. Row `disabledAt`. */
@@ -90,6 +95,7 @@ function toSubscription(row: Row): Subscription {
     disabledReason: text(row.disabledReason),
     waitingEvent: text(row.waitingEvent),
     waitingSince: sqlTimeMs(row.waitingSince),
+    slowSince: sqlTimeMs(row.slowSince),
   };
 }
 
@@ -99,140 +105,157 @@ const changed = (rows: Row[]) => Number(rows[0]?.changed ?? 0) > 0;
 export function createSqlSubscriptionStore(
   db: Pick<Database, 'query' | 'transaction'>,
   sql: Statements,
+  tenant: string,
 ): SubscriptionStore {
   const get = async (id: string, owner?: string) => {
-    const rows = await (owner === undefined ? db.query(sql.get, [id]) : db.query(sql.getOwned, [id, owner]));
+    const rows = await (owner === undefined
+      ? db.query(sql.get, [id, tenant])
+      : db.query(sql.getOwned, [id, owner, tenant]));
     return rows[0] ? toSubscription(rows[0]) : undefined;
   };
   /**
    * Runs `fn` in a transaction holding the tenant's notifier row: what makes a subscription live
    * (a creation, an enable) and the loop's ending take turns on it.
    */
-  const underNotifierLock = <T>(tenant: string, fn: (tx: Pick<Database, 'query'>) => Promise<T>) =>
+  const underNotifierLock = <T>(fn: (tx: Pick<Database, 'query'>) => Promise<T>) =>
     db.transaction(async (tx) => {
       for (const statement of sql.lockNotifier) await tx.query(statement, [tenant]);
       return fn(tx);
     });
+  /** A statement's parameters, the tenant's id last. */
+  const mine = (...params: unknown[]) => [...params, tenant];
   return {
-    async create(tenant, s, max) {
-      return underNotifierLock(tenant, async (tx) => {
-        const [count] = await tx.query(sql.count);
+    async create(s, max) {
+      return underNotifierLock(async (tx) => {
+        const [count] = await tx.query(sql.count, [tenant]);
         if (Number(count?.n ?? 0) >= max) return 'limit' as const;
-        await tx.query(sql.insert, [
-          s.id,
-          s.owner,
-          s.source.schema,
-          s.source.name,
-          s.url,
-          s.secret,
-          sqlTimestamp(s.createdAt),
-          s.seenFeed,
-          s.seenBatch,
-          s.waitingEvent,
-        ]);
+        await tx.query(
+          sql.insert,
+          mine(
+            s.id,
+            s.owner,
+            s.source.schema,
+            s.source.name,
+            s.url,
+            s.secret,
+            sqlTimestamp(s.createdAt),
+            s.seenFeed,
+            s.seenBatch,
+            s.waitingEvent,
+          ),
+        );
         return 'created' as const;
       });
     },
     async list(owner) {
-      return (await db.query(sql.list, [owner])).map(toSubscription);
+      return (await db.query(sql.list, mine(owner))).map(toSubscription);
     },
     get,
     async remove(id, owner) {
-      return changed(await db.query(sql.remove, [id, owner]));
+      return changed(await db.query(sql.remove, mine(id, owner)));
     },
     async rotate(id, owner, secret, now) {
-      await db.query(sql.rotate, [id, owner, secret, sqlTimestamp(now)]);
+      await db.query(sql.rotate, mine(id, owner, secret, sqlTimestamp(now)));
       return get(id, owner);
     },
-    async enable(tenant, id, owner, event, now) {
+    async enable(id, owner, event, now) {
       // Under the notifier row's lock as a creation: without it, a loop ending at the same moment
       // could count the subscription still disabled while the route reads the loop's last pass as
       // recent, and nothing would pass for it until the hourly backstop (the T-SQL engine's reads,
       // like SQL Server's with READ_COMMITTED_SNAPSHOT, do not wait for the ending's lock).
-      await underNotifierLock(tenant, (tx) => tx.query(sql.enable, [id, owner, event, sqlTimestamp(now)]));
+      await underNotifierLock((tx) => tx.query(sql.enable, mine(id, owner, event, sqlTimestamp(now))));
       return get(id, owner);
     },
-    async lastPassAt(tenant) {
+    async lastPassAt() {
       const rows = await db.query(sql.lastPassAt, [tenant]);
       return rows[0] ? sqlTimeMs(rows[0].lastPassAt) : undefined;
     },
-    async claimPass(tenant, now, notBefore) {
+    async claimPass(now, notBefore) {
       return changed(await db.query(sql.claimPass, [tenant, sqlTimestamp(now), sqlTimestamp(notBefore)]));
     },
-    async endPasses(tenant) {
+    async endPasses() {
       // Under the notifier row's lock, which a creation or an enable holds until it commits: the
       // count then sees every subscription made live before, and one made live after finds the
       // loop ended and starts one.
-      return underNotifierLock(tenant, async (tx) => {
-        const [count] = await tx.query(sql.liveCount);
+      return underNotifierLock(async (tx) => {
+        const [count] = await tx.query(sql.liveCount, [tenant]);
         if (Number(count?.n ?? 0) > 0) return false;
         await tx.query(sql.endPasses, [tenant]);
         return true;
       });
     },
     async listLive() {
-      return (await db.query(sql.listLive)).map(toSubscription);
+      return (await db.query(sql.listLive, [tenant])).map(toSubscription);
     },
     async observe(source, state, now) {
-      await db.query(sql.observe, [
-        source.schema,
-        source.name,
-        state.feedId.toUpperCase(),
-        state.lastBatch,
-        sqlTimestamp(now),
-      ]);
+      await db.query(
+        sql.observe,
+        mine(source.schema, source.name, state.feedId.toUpperCase(), state.lastBatch, sqlTimestamp(now)),
+      );
     },
     async claim(id, event, batch, now, staleBefore) {
       return changed(
-        await db.query(sql.claim, [id, event, batch, sqlTimestamp(now), sqlTimestamp(staleBefore)]),
+        await db.query(sql.claim, mine(id, event, batch, sqlTimestamp(now), sqlTimestamp(staleBefore))),
       );
     },
     async release(id, event) {
-      await db.query(sql.release, [id, event]);
+      await db.query(sql.release, mine(id, event));
     },
     async forceClaim(id, event, now) {
-      return changed(await db.query(sql.forceClaim, [id, event, sqlTimestamp(now)]));
+      return changed(await db.query(sql.forceClaim, mine(id, event, sqlTimestamp(now))));
     },
     async failedSince(since) {
-      return (await db.query(sql.failedSince, [sqlTimestamp(since)])).map((row) => String(row.id));
+      return (await db.query(sql.failedSince, mine(sqlTimestamp(since)))).map((row) => String(row.id));
     },
     async attemptsMade(messageId) {
-      const [row] = await db.query(sql.attemptsMade, [messageId]);
+      const [row] = await db.query(sql.attemptsMade, mine(messageId));
       return Number(row?.n ?? 0);
     },
     async record(entry) {
-      await db.query(sql.record, [
-        entry.subscriptionId,
-        entry.eventId,
-        entry.eventType,
-        entry.attempt,
-        sqlTimestamp(entry.attemptedAt),
-        entry.outcome,
-        entry.httpStatus ?? null,
-        entry.error === undefined ? null : entry.error.slice(0, MAX_ERROR_LENGTH),
-        entry.durationMs === undefined ? null : Math.round(entry.durationMs),
-        entry.retryInSeconds ?? null,
-        entry.messageId.slice(0, 100),
-      ]);
+      await db.query(
+        sql.record,
+        mine(
+          entry.subscriptionId,
+          entry.eventId,
+          entry.eventType,
+          entry.attempt,
+          sqlTimestamp(entry.attemptedAt),
+          entry.outcome,
+          entry.httpStatus ?? null,
+          entry.error === undefined ? null : entry.error.slice(0, MAX_ERROR_LENGTH),
+          entry.durationMs === undefined ? null : Math.round(entry.durationMs),
+          entry.retryInSeconds ?? null,
+          entry.messageId.slice(0, 100),
+        ),
+      );
     },
-    async delivered(id, event, ping, now) {
-      await db.query(sql.delivered, [id, event, ping ? 1 : 0, sqlTimestamp(now)]);
+    async delivered(id, event, ping, now, slowAt) {
+      await db.query(
+        sql.delivered,
+        mine(id, event, ping ? 1 : 0, sqlTimestamp(now), slowAt === null ? null : sqlTimestamp(slowAt)),
+      );
+    },
+    async markSlow(id, at) {
+      await db.query(sql.markSlow, mine(id, sqlTimestamp(at)));
     },
     async failed(id, event, now, options) {
       const at = sqlTimestamp(now);
       const updated = changed(
-        await db.query(sql.failed, [
-          id,
-          event,
-          at,
-          sqlTimestamp(options.disableIfFailingSince),
-          options.finished ? 1 : 0,
-          options.disableNow ? 1 : 0,
-          options.reason.slice(0, MAX_ERROR_LENGTH),
-        ]),
+        await db.query(
+          sql.failed,
+          mine(
+            id,
+            event,
+            at,
+            sqlTimestamp(options.disableIfFailingSince),
+            options.finished ? 1 : 0,
+            options.disableNow ? 1 : 0,
+            options.reason.slice(0, MAX_ERROR_LENGTH),
+          ),
+        ),
       );
       if (!updated) return false;
-      const [row] = await db.query(sql.disabledAt, [id]);
+      const [row] = await db.query(sql.disabledAt, mine(id));
       return sqlTimeMs(row?.disabledAt) === sqlTimeMs(at);
     },
   };

@@ -8,6 +8,10 @@ import type { WebhookAdminStore } from '../../core/webhook/admin.js';
 import type { DeliveryOutcome } from '../../core/webhook/delivery-log.js';
 import { sqlTimeMs, sqlTimestamp } from './webhook-delivery-log.js';
 
+/**
+ * A dialect's statements of the admin store. Each takes the tenant as its last parameter (after
+ * those listed) and touches that tenant's rows of WEBHOOK_DELIVERY and WEBHOOK_ENDPOINT only.
+ */
 export interface WebhookAdminStatements {
   /** Parameter: event id. One row (`subjectId`, `documentId`) or none. */
   readonly findEvent: string;
@@ -42,16 +46,19 @@ const numberOrNull = (value: unknown) => (value === null || value === undefined 
 export function createSqlWebhookAdminStore(
   db: Pick<Database, 'query'>,
   sql: WebhookAdminStatements,
+  tenant: string,
 ): WebhookAdminStore {
+  /** A statement's parameters, the tenant's id last. */
+  const mine = (...params: unknown[]) => [...params, tenant];
   return {
     async findEvent(eventId) {
-      const [row] = await db.query(sql.findEvent, [eventId]);
+      const [row] = await db.query(sql.findEvent, mine(eventId));
       return row
         ? { eventId, subjectId: Number(row.subjectId), documentId: Number(row.documentId) }
         : undefined;
     },
     async eventsToRecover(since, subjectId, limit) {
-      const rows = await db.query(sql.eventsToRecover, [sqlTimestamp(since), subjectId ?? 0, limit]);
+      const rows = await db.query(sql.eventsToRecover, mine(sqlTimestamp(since), subjectId ?? 0, limit));
       return rows.map((row) => ({
         eventId: String(row.eventId),
         subjectId: Number(row.subjectId),
@@ -75,17 +82,17 @@ export function createSqlWebhookAdminStore(
       ];
       let failure: unknown;
       try {
-        await db.query(sql.claimRecovery, params);
+        await db.query(sql.claimRecovery, mine(...params));
       } catch (error) {
         // Two recovers passed NOT EXISTS at once and the unique index refused the later one.
         failure = error;
       }
-      const [row] = await db.query(sql.recoveryClaimed, [event.rowId]);
+      const [row] = await db.query(sql.recoveryClaimed, mine(event.rowId));
       if (!row) throw failure ?? new Error('the recover claim was not written');
       return row.claimedBy === token;
     },
     async subjectState(subjectId) {
-      const [row] = await db.query(sql.subjectState, [subjectId]);
+      const [row] = await db.query(sql.subjectState, mine(subjectId));
       if (!row) return undefined;
       const webhookUrl =
         typeof row.webhookUrl === 'string' && row.webhookUrl.trim() !== '' ? row.webhookUrl : null;
@@ -101,7 +108,7 @@ export function createSqlWebhookAdminStore(
       };
     },
     async lastAttempts(subjectId, limit) {
-      const rows = await db.query(sql.lastAttempts, [subjectId, limit]);
+      const rows = await db.query(sql.lastAttempts, mine(subjectId, limit));
       return rows.map((row) => ({
         eventId: String(row.eventId),
         documentId: Number(row.documentId),
@@ -114,7 +121,7 @@ export function createSqlWebhookAdminStore(
       }));
     },
     async enable(subjectId, now) {
-      await db.query(sql.enable, [subjectId, sqlTimestamp(now)]);
+      await db.query(sql.enable, mine(subjectId, sqlTimestamp(now)));
     },
   };
 }

@@ -6,7 +6,11 @@
 import type { Database } from '../../core/database.js';
 import type { EndpointMemory, WebhookDeliveryLog } from '../../core/webhook/delivery-log.js';
 
-/** A dialect's statements of the delivery log. */
+/**
+ * A dialect's statements of the delivery log. Each takes the tenant as its last parameter (after
+ * those listed) and reads and writes that tenant's rows of WEBHOOK_DELIVERY and WEBHOOK_ENDPOINT
+ * only: tenants sharing a database (and its SUBJECT table) keep their own attempts and endpoint state.
+ */
 export interface DeliveryLogStatements {
   /**
    * Parameters: event id, subject id, document id, message id, resend (1 or 0). Exactly one row
@@ -14,18 +18,23 @@ export interface DeliveryLogStatements {
    * event; of a resend, of its own message only), `attemptsMade` (rows of the message with
    * outcome retrying or failed), `subjectId`, `webhookUrl`, `secret`, and the WEBHOOK_ENDPOINT
    * row (`endpointSubjectId` null when there is none): `endpointUrl`, `endpointSecret`,
-   * `previousSecret`, `secretChangedAt`, `failingSince`, `disabledAt`, `enabledAt`.
+   * `previousSecret`, `secretChangedAt`, `failingSince`, `disabledAt`, `enabledAt`, `slowSince`.
    */
   readonly findTarget: string;
   /**
    * Parameters, in order: subject id, URL, secret, previous secret, secret changed at, failing
-   * since, disabled at, enabled at. `insertEndpoint` adds the row unless one exists (and then
-   * leaves it); `updateEndpoint` overwrites it.
+   * since, disabled at, enabled at, slow since. `insertEndpoint` adds the row unless one exists
+   * (and then leaves it); `updateEndpoint` overwrites it.
    */
   readonly insertEndpoint: string;
   readonly updateEndpoint: string;
-  /** Parameter: subject id. Clears FAILING_SINCE. */
+  /**
+   * Parameters: subject id, slow at (null: answered in time). Clears FAILING_SINCE; SLOW_SINCE
+   * becomes null, or stays as it was, or becomes `slow at`.
+   */
   readonly endpointDelivered: string;
+  /** Parameters: subject id, at. SLOW_SINCE becomes `at` unless set. */
+  readonly endpointSlow: string;
   /**
    * Parameters: subject id, now, disable if failing since at or before this. Sets FAILING_SINCE
    * unless set, and DISABLED_AT when due, of an enabled endpoint; a row (`disabledAt`) per row changed.
@@ -68,23 +77,30 @@ function endpointParameters(subjectId: number, memory: EndpointMemory): unknown[
     nullableTimestamp(memory.failingSince),
     nullableTimestamp(memory.disabledAt),
     sqlTimestamp(memory.enabledAt),
+    nullableTimestamp(memory.slowSince),
   ];
 }
 
-/** WEBHOOK_DELIVERY and SUBJECT in a tenant database, in the statements of its dialect. */
+/** A tenant's WEBHOOK_DELIVERY rows and SUBJECT in its database, in the statements of its dialect. */
 export function createSqlWebhookDeliveryLog(
   db: Pick<Database, 'query'>,
   sql: DeliveryLogStatements,
+  tenant: string,
 ): WebhookDeliveryLog {
+  /** A statement's parameters, the tenant's id last. */
+  const mine = (...params: unknown[]) => [...params, tenant];
   return {
     async findTarget(key) {
-      const [row] = await db.query(sql.findTarget, [
-        key.eventId,
-        key.subjectId,
-        key.documentId,
-        key.messageId.slice(0, MAX_MESSAGE_ID_LENGTH),
-        key.resend ? 1 : 0,
-      ]);
+      const [row] = await db.query(
+        sql.findTarget,
+        mine(
+          key.eventId,
+          key.subjectId,
+          key.documentId,
+          key.messageId.slice(0, MAX_MESSAGE_ID_LENGTH),
+          key.resend ? 1 : 0,
+        ),
+      );
       const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value : null);
       return {
         alreadyDelivered: Number(row?.delivered ?? 0) > 0,
@@ -104,37 +120,46 @@ export function createSqlWebhookDeliveryLog(
                 failingSince: sqlTimeMs(row.failingSince),
                 disabledAt: sqlTimeMs(row.disabledAt),
                 enabledAt: sqlTimeMs(row.enabledAt) ?? 0,
+                slowSince: sqlTimeMs(row.slowSince),
               },
       };
     },
     async rememberEndpoint(subjectId, memory, before) {
-      await db.query(before ? sql.updateEndpoint : sql.insertEndpoint, endpointParameters(subjectId, memory));
+      await db.query(
+        before ? sql.updateEndpoint : sql.insertEndpoint,
+        mine(...endpointParameters(subjectId, memory)),
+      );
     },
-    async endpointDelivered(subjectId) {
-      await db.query(sql.endpointDelivered, [subjectId]);
+    async endpointDelivered(subjectId, slowAt) {
+      await db.query(sql.endpointDelivered, mine(subjectId, nullableTimestamp(slowAt)));
+    },
+    async endpointSlow(subjectId, at) {
+      await db.query(sql.endpointSlow, mine(subjectId, sqlTimestamp(at)));
     },
     async endpointFailed(subjectId, at, disableIfFailingSince) {
-      const rows = await db.query(sql.endpointFailed, [
-        subjectId,
-        sqlTimestamp(at),
-        sqlTimestamp(disableIfFailingSince),
-      ]);
+      const rows = await db.query(
+        sql.endpointFailed,
+        mine(subjectId, sqlTimestamp(at), sqlTimestamp(disableIfFailingSince)),
+      );
       return rows.some((row) => row.disabledAt !== null && row.disabledAt !== undefined);
     },
     async record(entry) {
-      await db.query(sql.insert, [
-        entry.eventId,
-        entry.subjectId,
-        entry.documentId,
-        entry.attempt,
-        sqlTimestamp(entry.attemptedAt),
-        entry.outcome,
-        entry.httpStatus ?? null,
-        entry.error === undefined ? null : entry.error.slice(0, MAX_ERROR_LENGTH),
-        entry.durationMs === undefined ? null : Math.round(entry.durationMs),
-        entry.retryInSeconds ?? null,
-        entry.messageId.slice(0, MAX_MESSAGE_ID_LENGTH),
-      ]);
+      await db.query(
+        sql.insert,
+        mine(
+          entry.eventId,
+          entry.subjectId,
+          entry.documentId,
+          entry.attempt,
+          sqlTimestamp(entry.attemptedAt),
+          entry.outcome,
+          entry.httpStatus ?? null,
+          entry.error === undefined ? null : entry.error.slice(0, MAX_ERROR_LENGTH),
+          entry.durationMs === undefined ? null : Math.round(entry.durationMs),
+          entry.retryInSeconds ?? null,
+          entry.messageId.slice(0, MAX_MESSAGE_ID_LENGTH),
+        ),
+      );
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { MessageAttributeValue, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { sqsClient, sqsModule } from './client.js';
+import { isLaneAttribute, laneCopy } from './slow-lane.js';
 
 /**
  * A consumer's own move of a message to its dead-letter queue. The queues' `maxReceiveCount`
@@ -23,15 +24,18 @@ const MAX_MESSAGE_ATTRIBUTES = 10;
 function messageAttributes(record: SQSRecord): Record<string, MessageAttributeValue> {
   const attributes: Record<string, MessageAttributeValue> = {};
   for (const [name, value] of Object.entries(record.messageAttributes ?? {})) {
+    // A copy redriven from the dead-letter queue is a new series in the fast lane: the lanes' marks go.
+    if (isLaneAttribute(name)) continue;
     attributes[name] = {
       DataType: value.dataType,
       ...(value.stringValue === undefined ? {} : { StringValue: value.stringValue }),
       ...(value.binaryValue === undefined ? {} : { BinaryValue: Buffer.from(value.binaryValue, 'base64') }),
     };
   }
-  // The dead-lettered copy has a new message id; this names the one the function's log lines carry.
+  // The dead-lettered copy has a new message id; this names the one the function's log lines and
+  // the attempts' records carry (the message that began the series, in either lane).
   if (Object.keys(attributes).length < MAX_MESSAGE_ATTRIBUTES && !('sourceMessageId' in attributes)) {
-    attributes.sourceMessageId = { DataType: 'String', StringValue: record.messageId };
+    attributes.sourceMessageId = { DataType: 'String', StringValue: laneCopy(record).series };
   }
   return attributes;
 }

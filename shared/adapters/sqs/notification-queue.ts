@@ -7,12 +7,37 @@ import { sqsClient, sqsModule } from './client.js';
 const MAX_DELAY_SECONDS = 900;
 
 /**
- * The change-notifications queue on SQS: a subscription's event to deliver, or a pass of a
- * tenant's notifier held back for the tenant's delay (the loop that checks its subscribed tables).
- * Every message carries the tenant as `MessageGroupId` (fair queues).
+ * The queues of change notifications: events to deliver (their fast lane), and the notifier's
+ * passes. A function is given those it sends to; sending to one it lacks is a 503.
  */
-export function createSqsNotificationQueue(queueUrl: string, client?: SQSClient): NotificationQueue {
-  async function send(body: unknown, tenant: string, delaySeconds = 0): Promise<void> {
+export interface NotificationQueueUrls {
+  readonly notifications: string | undefined;
+  readonly passes: string | undefined;
+}
+
+/**
+ * Change notifications on SQS: a subscription's event to deliver goes to the notifications queue
+ * (the fast lane, webhook/lanes.ts), a pass of a tenant's notifier, held back for the tenant's
+ * delay (the loop that checks its subscribed tables), to a queue of its own, so that no delivery
+ * ever holds a pass up. Every message carries the tenant as `MessageGroupId` (fair queues).
+ */
+export function createSqsNotificationQueue(
+  urls: NotificationQueueUrls,
+  client?: SQSClient,
+): NotificationQueue {
+  async function send(
+    queueUrl: string | undefined,
+    body: unknown,
+    tenant: string,
+    delaySeconds = 0,
+  ): Promise<void> {
+    if (!queueUrl) {
+      throw new ServiceError(
+        503,
+        'queue_unavailable',
+        'Change notifications are not set up in this deployment',
+      );
+    }
     const { SendMessageCommand } = await sqsModule();
     try {
       await (client ?? (await sqsClient())).send(
@@ -35,7 +60,7 @@ export function createSqsNotificationQueue(queueUrl: string, client?: SQSClient)
     }
   }
   return {
-    notify: (message) => send(message, message.tenant),
-    pass: (tenant, delaySeconds) => send({ kind: 'pass', tenant }, tenant, delaySeconds),
+    notify: (message) => send(urls.notifications, message, message.tenant),
+    pass: (tenant, delaySeconds) => send(urls.passes, { kind: 'pass', tenant }, tenant, delaySeconds),
   };
 }

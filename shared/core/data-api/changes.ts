@@ -296,6 +296,13 @@ export async function getChanges(
         `The changes of ${rawName} cannot be followed: it needs a visible primary key of integer, text or GUID columns`,
       );
     }
+    if (visible.rowScope) {
+      // The change tables hold every tenant's rows of a table tenants share: not followed there.
+      throw badRequest(
+        'changes_not_recorded',
+        `The changes of ${rawName} are not recorded: it holds the service's records of every tenant of the database; read it with getDataPaginate`,
+      );
+    }
     const source = changeColumns(visible, request.columns);
     const notInstalled = () =>
       badRequest(

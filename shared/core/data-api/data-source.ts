@@ -40,6 +40,17 @@ export const INTERNAL_TABLES: readonly string[] = [
   'SVC_SUBSCRIPTION',
 ];
 
+/**
+ * The service's records that a tenant reads through the Data API (its audit trail) and that
+ * tenants sharing a database share: each row names its tenant in {@link TENANT_COLUMN}, and a
+ * tenant reads, counts and pages its own rows only (CONTRACT 4c: every record the service keeps is
+ * its tenant's). Where the column is missing (a database the scripts have not upgraded), the table
+ * is not served at all rather than served whole.
+ */
+export const TENANT_SCOPED_TABLES: readonly string[] = ['WEBHOOK_DELIVERY', 'SVC_NOTIFICATION_DELIVERY'];
+export const TENANT_COLUMN = 'TENANT';
+const TENANT_SCOPED = new Set(TENANT_SCOPED_TABLES);
+
 /** Name beginnings of the service's internal tables: the change tables `SVC_CHANGES_<TABLE>`. */
 const INTERNAL_TABLE_PREFIXES: readonly string[] = ['SVC_CHANGES_'];
 
@@ -132,6 +143,8 @@ export async function resolveDataSource(
   db: DataSourceCatalogue,
   raw: string,
   allowed: AllowedDataSources,
+  /** The tenant reading: of a table tenants share, its own rows only. */
+  tenant?: string,
 ): Promise<DataSourceInfo> {
   const name = parseDataSourceName(raw);
   const missing = notFound(
@@ -141,7 +154,15 @@ export async function resolveDataSource(
   if (isInternalTable(name.name)) throw missing;
   const info = await db.findDataSource(name.schema, name.name);
   if (!info || isInternalTable(info.name) || !isAllowed(info, allowed)) throw missing;
-  return info;
+  if (!isTenantScoped(info)) return info;
+  const column = info.columns.find((c) => c.name.toUpperCase() === TENANT_COLUMN);
+  if (!column || tenant === undefined) throw missing;
+  return { ...info, rowScope: { column: column.name, value: tenant } };
+}
+
+/** Whether a source is one of the service's records that tenants sharing a database share. */
+export function isTenantScoped(source: DataSourceName): boolean {
+  return source.schema.toLowerCase() === 'dbo' && TENANT_SCOPED.has(source.name.toUpperCase());
 }
 
 function isAllowed(info: DataSourceName, allowed: AllowedDataSources): boolean {

@@ -15,6 +15,8 @@ import type { DataSourceReader } from './reader.js';
 import { recordEncoder } from './records.js';
 
 export interface DataApiContext {
+  /** The tenant reading: of the service's records that tenants share, its own rows only. */
+  readonly tenant: string;
   readonly reader: DataSourceReader;
   readonly allowed: AllowedDataSources;
   /** The tenant's hidden columns: never read, named nowhere. */
@@ -108,7 +110,7 @@ export async function readCurrent<T>(
 ): Promise<T> {
   const catalogue = ctx.reader.catalogue;
   const resolve = async () => {
-    const found = await resolveDataSource(catalogue, rawName, ctx.allowed);
+    const found = await resolveDataSource(catalogue, rawName, ctx.allowed, ctx.tenant);
     ctx.grant?.check(found);
     return visibleDataSource(found, ctx.hidden);
   };

@@ -1,6 +1,13 @@
 import type { ChangeFeedStore } from '../data-api/changes.js';
 import { isRecorded } from '../data-api/changes.js';
 import type { WebhookSender } from '../webhook/deliver.js';
+import {
+  answeredSlowly,
+  answerTimeout,
+  type DeliveryLanes,
+  fastLaneTimedOut,
+  laneOf,
+} from '../webhook/lanes.js';
 import { parseRetryAfter, retryDelaySeconds } from '../webhook/retry-policy.js';
 import { checkWebhookUrl } from '../webhook/target.js';
 import {
@@ -32,6 +39,7 @@ import {
  */
 export interface PassContext {
   readonly tenant: string;
+  /** The tenant's subscriptions (a store of {@link tenant}'s). */
   readonly store: SubscriptionStore;
   readonly feed: ChangeFeedStore;
   readonly queue: NotificationQueue;
@@ -68,11 +76,11 @@ const sourceKey = (s: Subscription) => `${s.source.schema}\u0000${s.source.name}
 /** One pass of the tenant's notifier. */
 export async function notifierPass(ctx: PassContext): Promise<PassOutcome> {
   const now = (ctx.now ?? Date.now)();
-  if (!(await ctx.store.claimPass(ctx.tenant, now, now - SECOND_LOOP_SHARE * ctx.delayMs))) {
+  if (!(await ctx.store.claimPass(now, now - SECOND_LOOP_SHARE * ctx.delayMs))) {
     return { ran: false, again: false, checked: 0, notified: 0, unchecked: [] };
   }
   const live = await ctx.store.listLive();
-  if (live.length === 0 && (await ctx.store.endPasses(ctx.tenant))) {
+  if (live.length === 0 && (await ctx.store.endPasses())) {
     return { ran: true, again: false, checked: 0, notified: 0, unchecked: [] };
   }
   const bySource = new Map<string, Subscription[]>();
@@ -131,7 +139,7 @@ export async function restartStalledNotifier(
   ctx: Pick<PassContext, 'tenant' | 'store' | 'queue' | 'delayMs' | 'now'>,
 ): Promise<boolean> {
   const now = (ctx.now ?? Date.now)();
-  const last = await ctx.store.lastPassAt(ctx.tenant);
+  const last = await ctx.store.lastPassAt();
   if (last === undefined || (last !== null && last > now - 3 * ctx.delayMs)) return false;
   if ((await ctx.store.listLive()).length === 0) return false;
   await ctx.queue.pass(ctx.tenant, 0);
@@ -196,6 +204,11 @@ export interface NotificationDeliveryContext {
   readonly store: SubscriptionStore;
   readonly sender: WebhookSender;
   readonly policy: DeliveryPolicy;
+  /**
+   * The lane this copy came through (webhook/lanes.ts). Without it, every attempt is made with the
+   * sender's whole time and a receiver's speed is neither looked at nor remembered.
+   */
+  readonly lanes?: DeliveryLanes;
   readonly now?: () => number;
   readonly random?: () => number;
 }
@@ -211,6 +224,8 @@ export type NotificationDecision = {
   | { readonly action: 'done' }
   | { readonly action: 'retry'; readonly delaySeconds: number }
   | { readonly action: 'dead-letter' }
+  /** In the fast lane, for a receiver that is failing or slow: no attempt here; to the slow lane at once. */
+  | { readonly action: 'slow-lane' }
 );
 
 /** The secrets an event is signed with at `now`: the current one, and the previous during the overlap. */
@@ -315,29 +330,64 @@ export async function deliverNotification(
 
   const target = checkWebhookUrl(subscription.url, ctx.policy.allowPrivateTargets);
   if (!target.ok) return failure('refused', target.reason, { error: target.reason });
+  const { lanes } = ctx;
+  if (lanes?.lane === 'fast' && laneOf(subscription) === 'slow') {
+    // Nothing recorded: no attempt was made. Its number is the one it will have.
+    return {
+      action: 'slow-lane',
+      outcome: 'retrying',
+      attempt,
+      detail: subscription.failingSince !== null ? 'the receiver is failing' : 'the receiver answers slowly',
+    };
+  }
   const timestamp = Math.floor(startedAt / 1000);
   const body = eventBody(message.type, message.tenant, subscription, message.at);
   const signature = notificationSecrets(subscription, startedAt, ctx.policy.secretOverlapMs)
     .map((secret) => signNotification(secret, message.eventId, timestamp, body))
     .join(' ');
-  const result = await ctx.sender.send({
-    url: target.url,
-    headers: {
-      'content-type': 'application/json',
-      'user-agent': USER_AGENT,
-      'webhook-id': message.eventId,
-      'webhook-timestamp': String(timestamp),
-      'webhook-signature': signature,
+  const timeoutMs = lanes && answerTimeout(lanes);
+  const result = await ctx.sender.send(
+    {
+      url: target.url,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        'webhook-id': message.eventId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signature,
+      },
+      body,
     },
-    body,
-  });
+    timeoutMs === undefined ? undefined : { timeoutMs },
+  );
   const { durationMs } = result;
   if (result.kind === 'refused')
     return failure('refused', result.reason, { error: result.reason, durationMs });
+  if (result.kind === 'error' && result.timedOut && lanes?.lane === 'fast' && attempt < maxAttempts) {
+    // Not (yet) a failure: the contract gives a receiver 10 s. The next attempt, at once, has them.
+    await ctx.store.markSlow(subscription.id, now());
+    const detail = fastLaneTimedOut(lanes);
+    return record(
+      { action: 'retry', outcome: 'retrying', attempt, delaySeconds: 0, detail },
+      { error: detail, durationMs },
+    );
+  }
   if (result.kind === 'error') return failure('retrying', result.error, { error: result.error, durationMs });
   const httpStatus = result.status;
   if (httpStatus >= 200 && httpStatus < 300) {
-    await ctx.store.delivered(subscription.id, message.eventId, message.type === 'subscription.ping', now());
+    // Its speed decides its next attempts' lane: slow since now, as it was, or fast again.
+    const slowAt = lanes
+      ? answeredSlowly(lanes, durationMs)
+        ? (subscription.slowSince ?? startedAt)
+        : null
+      : subscription.slowSince;
+    await ctx.store.delivered(
+      subscription.id,
+      message.eventId,
+      message.type === 'subscription.ping',
+      now(),
+      slowAt,
+    );
     return record({ action: 'done', outcome: 'delivered', attempt }, { httpStatus, durationMs });
   }
   if (httpStatus === 410) return failure('gone', 'HTTP 410', { httpStatus, durationMs });

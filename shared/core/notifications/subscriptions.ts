@@ -50,6 +50,8 @@ export interface Subscription {
   /** The one event waiting or being delivered (coalescing), and since when. */
   readonly waitingEvent: string | null;
   readonly waitingSince: number | null;
+  /** Since when its receiver answers slower than the fast lane allows (webhook/lanes.ts). */
+  readonly slowSince: number | null;
 }
 
 export type EventType = 'table.changed' | 'subscription.ping';
@@ -74,13 +76,17 @@ export const notification = (
   at: number,
 ): NotificationMessage => ({ kind: 'notify', tenant, subscription, eventId, type, at });
 
-/** Port: a tenant database's subscriptions (SVC_SUBSCRIPTION, SVC_NOTIFIER_STATE). */
+/**
+ * Port: one tenant's subscriptions in its database (SVC_SUBSCRIPTION, SVC_NOTIFIER_STATE). A store
+ * is made for a tenant and sees, changes and counts that tenant's rows only, also where tenants
+ * share a database (CONTRACT 4c): another tenant's subscription is as unknown as one never made.
+ */
 export interface SubscriptionStore {
   /**
    * Adds it unless the tenant holds `max` already (counted under the tenant's notifier row's
    * lock, so that creations at once cannot pass the limit together).
    */
-  create(tenant: string, subscription: Subscription, max: number): Promise<'created' | 'limit'>;
+  create(subscription: Subscription, max: number): Promise<'created' | 'limit'>;
   /** The owner's subscriptions, oldest first. */
   list(owner: string): Promise<Subscription[]>;
   /** One subscription; of its owner only when `owner` is given. */
@@ -95,23 +101,17 @@ export interface SubscriptionStore {
    * Under the tenant's notifier row's lock, as a creation: a loop ending at the same moment either
    * counts it live or has ended (no pass then) before it is read.
    */
-  enable(
-    tenant: string,
-    id: string,
-    owner: string,
-    event: string,
-    now: number,
-  ): Promise<Subscription | undefined>;
+  enable(id: string, owner: string, event: string, now: number): Promise<Subscription | undefined>;
   /** When the tenant's notifier last ran a pass: null when no pass runs, undefined without a row. */
-  lastPassAt(tenant: string): Promise<number | null | undefined>;
+  lastPassAt(): Promise<number | null | undefined>;
   /**
    * Takes this pass for the notifier: true unless another pass ran after `notBefore` (a second
    * loop of passes, which then ends).
    */
-  claimPass(tenant: string, now: number, notBefore: number): Promise<boolean>;
+  claimPass(now: number, notBefore: number): Promise<boolean>;
   /** Ends the tenant's loop of passes when it has no subscription: true when it ended. */
-  endPasses(tenant: string): Promise<boolean>;
-  /** Every subscription that is not disabled. */
+  endPasses(): Promise<boolean>;
+  /** Every subscription of the tenant that is not disabled. */
   listLive(): Promise<Subscription[]>;
   /**
    * The source's recording and last batch as the notifier saw them now, on each of its
@@ -133,8 +133,14 @@ export interface SubscriptionStore {
   /** Attempts recorded for a queue message (outcomes retrying and failed). */
   attemptsMade(messageId: string): Promise<number>;
   record(entry: NotificationAttempt): Promise<void>;
-  /** A 2xx: no longer failing; a ping makes a pending subscription active; the event no longer waits. */
-  delivered(id: string, event: string, ping: boolean, now: number): Promise<void>;
+  /**
+   * A 2xx: no longer failing; a ping makes a pending subscription active; the event no longer
+   * waits. Slow since `slowAt` (kept if it was slow already) when it answered slower than the fast
+   * lane allows, else no longer slow.
+   */
+  delivered(id: string, event: string, ping: boolean, now: number, slowAt: number | null): Promise<void>;
+  /** An attempt in the fast lane got no answer in time: slow since `at` unless it was. */
+  markSlow(id: string, at: number): Promise<void>;
   /**
    * An attempt failed at `now`: failing since then unless it already was, disabled (with
    * `reason`) when failing since `disableIfFailingSince` or before or when `disableNow`; the event
@@ -195,6 +201,8 @@ export const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 export const SUBSCRIPTION_ID = /^sub_[0-9a-f]{24}$/;
 export const EVENT_ID = /^msg_[0-9a-f]{32}$/;
 const MAX_URL_LENGTH = 2000;
+/** C0 and C1 control characters and DEL. */
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
 /** A creation's body: a table name and a URL, with room to spare. */
 const MAX_BODY_LENGTH = 8192;
 
@@ -258,6 +266,7 @@ export interface SubscriptionContext {
   readonly tenant: string;
   /** Who calls (`basic:<user>`). */
   readonly owner: string;
+  /** The tenant's subscriptions (a store of {@link tenant}'s). */
   readonly store: SubscriptionStore;
   readonly feed: ChangeFeedStore;
   readonly queue: NotificationQueue;
@@ -282,6 +291,9 @@ const invalidUrl = (why: string) =>
 /** Checks `url` as webhook targets are checked (CONTRACT 4c, 6). */
 async function checkTarget(ctx: SubscriptionContext, raw: unknown): Promise<string> {
   if (typeof raw !== 'string' || raw.trim() === '') throw invalidUrl('is missing');
+  // The URL parser drops tabs and line breaks silently: the URL stored would not be the one given.
+  if (CONTROL_CHARACTER.test(raw))
+    throw invalidUrl('contains control characters (a line break, tab or other)');
   const text = raw.trim();
   if (text.length > MAX_URL_LENGTH) throw invalidUrl(`is longer than ${MAX_URL_LENGTH} characters`);
   const checked = checkWebhookUrl(text, ctx.allowPrivateTargets);
@@ -337,7 +349,7 @@ function creationBody(body: string): { source: string; url: unknown } {
  * every subscription's creation and enabling makes sure one does.
  */
 async function armNotifier(ctx: SubscriptionContext, now: number): Promise<void> {
-  const last = await ctx.store.lastPassAt(ctx.tenant);
+  const last = await ctx.store.lastPassAt();
   if (typeof last === 'number' && last > now - 3 * ctx.delayMs) return;
   await ctx.queue.pass(ctx.tenant, 0);
 }
@@ -358,7 +370,12 @@ export async function createSubscription(
         'changes_not_recorded',
         `The changes of ${request.source} are not recorded ${where}: only a table in the tenant's "changeFeed" can be subscribed to`,
       );
-    if (!isRecorded(ctx.recorded, visible) || visible.kind !== 'table' || !continuesByKey(visible)) {
+    if (
+      !isRecorded(ctx.recorded, visible) ||
+      visible.kind !== 'table' ||
+      !continuesByKey(visible) ||
+      visible.rowScope !== undefined
+    ) {
       throw notRecorded('for this tenant');
     }
     const feedState = await ctx.feed.state(visible);
@@ -388,8 +405,9 @@ export async function createSubscription(
     disabledReason: null,
     waitingEvent: ping,
     waitingSince: now,
+    slowSince: null,
   };
-  if ((await ctx.store.create(ctx.tenant, subscription, ctx.maxSubscriptions)) === 'limit') {
+  if ((await ctx.store.create(subscription, ctx.maxSubscriptions)) === 'limit') {
     throw new ServiceError(
       409,
       'subscription_limit',
@@ -459,7 +477,7 @@ export async function enableSubscription(
     return subscriptionView(before);
   }
   const ping = newEventId();
-  const after = await ctx.store.enable(ctx.tenant, id, ctx.owner, ping, now);
+  const after = await ctx.store.enable(id, ctx.owner, ping, now);
   if (!after) throw unknownSubscription();
   if (after.waitingEvent === ping) {
     try {

@@ -7,6 +7,7 @@ import type {
 } from './delivery-log.js';
 import { type EndpointPolicy, observeEndpoint, signingSecrets } from './endpoint.js';
 import { type DocumentReceivedEvent, webhookEventId } from './event.js';
+import { answeredSlowly, answerTimeout, type DeliveryLanes, fastLaneTimedOut, laneOf } from './lanes.js';
 import { parseRetryAfter, retryDelaySeconds } from './retry-policy.js';
 import { signWebhookWithEach } from './signature.js';
 import { checkWebhookUrl } from './target.js';
@@ -29,12 +30,18 @@ export type WebhookSendResult =
     }
   /** The target resolved to an address the service must not connect to: nothing was sent. */
   | { readonly kind: 'refused'; readonly reason: string; readonly durationMs: number }
-  /** DNS, connection or TLS failure, or no answer within the time-out. */
-  | { readonly kind: 'error'; readonly error: string; readonly durationMs: number };
+  /** DNS, connection or TLS failure, or no answer within the time-out (`timedOut`). */
+  | {
+      readonly kind: 'error';
+      readonly error: string;
+      readonly durationMs: number;
+      readonly timedOut?: boolean;
+    };
 
 /** The port through which the core POSTs a webhook. */
 export interface WebhookSender {
-  send(request: WebhookRequest): Promise<WebhookSendResult>;
+  /** `timeoutMs`: how long this attempt waits for the answer's status line (default: the sender's). */
+  send(request: WebhookRequest, options?: { readonly timeoutMs?: number }): Promise<WebhookSendResult>;
 }
 
 /** What the queue should do with this copy of the event. */
@@ -55,6 +62,11 @@ export type WebhookDecision =
         readonly outcome: DeliveryOutcome | 'not_recorded';
         readonly detail?: string;
       }
+    /**
+     * In the fast lane, for a receiver that is failing or slow: no attempt here; hand the event
+     * to the slow lane at once (lanes.ts).
+     */
+    | { readonly action: 'slow-lane'; readonly outcome: 'slow_lane'; readonly detail?: string }
   ) & {
     /** The attempt's number as recorded (absent when nothing was recorded). */
     readonly attempt?: number;
@@ -87,6 +99,11 @@ export interface DeliveryContext {
   readonly allowPrivateTargets: boolean;
   /** Rotation overlap and disabling (WEBHOOK_SECRET_OVERLAP_HOURS, WEBHOOK_DISABLE_AFTER_HOURS). */
   readonly endpointPolicy: EndpointPolicy;
+  /**
+   * The lane this copy came through (lanes.ts). Without it, every attempt is made with the
+   * sender's whole time and a receiver's speed is neither looked at nor remembered.
+   */
+  readonly lanes?: DeliveryLanes;
   readonly now?: () => number;
   readonly random?: () => number;
   /** Told when an attempt could not be recorded (the decision stands). */
@@ -227,6 +244,14 @@ export async function deliverWebhook(
   if (!url.ok) {
     return finish({ action: 'done', outcome: 'refused', detail: url.reason }, { error: url.reason });
   }
+  const { lanes } = ctx;
+  if (lanes?.lane === 'fast' && laneOf(endpoint) === 'slow') {
+    return {
+      action: 'slow-lane',
+      outcome: 'slow_lane',
+      detail: endpoint.failingSince !== null ? 'the endpoint is failing' : 'the endpoint answers slowly',
+    };
+  }
 
   const [secret = null, ...alsoSignedWith] = signingSecrets(
     endpoint,
@@ -241,7 +266,8 @@ export async function deliverWebhook(
     Math.floor(startedAt / 1000),
     alsoSignedWith,
   );
-  const result = await ctx.sender.send(request);
+  const timeoutMs = lanes && answerTimeout(lanes);
+  const result = await ctx.sender.send(request, timeoutMs === undefined ? undefined : { timeoutMs });
   const durationMs = result.durationMs;
 
   /** Counts a failed attempt against the endpoint; says so when that disabled it. */
@@ -265,6 +291,19 @@ export async function deliverWebhook(
       { error: result.reason, durationMs },
     );
   }
+  if (result.kind === 'error' && result.timedOut && lanes?.lane === 'fast' && attempt < maxAttempts) {
+    // Not (yet) a failure: the contract gives a receiver 10 s. The next attempt, at once, has them.
+    try {
+      await ctx.log.endpointSlow(event.subjectId, now());
+    } catch (error) {
+      ctx.onRecordFailure?.(error, { ...base, outcome: 'retrying' });
+    }
+    const detail = fastLaneTimedOut(lanes);
+    return finish(
+      { action: 'retry', outcome: 'retrying', delaySeconds: 0, detail, ...enabled },
+      { error: detail, durationMs, retryInSeconds: 0 },
+    );
+  }
   if (result.kind === 'error') {
     const decision = await endpointFailed({ ...failedAttempt(attempt, result.error), ...enabled });
     return finish(decision, {
@@ -275,9 +314,15 @@ export async function deliverWebhook(
   }
   const httpStatus = result.status;
   if (httpStatus >= 200 && httpStatus < 300) {
-    if (endpoint.failingSince !== null) {
+    // Its speed decides its next attempts' lane: slow since now, as it was, or fast again.
+    const slowAt = lanes
+      ? answeredSlowly(lanes, durationMs)
+        ? (endpoint.slowSince ?? startedAt)
+        : null
+      : endpoint.slowSince;
+    if (endpoint.failingSince !== null || slowAt !== endpoint.slowSince) {
       try {
-        await ctx.log.endpointDelivered(event.subjectId);
+        await ctx.log.endpointDelivered(event.subjectId, slowAt);
       } catch (error) {
         ctx.onRecordFailure?.(error, { ...base, outcome: 'delivered' });
       }

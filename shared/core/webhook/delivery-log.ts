@@ -76,6 +76,11 @@ export interface EndpointMemory {
   readonly disabledAt: number | null;
   /** When the endpoint was first seen or last enabled again. */
   readonly enabledAt: number;
+  /**
+   * Since when it answers slower than the fast lane allows (its attempts go through the slow lane,
+   * see lanes.ts); null while it answers in time.
+   */
+  readonly slowSince: number | null;
 }
 
 /** Which copy of which event an attempt is about. */
@@ -121,8 +126,13 @@ export interface WebhookDeliveryLog {
     memory: EndpointMemory,
     before: EndpointMemory | undefined,
   ): Promise<void>;
-  /** A delivery succeeded: the endpoint is no longer failing. */
-  endpointDelivered(subjectId: number): Promise<void>;
+  /**
+   * A delivery succeeded: the endpoint is no longer failing; slow since `slowAt` (kept if it was
+   * slow already) when it answered slower than the fast lane allows, else no longer slow.
+   */
+  endpointDelivered(subjectId: number, slowAt: number | null): Promise<void>;
+  /** An attempt in the fast lane got no answer in time: the endpoint is slow since `at` unless it was. */
+  endpointSlow(subjectId: number, at: number): Promise<void>;
   /**
    * An attempt failed at `at`: the endpoint is failing since then unless it already was; when it
    * has been failing since `disableIfFailingSince` or earlier it is disabled. True when this call

@@ -36,6 +36,7 @@ export function observeEndpoint(
         failingSince: null,
         disabledAt: null,
         enabledAt: now,
+        slowSince: null,
       },
       changed: true,
       enabledByUrlChange: false,
@@ -53,6 +54,8 @@ export function observeEndpoint(
       failingSince: null,
       disabledAt: null,
       enabledAt: before.disabledAt === null ? before.enabledAt : now,
+      // Another receiver: it starts in the fast lane.
+      slowSince: null,
     };
   }
   return { memory, changed: memory !== before, enabledByUrlChange: urlChanged && before.disabledAt !== null };

@@ -13,6 +13,9 @@ IF OBJECT_ID(N'dbo.WEBHOOK_DELIVERY', N'U') IS NULL
 BEGIN
     CREATE TABLE dbo.WEBHOOK_DELIVERY (
         ID               bigint IDENTITY(1, 1) NOT NULL,
+        -- The tenant whose event it is: read through the Data API, a tenant sees its own rows only
+        -- (tenants may share a database; N'': recorded before tenants were).
+        TENANT           nvarchar(63)  NOT NULL CONSTRAINT DF_WEBHOOK_DELIVERY_TENANT DEFAULT (N''),
         EVENT_ID         nvarchar(64)  NOT NULL,  -- the webhook-id header
         SUBJECT_ID       int           NOT NULL,
         DOCUMENT_ID      bigint        NOT NULL,
@@ -36,6 +39,12 @@ GO
 -- receive count, which a throttled consumer inflates).
 IF COL_LENGTH(N'dbo.WEBHOOK_DELIVERY', N'MESSAGE_ID') IS NULL
     ALTER TABLE dbo.WEBHOOK_DELIVERY ADD MESSAGE_ID nvarchar(100) NULL;
+GO
+
+-- Added when tenants could share a database: every row is its tenant's (N'' for older rows).
+IF COL_LENGTH(N'dbo.WEBHOOK_DELIVERY', N'TENANT') IS NULL
+    ALTER TABLE dbo.WEBHOOK_DELIVERY ADD TENANT nvarchar(63) NOT NULL
+        CONSTRAINT DF_WEBHOOK_DELIVERY_TENANT DEFAULT (N'');
 GO
 
 -- Added with endpoint disabling and the admin function's resend: outcomes `disabled` and `resent`.
@@ -113,6 +122,9 @@ GO
 IF OBJECT_ID(N'dbo.WEBHOOK_ENDPOINT', N'U') IS NULL
 BEGIN
     CREATE TABLE dbo.WEBHOOK_ENDPOINT (
+        -- Per tenant and subject: tenants sharing a database (and so a SUBJECT table) each keep
+        -- their own secret memory and failure count, and one never disables the other's.
+        TENANT            nvarchar(63)  NOT NULL CONSTRAINT DF_WEBHOOK_ENDPOINT_TENANT DEFAULT (N''),
         SUBJECT_ID        int           NOT NULL,
         WEBHOOK_URL       nvarchar(500) NULL,     -- SUBJECT.WEBHOOK_URL as last seen
         SECRET            nvarchar(200) NULL,     -- SUBJECT.SECRET_WEBHOOK as last used
@@ -121,7 +133,29 @@ BEGIN
         FAILING_SINCE     datetime2(3)  NULL,     -- UTC: first failed attempt after the last delivery
         DISABLED_AT       datetime2(3)  NULL,     -- UTC: NULL while enabled
         ENABLED_AT        datetime2(3)  NOT NULL, -- UTC: first seen or last enabled again
-        CONSTRAINT PK_WEBHOOK_ENDPOINT PRIMARY KEY (SUBJECT_ID)
+        SLOW_SINCE        datetime2(3)  NULL,     -- UTC: answers slower than the fast lane allows (its attempts go through the slow lane)
+        CONSTRAINT PK_WEBHOOK_ENDPOINT PRIMARY KEY (TENANT, SUBJECT_ID)
     );
+END;
+GO
+-- Added with the delivery lanes: a receiver slower than the fast lane allows gets its attempts in the slow lane.
+IF COL_LENGTH(N'dbo.WEBHOOK_ENDPOINT', N'SLOW_SINCE') IS NULL
+    ALTER TABLE dbo.WEBHOOK_ENDPOINT ADD SLOW_SINCE datetime2(3) NULL;
+GO
+-- Added when tenants could share a database: the key becomes (TENANT, SUBJECT_ID). Rows from
+-- before get N'' (no tenant's): the next event of each subject starts a fresh memory for its
+-- tenant. In its own batches, so that each compiles against the columns it names.
+IF COL_LENGTH(N'dbo.WEBHOOK_ENDPOINT', N'TENANT') IS NULL
+    ALTER TABLE dbo.WEBHOOK_ENDPOINT ADD TENANT nvarchar(63) NOT NULL
+        CONSTRAINT DF_WEBHOOK_ENDPOINT_TENANT DEFAULT (N'');
+GO
+IF (SELECT COUNT(*) FROM sys.indexes AS i
+      JOIN sys.index_columns AS ic ON ic.object_id = i.object_id AND ic.index_id = i.index_id
+      WHERE i.object_id = OBJECT_ID(N'dbo.WEBHOOK_ENDPOINT') AND i.is_primary_key = 1) = 1
+BEGIN
+    BEGIN TRANSACTION;
+    ALTER TABLE dbo.WEBHOOK_ENDPOINT DROP CONSTRAINT PK_WEBHOOK_ENDPOINT;
+    ALTER TABLE dbo.WEBHOOK_ENDPOINT ADD CONSTRAINT PK_WEBHOOK_ENDPOINT PRIMARY KEY (TENANT, SUBJECT_ID);
+    COMMIT TRANSACTION;
 END;
 GO

@@ -20,7 +20,10 @@ IF OBJECT_ID(N'dbo.SVC_SUBSCRIPTION', N'U') IS NULL
 BEGIN
     CREATE TABLE dbo.SVC_SUBSCRIPTION (
         ID                   nvarchar(40)   NOT NULL,  -- sub_<24 hex>
-        OWNER                nvarchar(300)  NOT NULL,  -- who made it: basic:<user>
+        -- Whose it is: every statement of the service names the tenant, so that tenants sharing a
+        -- database never see, change or count each other's (N'': made before tenants were recorded).
+        TENANT               nvarchar(63)   NOT NULL CONSTRAINT DF_SVC_SUBSCRIPTION_TENANT DEFAULT (N''),
+        OWNER                nvarchar(300)  NOT NULL,  -- who made it: basic:<user>, client:<id>, bearer:<issuer> <sub>
         SOURCE_SCHEMA        nvarchar(128)  NOT NULL,
         SOURCE_NAME          nvarchar(128)  NOT NULL,
         URL                  nvarchar(2000) NOT NULL,
@@ -41,15 +44,26 @@ BEGIN
         DISABLED_REASON      nvarchar(400)  NULL,
         WAITING_EVENT        nvarchar(64)   NULL,
         WAITING_SINCE        datetime2(3)   NULL,
+        SLOW_SINCE           datetime2(3)   NULL,      -- answers slower than the fast lane allows
         CONSTRAINT PK_SVC_SUBSCRIPTION PRIMARY KEY (ID),
         CONSTRAINT CK_SVC_SUBSCRIPTION_STATE CHECK (STATE IN (N'pending', N'active', N'disabled'))
     );
 END;
 GO
-IF INDEXPROPERTY(OBJECT_ID(N'dbo.SVC_SUBSCRIPTION'), N'IX_SVC_SUBSCRIPTION_OWNER', 'IndexID') IS NULL
+-- A database of the service from before subscriptions were its tenant's: their rows get N'' (no
+-- tenant's), until `npm run db:apply -- … --tenant <id>` gives them to the tenant that made them.
+-- Added with the delivery lanes: a receiver slower than the fast lane allows gets its attempts in the slow lane.
+IF COL_LENGTH(N'dbo.SVC_SUBSCRIPTION', N'SLOW_SINCE') IS NULL
+    ALTER TABLE dbo.SVC_SUBSCRIPTION ADD SLOW_SINCE datetime2(3) NULL;
+GO
+IF COL_LENGTH(N'dbo.SVC_SUBSCRIPTION', N'TENANT') IS NULL
+    ALTER TABLE dbo.SVC_SUBSCRIPTION ADD TENANT nvarchar(63) NOT NULL
+        CONSTRAINT DF_SVC_SUBSCRIPTION_TENANT DEFAULT (N'');
+GO
+IF INDEXPROPERTY(OBJECT_ID(N'dbo.SVC_SUBSCRIPTION'), N'IX_SVC_SUBSCRIPTION_TENANT_OWNER', 'IndexID') IS NULL
 BEGIN
     BEGIN TRY
-        CREATE NONCLUSTERED INDEX IX_SVC_SUBSCRIPTION_OWNER ON dbo.SVC_SUBSCRIPTION (OWNER, CREATED_AT);
+        CREATE NONCLUSTERED INDEX IX_SVC_SUBSCRIPTION_TENANT_OWNER ON dbo.SVC_SUBSCRIPTION (TENANT, OWNER, CREATED_AT);
     END TRY
     BEGIN CATCH
         -- 1913 (SQL Server) or 2714 (the T-SQL engine, which stores the name with a hash suffix): it exists.
@@ -63,6 +77,7 @@ IF OBJECT_ID(N'dbo.SVC_NOTIFICATION_DELIVERY', N'U') IS NULL
 BEGIN
     CREATE TABLE dbo.SVC_NOTIFICATION_DELIVERY (
         ID               bigint IDENTITY(1, 1) NOT NULL,
+        TENANT           nvarchar(63)  NOT NULL CONSTRAINT DF_SVC_NOTIFICATION_DELIVERY_TENANT DEFAULT (N''),
         SUBSCRIPTION_ID  nvarchar(40)  NOT NULL,
         EVENT_ID         nvarchar(64)  NOT NULL,  -- the webhook-id header
         EVENT_TYPE       nvarchar(40)  NOT NULL,  -- table.changed, subscription.ping
@@ -79,6 +94,11 @@ BEGIN
             N'delivered', N'retrying', N'failed', N'gone', N'refused', N'disabled', N'deleted'))
     );
 END;
+GO
+-- Read through the Data API, a tenant sees its own rows only (N'': from before tenants were recorded).
+IF COL_LENGTH(N'dbo.SVC_NOTIFICATION_DELIVERY', N'TENANT') IS NULL
+    ALTER TABLE dbo.SVC_NOTIFICATION_DELIVERY ADD TENANT nvarchar(63) NOT NULL
+        CONSTRAINT DF_SVC_NOTIFICATION_DELIVERY_TENANT DEFAULT (N'');
 GO
 IF INDEXPROPERTY(OBJECT_ID(N'dbo.SVC_NOTIFICATION_DELIVERY'), N'IX_SVC_NOTIFICATION_DELIVERY_MESSAGE', 'IndexID') IS NULL
 BEGIN
