@@ -342,6 +342,17 @@ describe("a tenant's own identity provider", () => {
     expect((await get('/Data/getRowsCount/DOKUMENT', bearer(token), 'idp')).status).toBe(403);
     // Its tokens mean nothing to a tenant that does not trust it.
     expect((await get('/Data/getRowsCount/SUBJECT', bearer(token), 'demo')).status).toBe(401);
+    // Issued more than the 60 s of skew ahead, though signed and unexpired: 401 invalid_token.
+    const now = Math.floor(Date.now() / 1000);
+    const ahead = await get(
+      '/Data/getRowsCount/SUBJECT',
+      bearer(await idp.sign(idpKey, { roles: ['data.read'], iat: now + 3600, exp: now + 3900 })),
+      'idp',
+    );
+    expect(ahead.status).toBe(401);
+    expect(await errorOf(ahead)).toMatchObject({ code: 'invalid_token' });
+    const skewed = await idp.sign(idpKey, { roles: ['data.read'], iat: now + 30 });
+    expect((await get('/Data/getRowsCount/SUBJECT', bearer(skewed), 'idp')).status).toBe(200);
     // A token of an issuer whose keys cannot be fetched: 503, and no keys were ever known.
     const unknown = await get(
       '/Data/getRowsCount/SUBJECT',
