@@ -7,6 +7,7 @@
  * `npm run test:tsql`.
  */
 import { createLocalJWKSet, jwtVerify, SignJWT, UnsecuredJWT } from 'jose';
+import * as oauthClient from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { notingErrorCodes } from '../../infra/local/access-log.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
@@ -197,6 +198,45 @@ describe("the gateway's token endpoint (client credentials)", () => {
     expect(refused.status).toBe(401);
     expect((await errorOf(refused)).code).toBe('invalid_token');
     expect((await get('/Data/getRowsCount/SUBJECT', bearer(others), 'other')).status).toBe(200);
+  });
+});
+
+describe('discovery from the issuer alone (RFC 8414), as an OAuth 2.0 client library does', () => {
+  it('openid-client discovers the tenant from its issuer URL, gets a token by client credentials and reads with it', async () => {
+    const issuer = new URL(`${stack.url}/demo`);
+    // The one setting an integrator is given: the issuer. http on loopback only for this test.
+    const config = await oauthClient.discovery(issuer, CLIENT.id, CLIENT.secret, undefined, {
+      algorithm: 'oauth2',
+      execute: [oauthClient.allowInsecureRequests],
+    });
+    expect(config.serverMetadata()).toMatchObject({
+      issuer: issuer.href,
+      token_endpoint: `${issuer.href}/oauth2/token`,
+      jwks_uri: `${issuer.href}/.well-known/jwks.json`,
+    });
+    const granted = await oauthClient.clientCredentialsGrant(config, { scope: 'data.read:SUBJECT' });
+    expect(granted).toMatchObject({ token_type: 'bearer', scope: 'data.read:SUBJECT', expires_in: 900 });
+    const read = await oauthClient.fetchProtectedResource(
+      config,
+      granted.access_token,
+      new URL(`${issuer.href}/JsonAPI/Data/getRowsCount/SUBJECT`),
+      'GET',
+    );
+    expect(read.status).toBe(200);
+    expect(await read.json()).toEqual({ SUBJECT: [{ rowsCount: 60 }] });
+  });
+
+  it('serves the metadata at RFC 8414 section 3.1’s location and under the tenant alike; 404 for an unknown tenant or one without clients', async () => {
+    const atWellKnown = await fetch(`${stack.url}/.well-known/oauth-authorization-server/demo`);
+    expect(atWellKnown.status).toBe(200);
+    const underTenant = await fetch(`${stack.url}/demo/.well-known/oauth-authorization-server`);
+    expect(await atWellKnown.json()).toEqual(await underTenant.json());
+    const unknown = await fetch(`${stack.url}/.well-known/oauth-authorization-server/nope`);
+    expect(unknown.status).toBe(404);
+    expect(await errorOf(unknown)).toMatchObject({ code: 'tenant_not_found' });
+    const noClients = await fetch(`${stack.url}/.well-known/oauth-authorization-server/no-clients`);
+    expect(noClients.status).toBe(404);
+    expect(await errorOf(noClients)).toMatchObject({ code: 'authorization_server_not_configured' });
   });
 });
 
