@@ -129,11 +129,17 @@ export const gatewayAnswers = {
  */
 export function sendRouteNotFound(response: ServerResponse, method: string, pathname: string): void {
   const shown = pathname.length > 100 ? `${pathname.slice(0, 100)}…` : pathname;
+  // A client library discovering from an issuer: the one route without the tenant first, and no
+  // OpenID Connect document (an OIDC discovery asks `{issuer}/.well-known/openid-configuration`).
+  const discovery = pathname.includes('/.well-known/')
+    ? "A tenant's OAuth 2.0 authorization server metadata is at /.well-known/oauth-authorization-server/{tenant} " +
+      '(RFC 8414, for the issuer /{tenant}; there is no OpenID Connect openid-configuration). '
+    : '';
   sendJson(response, 404, {
     message:
       `Not Found: no route for ${method} ${shown}. Routes start with the tenant: /{tenant}/JsonAPI/… and ` +
       '/{tenant}/WebAPI/… (the demo tenant: /demo/JsonAPI/Data/getRowsCount/SUBJECT, /demo/WebAPI/test). ' +
-      'The API reference is at /docs.',
+      `${discovery}The API reference is at /docs.`,
     code: 'route_not_found',
   });
 }

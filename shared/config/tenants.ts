@@ -8,6 +8,7 @@ import {
   readConnectionSecurity,
 } from '../adapters/mssql/connection-security.js';
 import { isScope, SCOPE_GRAMMAR } from '../core/auth/caller.js';
+import { forbiddenAddressReason, ipLiteralHost } from '../core/webhook/target.js';
 import { processWide } from './process-wide.js';
 import { boolFromEnv, ConfigurationError, getSettings } from './settings.js';
 
@@ -128,8 +129,11 @@ const scopeList = z.array(z.string().check(z.refine(isScope, { error: `must be o
 const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 /**
- * Where an identity provider publishes its keys: https; http only to a loopback address where
- * `WEBHOOK_ALLOW_PRIVATE_TARGETS` is true (the local stack and tests), as CONTRACT 4d says.
+ * Where an identity provider publishes its keys: https to a public address; http, or a loopback,
+ * private, link-local or metadata address, only where `WEBHOOK_ALLOW_PRIVATE_TARGETS` is true (the
+ * local stack and tests; then http to a loopback address only), as CONTRACT 4d says. The service
+ * fetches it as it would a webhook URL: from inside the deployment's network. An IP literal is
+ * judged here; a host name on the addresses it resolves to when fetched (adapters/http/jwks.ts).
  */
 function jwksUriProblem(text: string): string | undefined {
   let url: URL;
@@ -139,13 +143,14 @@ function jwksUriProblem(text: string): string | undefined {
     return 'must be an absolute https URL';
   }
   if (url.username || url.password) return 'must not carry credentials';
-  if (url.protocol === 'https:') return undefined;
-  if (
-    url.protocol === 'http:' &&
-    LOOPBACK_HOST.test(url.hostname) &&
-    boolFromEnv('WEBHOOK_ALLOW_PRIVATE_TARGETS', false)
-  )
-    return undefined;
+  const allowPrivateTargets = boolFromEnv('WEBHOOK_ALLOW_PRIVATE_TARGETS', false);
+  if (url.protocol === 'https:') {
+    const literal = ipLiteralHost(url);
+    const reason = literal === undefined || allowPrivateTargets ? undefined : forbiddenAddressReason(literal);
+    if (!reason) return undefined;
+    return `must not be at address ${literal}, which is ${reason} (such addresses only where WEBHOOK_ALLOW_PRIVATE_TARGETS is true)`;
+  }
+  if (url.protocol === 'http:' && LOOPBACK_HOST.test(url.hostname) && allowPrivateTargets) return undefined;
   return 'must be https (http only to a loopback address where WEBHOOK_ALLOW_PRIVATE_TARGETS is true)';
 }
 

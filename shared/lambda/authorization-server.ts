@@ -116,8 +116,11 @@ function metadata(request: HttpRequest, tenant: TenantConfig): Record<string, un
 
 /**
  * The authorization server's routes, one function: `POST /{tenant}/oauth2/token`,
- * `GET /{tenant}/.well-known/jwks.json` and `GET /{tenant}/.well-known/oauth-authorization-server`.
- * The token route counts against the tenant's fair share as every route does.
+ * `GET /{tenant}/.well-known/jwks.json`, and the metadata at
+ * `GET /.well-known/oauth-authorization-server/{tenant}` (RFC 8414 section 3.1: the well-known
+ * segment before the issuer's path, where client libraries look) and at
+ * `GET /{tenant}/.well-known/oauth-authorization-server`. Every route counts against the tenant's
+ * fair share as every route does, and an unknown tenant is 404.
  */
 export function authorizationServerHandler() {
   const token = httpHandler(tokenRoute, renderTokenError);

@@ -9,15 +9,18 @@ const MAX_REMEMBERED = 1000;
  * Verified secrets of this warm process (Data API passwords, OAuth client secrets): scrypt costs
  * ~55 ms, so it runs once per credential. One per process (the local stack's packaged functions).
  */
-const remembered = processWide('verified-credentials', () => new Map<string, number>());
+const remembered = processWide(
+  'verified-credentials',
+  () => new Map<string, { readonly until: number; readonly hash: string }>(),
+);
 // Unknown users still pay for one scrypt, so response time does not tell which users exist.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
 /**
- * Whether `secret` matches one of `hashes` (none: an unknown name, which costs a scrypt all the
- * same). A match is remembered for `cacheMs` under the hashes as the registry has them now and
- * what was presented: a rotated secret (new hashes) or a removed name is checked anew with the
- * registry's next read, never answered from memory.
+ * The one of `hashes` that `secret` matches, or undefined (none given: an unknown name, which costs
+ * a scrypt all the same). A match is remembered for `cacheMs` under the hashes as the registry has
+ * them now and what was presented: a rotated secret (new hashes) or a removed name is checked anew
+ * with the registry's next read, never answered from memory.
  */
 export async function verifySecretRemembered(
   scope: string,
@@ -25,7 +28,7 @@ export async function verifySecretRemembered(
   presented: string,
   secret: string,
   cacheMs: number,
-): Promise<boolean> {
+): Promise<string | undefined> {
   const key = createHash('sha256')
     .update(scope)
     .update('\0')
@@ -34,19 +37,19 @@ export async function verifySecretRemembered(
     .update(presented)
     .digest('base64');
   const now = Date.now();
-  const until = remembered.get(key);
-  if (hashes && until !== undefined && until > now) return true;
-  let valid = false;
+  const known = remembered.get(key);
+  if (hashes && known !== undefined && known.until > now) return known.hash;
+  let matched: string | undefined;
   if (!hashes || hashes.length === 0) await verifyPassword(secret, DUMMY_HASH);
   else {
     // Each hash is tried (two during a rotation): which one matched is not told by the time taken.
-    for (const hash of hashes) valid = (await verifyPassword(secret, hash)) || valid;
+    for (const hash of hashes) if (await verifyPassword(secret, hash)) matched ??= hash;
   }
-  if (valid && cacheMs > 0) {
+  if (matched !== undefined && cacheMs > 0) {
     if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value!);
-    remembered.set(key, now + cacheMs);
+    remembered.set(key, { until: now + cacheMs, hash: matched });
   }
-  return valid;
+  return matched;
 }
 
 /** 401 with the tenant's challenges: Basic (where it is allowed) and Bearer (CONTRACT 4d). */
@@ -73,14 +76,14 @@ export async function requireBasicAuth(
   const name = decoded.slice(0, colon);
   const password = decoded.slice(colon + 1);
   const user = tenant.dataApiUsers.find((u) => u.name === name);
-  const valid = await verifySecretRemembered(
+  const matched = await verifySecretRemembered(
     `${tenant.id}\0user`,
     user && [user.passwordHash],
     header,
     password,
     cacheMs,
   );
-  if (!user || !valid) throw unauthorized(tenant, 'Invalid user name or password');
+  if (!user || matched === undefined) throw unauthorized(tenant, 'Invalid user name or password');
   return name;
 }
 

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { JSONWebKeySet } from 'jose';
-import { KeySetUnavailableError } from '../adapters/http/jwks.js';
 import type { TrustedIssuer, VerifiedToken } from '../adapters/jose/access-tokens.js';
-import { publicJwk, TokenRejectedError } from '../adapters/jose/token-keys.js';
+import { KeySetUnavailableError, publicJwk, TokenRejectedError } from '../adapters/jose/token-keys.js';
 import { processWide } from '../config/process-wide.js';
 import { getSettings } from '../config/settings.js';
 import { type TenantConfig, tokenSigningAlgorithm } from '../config/tenants.js';
@@ -15,6 +14,7 @@ import {
   type SourceScopeFamily,
   sourceGrant,
 } from '../core/auth/caller.js';
+import { secretFingerprint } from '../core/auth/client-credentials.js';
 import { ServiceError } from '../core/errors.js';
 import { describeError } from '../core/log.js';
 import { requireBasicAuth, unauthorized } from './basic-auth.js';
@@ -93,6 +93,22 @@ function invalidToken(tenant: TenantConfig): ServiceError {
   });
 }
 
+/**
+ * Why a token of the gateway's own token endpoint no longer counts, or undefined: its client was
+ * removed from the registry's `oauthClients`, or the secret hash it was issued under was (the end
+ * of a rotation, or an emergency stop). CONTRACT 4d: refused from the registry's next read, not
+ * when the token expires. The token names its hash by a fingerprint (client-credentials.ts, why).
+ */
+function withdrawnClientReason(tenant: TenantConfig, token: VerifiedToken): string | undefined {
+  const client = tenant.oauthClients.find((candidate) => candidate.clientId === token.client);
+  if (!client) return 'its client is no longer in the registry';
+  const fingerprint = token.secretFingerprint;
+  if (!fingerprint || !client.secretHashes.some((hash) => secretFingerprint(hash) === fingerprint)) {
+    return "the client's secret hash it was issued under is no longer in the registry";
+  }
+  return undefined;
+}
+
 async function bearerCaller(tenant: TenantConfig, request: HttpRequest, token: string): Promise<Caller> {
   const trusted = trustedIssuers(tenant, request);
   const key = trustDigest(token, trusted);
@@ -137,6 +153,16 @@ async function bearerCaller(tenant: TenantConfig, request: HttpRequest, token: s
   }
   const { token: found } = verified;
   const ownIssuer = tenant.tokenSigningKeys.length > 0 && found.issuer === tenantBaseUrl(request, tenant);
+  // Checked on every request, remembered token or not: the registry as read now decides.
+  const withdrawn = ownIssuer ? withdrawnClientReason(tenant, found) : undefined;
+  if (withdrawn) {
+    serviceLog().info('bearer token refused', {
+      requestId: request.requestId,
+      tenant: tenant.id,
+      reason: withdrawn,
+    });
+    throw invalidToken(tenant);
+  }
   return {
     kind: 'bearer',
     issuer: found.issuer,

@@ -7,12 +7,14 @@
  * `npm run test:tsql`.
  */
 import { createLocalJWKSet, jwtVerify, SignJWT, UnsecuredJWT } from 'jose';
+import * as oauthClient from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { notingErrorCodes } from '../../infra/local/access-log.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import type { LogFields } from '../../shared/core/log.js';
 import { useObservability } from '../../shared/lambda/observability.js';
 import { DEMO_AUTH, useDemoTenantsWith } from '../support/demo.js';
+import { redoclyProblemsOf } from '../support/redocly-lint.js';
 import { type IssuerKey, issuerKey, startTestIssuer, type TestIssuer } from '../support/token-issuer.js';
 import { tokenSigningJwk } from '../support/token-keys.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -200,6 +202,45 @@ describe("the gateway's token endpoint (client credentials)", () => {
   });
 });
 
+describe('discovery from the issuer alone (RFC 8414), as an OAuth 2.0 client library does', () => {
+  it('openid-client discovers the tenant from its issuer URL, gets a token by client credentials and reads with it', async () => {
+    const issuer = new URL(`${stack.url}/demo`);
+    // The one setting an integrator is given: the issuer. http on loopback only for this test.
+    const config = await oauthClient.discovery(issuer, CLIENT.id, CLIENT.secret, undefined, {
+      algorithm: 'oauth2',
+      execute: [oauthClient.allowInsecureRequests],
+    });
+    expect(config.serverMetadata()).toMatchObject({
+      issuer: issuer.href,
+      token_endpoint: `${issuer.href}/oauth2/token`,
+      jwks_uri: `${issuer.href}/.well-known/jwks.json`,
+    });
+    const granted = await oauthClient.clientCredentialsGrant(config, { scope: 'data.read:SUBJECT' });
+    expect(granted).toMatchObject({ token_type: 'bearer', scope: 'data.read:SUBJECT', expires_in: 900 });
+    const read = await oauthClient.fetchProtectedResource(
+      config,
+      granted.access_token,
+      new URL(`${issuer.href}/JsonAPI/Data/getRowsCount/SUBJECT`),
+      'GET',
+    );
+    expect(read.status).toBe(200);
+    expect(await read.json()).toEqual({ SUBJECT: [{ rowsCount: 60 }] });
+  });
+
+  it('serves the metadata at RFC 8414 section 3.1’s location and under the tenant alike; 404 for an unknown tenant or one without clients', async () => {
+    const atWellKnown = await fetch(`${stack.url}/.well-known/oauth-authorization-server/demo`);
+    expect(atWellKnown.status).toBe(200);
+    const underTenant = await fetch(`${stack.url}/demo/.well-known/oauth-authorization-server`);
+    expect(await atWellKnown.json()).toEqual(await underTenant.json());
+    const unknown = await fetch(`${stack.url}/.well-known/oauth-authorization-server/nope`);
+    expect(unknown.status).toBe(404);
+    expect(await errorOf(unknown)).toMatchObject({ code: 'tenant_not_found' });
+    const noClients = await fetch(`${stack.url}/.well-known/oauth-authorization-server/no-clients`);
+    expect(noClients.status).toBe(404);
+    expect(await errorOf(noClients)).toMatchObject({ code: 'authorization_server_not_configured' });
+  });
+});
+
 describe("rotating the deployment's signing key", () => {
   it('publishes both keys; tokens of the old one verify until it is removed, new tokens carry the new kid', async () => {
     const local = stack.registry as { tokenSigningKeys: Record<string, unknown>[] };
@@ -248,7 +289,8 @@ describe('scopes', () => {
     expect((await get('/Data/getRowsCount/subject', token)).status).toBe(200);
     // The description lists what the token may read.
     const described = (await (await get('/openapi.json', token)).json()) as { tags: { name: string }[] };
-    expect(described.tags.map((tag) => tag.name)).toEqual(['SUBJECT']);
+    // (SUBJECT's changes are recorded: the subscription routes are described, under their own tag.)
+    expect(described.tags.map((tag) => tag.name)).toEqual(['SUBJECT', 'Subscriptions']);
   });
 
   it('each route refuses a token without its scope and serves one with it', async () => {
@@ -332,6 +374,8 @@ describe('scopes', () => {
     expect(described.components.securitySchemes.oauth2!.flows!.clientCredentials.tokenUrl).toBe(
       `${stack.url}/bearer-only/oauth2/token`,
     );
+    // Clean under redocly's recommended rules as the Basic one is (data-api-reads.test.ts).
+    expect(await redoclyProblemsOf(described)).toEqual([]);
   });
 });
 
@@ -342,6 +386,17 @@ describe("a tenant's own identity provider", () => {
     expect((await get('/Data/getRowsCount/DOKUMENT', bearer(token), 'idp')).status).toBe(403);
     // Its tokens mean nothing to a tenant that does not trust it.
     expect((await get('/Data/getRowsCount/SUBJECT', bearer(token), 'demo')).status).toBe(401);
+    // Issued more than the 60 s of skew ahead, though signed and unexpired: 401 invalid_token.
+    const now = Math.floor(Date.now() / 1000);
+    const ahead = await get(
+      '/Data/getRowsCount/SUBJECT',
+      bearer(await idp.sign(idpKey, { roles: ['data.read'], iat: now + 3600, exp: now + 3900 })),
+      'idp',
+    );
+    expect(ahead.status).toBe(401);
+    expect(await errorOf(ahead)).toMatchObject({ code: 'invalid_token' });
+    const skewed = await idp.sign(idpKey, { roles: ['data.read'], iat: now + 30 });
+    expect((await get('/Data/getRowsCount/SUBJECT', bearer(skewed), 'idp')).status).toBe(200);
     // A token of an issuer whose keys cannot be fetched: 503, and no keys were ever known.
     const unknown = await get(
       '/Data/getRowsCount/SUBJECT',

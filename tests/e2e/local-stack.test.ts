@@ -179,6 +179,22 @@ describe('local stack: errors that teach', () => {
     expect((await fetch(`${stack.url}/docs`)).status).toBe(200);
   });
 
+  it('answers a discovery at a well-known path it does not serve with where the OAuth 2.0 metadata is', async () => {
+    for (const path of [
+      '/demo/.well-known/openid-configuration',
+      '/.well-known/openid-configuration/demo',
+      '/.well-known/oauth-authorization-server',
+    ]) {
+      const response = await fetch(`${stack.url}${path}`);
+      expect(response.status, path).toBe(404);
+      const body = (await response.json()) as { message: string; code: string };
+      expect(body.code, path).toBe('route_not_found');
+      expect(body.message, path).toContain('metadata is at /.well-known/oauth-authorization-server/{tenant}');
+    }
+    // The place it names answers.
+    expect((await fetch(`${stack.url}/.well-known/oauth-authorization-server/demo`)).status).toBe(200);
+  });
+
   it('answers a wrong method on an existing route 405 with Allow and a message naming the method', async () => {
     const cases = [
       ['POST', '/demo/JsonAPI/Data/getData/SUBJECT', 'GET'],

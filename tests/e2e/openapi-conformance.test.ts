@@ -382,6 +382,7 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
       }),
       call('GET', '/throttled/.well-known/jwks.json'),
       call('GET', '/throttled/.well-known/oauth-authorization-server'),
+      call('GET', '/.well-known/oauth-authorization-server/throttled'),
     ];
     // Once to start every route's function: on a busy machine a cold start (the packaged zips on
     // the T-SQL run) took longer than the second in which the tenant earns a new call, and that
@@ -427,6 +428,9 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
       expect((await call('GET', `/demo/.well-known/${document}`)).status).toBe(200);
       expect((await call('GET', `/nope/.well-known/${document}`)).status).toBe(404);
     }
+    // The metadata where RFC 8414 puts it for the issuer /{tenant}.
+    expect((await call('GET', '/.well-known/oauth-authorization-server/demo')).status).toBe(200);
+    expect((await call('GET', '/.well-known/oauth-authorization-server/nope')).status).toBe(404);
     // Each Data API route refuses a token without its scope: 403 insufficient_scope.
     const filesOnly = { authorization: await token('files.read') };
     const dataOnly = { authorization: await token('data.read') };

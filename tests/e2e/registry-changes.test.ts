@@ -161,6 +161,65 @@ describe('tenant changes while the stack runs', () => {
     );
   });
 
+  it("stops an OAuth client's tokens with the next read once its secret hash, or the client, is removed (an emergency stop)", async () => {
+    type Client = { clientId: string; secretHashes: string[]; scopes: string[] };
+    const clientsOf = (registry: Registry) =>
+      (registry.tenants.demo as unknown as { oauthClients: Client[] }).oauthClients;
+    const grant = (secret: string) =>
+      fetch(`${stack.url}/demo/oauth2/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: basic('demo-client', secret),
+        },
+        body: 'grant_type=client_credentials&scope=data.read',
+      });
+    const tokenWith = async (secret: string) => {
+      const response = await grant(secret);
+      expect(response.status, await response.clone().text()).toBe(200);
+      return `Bearer ${((await response.json()) as { access_token: string }).access_token}`;
+    };
+    const before = await tokenWith('demo-client-secret');
+    expect(await rowsCount('demo', before)).toBe(200);
+    // A rotation begins: the new secret's hash beside the old one; tokens of either secret work.
+    const newHash = await hashPassword('demo-client-secret-2');
+    await edit((registry) => {
+      clientsOf(registry)
+        .find((c) => c.clientId === 'demo-client')!
+        .secretHashes.push(newHash);
+    });
+    await within(
+      MAX_AGE_SECONDS * 1000 + 1000,
+      async () => (await grant('demo-client-secret-2')).status,
+      200,
+    );
+    const after = await tokenWith('demo-client-secret-2');
+    expect(await rowsCount('demo', before)).toBe(200);
+    expect(await rowsCount('demo', after)).toBe(200);
+    // The old hash removed: its token stops with the next read, though this process had verified
+    // it and it has minutes to live; the new secret's token goes on.
+    await edit((registry) => {
+      clientsOf(registry).find((c) => c.clientId === 'demo-client')!.secretHashes = [newHash];
+    });
+    await within(MAX_AGE_SECONDS * 1000 + 1000, () => rowsCount('demo', before), 401);
+    expect(await rowsCount('demo', after)).toBe(200);
+    const refused = await fetch(`${stack.url}/demo/JsonAPI/Data/getRowsCount/SUBJECT`, {
+      headers: { authorization: before },
+    });
+    expect(refused.headers.get('www-authenticate')).toBe(
+      'Bearer realm="demo", error="invalid_token", error_description="The access token is not valid for this tenant"',
+    );
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('invalid_token');
+    // The client removed: every token of it stops with the next read.
+    await edit((registry) => {
+      clientsOf(registry).splice(
+        clientsOf(registry).findIndex((c) => c.clientId === 'demo-client'),
+        1,
+      );
+    });
+    await within(MAX_AGE_SECONDS * 1000 + 1000, () => rowsCount('demo', after), 401);
+  });
+
   it('keeps the registry in force when an edit does not validate, and logs the setting’s path', async () => {
     await edit((registry) => {
       registry.tenants.demo!.dataApiUsers[0]!.passwordHash = 'plain-text';

@@ -1,10 +1,12 @@
 /**
  * Bearer token verification (CONTRACT 4d) with the real library (jose) against a second issuer on
- * loopback with its own JWKS: rotation, an unknown `kid` refetched at most once a minute, the
- * issuer down or slow (its cached keys kept), fetches bounded in time and size, and hostile tokens.
- * The clock is moved with vitest's fake Date; the fetches are real.
+ * loopback with its own JWKS: rotation, an unknown `kid` refetched at most every 10 s, the issuer
+ * down or slow (its cached keys kept), fetches bounded in time and size, key sets at forbidden
+ * addresses refused before connecting, and hostile tokens. The clock is moved with vitest's fake
+ * Date; the fetches are real.
  */
 import { generateKeyPairSync } from 'node:crypto';
+import { createServer, type Server } from 'node:net';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -12,6 +14,7 @@ import {
   identityProviderKeys,
   JWKS_FETCH_TIMEOUT_MS,
   MAX_JWKS_BYTES,
+  useKeySetResolver,
 } from '../../shared/adapters/http/jwks.js';
 import {
   KeySetUnavailableError,
@@ -28,12 +31,15 @@ let second: IssuerKey;
 let trusted: TrustedIssuer[];
 
 beforeAll(async () => {
+  // The test issuer is http on loopback, as the local stack allows (docs/configuration.md).
+  process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'true';
   idp = await startTestIssuer(AUDIENCE);
   first = await issuerKey('first-key');
   second = await issuerKey('second-key', 'RS256');
   trusted = [{ issuer: idp.issuer, audience: AUDIENCE, keys: { jwksUri: idp.jwksUri }, scopeClaim: 'roles' }];
 });
 afterAll(async () => {
+  delete process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS;
   await idp?.close();
 });
 beforeEach(() => {
@@ -96,17 +102,21 @@ describe('an identity provider’s tokens', () => {
     await expect(verifyAccessToken(await idp.sign(first), several)).resolves.toBeDefined();
   });
 
-  it('follows a rotation: a new key is fetched for its unknown kid, at most once a minute; a removed key stops with the next fetch', async () => {
+  it('follows a rotation: a new key is fetched for its unknown kid, at most every 10 s; a removed key stops with the next fetch', async () => {
     await verifyAccessToken(await idp.sign(first), trusted);
     idp.keys = [first, second];
     const bySecond = await idp.sign(second);
-    // Fetched a moment ago: an unknown kid does not fetch again within the minute.
+    // Fetched a moment ago: an unknown kid does not fetch again within 10 s.
     await refused(bySecond);
     expect(idp.fetches).toBe(1);
-    later(61_000);
+    later(9_000);
+    await refused(bySecond);
+    expect(idp.fetches).toBe(1);
+    // 10 s after the last fetch: the provider's new key is followed (CONTRACT 4d, not a minute).
+    later(1_000);
     await expect(verifyAccessToken(bySecond, trusted)).resolves.toMatchObject({ subject: 'integration-1' });
     expect(idp.fetches).toBe(2);
-    // A flood of unknown kids fetches once per minute, not once per token.
+    // A flood of unknown kids fetches once per 10 s, not once per token.
     const unknown = await issuerKey('nobody-knows');
     for (let i = 0; i < 20; i++) await refused(await idp.sign(unknown));
     expect(idp.fetches).toBe(2);
@@ -125,14 +135,14 @@ describe('an identity provider’s tokens', () => {
     const token = await idp.sign(first);
     await verifyAccessToken(token, trusted);
     idp.mode = 'down';
-    later(61_000);
+    later(11_000);
     await expect(verifyAccessToken(await idp.sign(second), trusted)).rejects.toBeInstanceOf(
       TokenRejectedError,
     );
     await expect(verifyAccessToken(token, trusted)).resolves.toBeDefined();
     idp.mode = 'slow';
     idp.delayMs = JWKS_FETCH_TIMEOUT_MS + 1000;
-    later(61_000);
+    later(11_000);
     const started = performance.now();
     await refused(await idp.sign(second));
     // The fetch gave up at its time limit, not when the issuer answered.
@@ -175,8 +185,13 @@ describe('hostile tokens are refused, none an error of another kind', () => {
     expect(idp.fetches).toBe(1);
   });
 
-  it('expired, not yet valid (beyond 60 s of skew), wrong iss or aud, no exp, too long, kid with path or SQL characters', async () => {
+  it('expired, not yet valid or issued in the future (beyond 60 s of skew), wrong iss or aud, no exp, too long, kid with path or SQL characters', async () => {
     const now = Math.floor(Date.now() / 1000);
+    await expect(verifyAccessToken(await idp.sign(first, { iat: now + 30 }), trusted)).resolves.toBeDefined();
+    await refused(await idp.sign(first, { iat: now + 61 }));
+    // The fifth round's token: issued an hour ahead, otherwise valid.
+    await refused(await idp.sign(first, { iat: now + 3600, exp: now + 3900 }));
+    await refused(await idp.sign(first, { iat: 'yesterday' as unknown as number }));
     await expect(verifyAccessToken(await idp.sign(first, { exp: now - 30 }), trusted)).resolves.toBeDefined();
     await refused(await idp.sign(first, { exp: now - 61 }));
     await expect(verifyAccessToken(await idp.sign(first, { nbf: now + 30 }), trusted)).resolves.toBeDefined();
@@ -198,5 +213,83 @@ describe('hostile tokens are refused, none an error of another kind', () => {
     await refused(
       await new SignJWT(claims).setProtectedHeader({ alg: 'RS512', kid: 'first-key' }).sign(privateKey),
     );
+  });
+});
+
+describe('a key set at an address the service must not reach', () => {
+  let listener: Server;
+  let port: number;
+  let connections = 0;
+  beforeAll(async () => {
+    // Stands in for a service inside the deployment's network: it counts who reaches it.
+    listener = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    port = (listener.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => listener.close(() => resolve()));
+  });
+  beforeEach(() => {
+    process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'false';
+    connections = 0;
+  });
+  afterEach(() => {
+    process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'true';
+    useKeySetResolver();
+  });
+
+  it('is refused before connecting when its host name resolves to loopback, private, link-local or metadata addresses', async () => {
+    // `localhost` as the system resolves it (/etc/hosts): loopback.
+    await expect(identityProviderKeys(`https://localhost:${port}/jwks`)).rejects.toThrow(
+      /localhost resolves to (127\.0\.0\.1|::1), which is loopback/,
+    );
+    expect(connections).toBe(0);
+    // Names whose answers a hostile DNS could give: any forbidden address among them refuses.
+    const answers: Record<string, [string, 4 | 6][]> = {
+      'metadata.idp.example': [['169.254.169.254', 4]],
+      'ec2-v6.idp.example': [['fd00:ec2::254', 6]],
+      'intranet.idp.example': [['10.0.0.7', 4]],
+      'home.idp.example': [['192.168.1.20', 4]],
+      'mixed.idp.example': [
+        ['203.0.114.7', 4],
+        ['127.0.0.1', 4],
+      ],
+    };
+    useKeySetResolver(async (hostname) =>
+      (answers[hostname] ?? []).map(([address, family]) => ({ address, family })),
+    );
+    for (const [host, addresses] of Object.entries(answers)) {
+      forgetKeySets();
+      const forbidden = addresses.find(([address]) => address !== '203.0.114.7')![0];
+      await expect(identityProviderKeys(`https://${host}/keys`), host).rejects.toThrow(
+        new RegExp(`${host.replace(/\./g, '\\.')} resolves to ${forbidden}, which is`),
+      );
+    }
+    // A token of such an issuer: the keys are unavailable (503), not a key set fetched from inside.
+    forgetKeySets();
+    const inside: TrustedIssuer[] = [
+      { ...trusted[0]!, keys: { jwksUri: 'https://metadata.idp.example/keys' } },
+    ];
+    await expect(verifyAccessToken(await idp.sign(first), inside)).rejects.toBeInstanceOf(
+      KeySetUnavailableError,
+    );
+    // An IP literal (which the registry refuses already) is refused here too.
+    forgetKeySets();
+    await expect(identityProviderKeys(`https://127.0.0.1:${port}/jwks`)).rejects.toThrow(
+      /address 127\.0\.0\.1 is loopback/,
+    );
+    expect(connections).toBe(0);
+  });
+
+  it('is reached where WEBHOOK_ALLOW_PRIVATE_TARGETS is true (the local stack)', async () => {
+    process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'true';
+    // It connects (and fails: the stand-in speaks no TLS), which the refusal above never did.
+    await expect(identityProviderKeys(`https://localhost:${port}/jwks`)).rejects.toBeInstanceOf(
+      KeySetUnavailableError,
+    );
+    expect(connections).toBe(1);
   });
 });

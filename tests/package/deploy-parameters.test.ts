@@ -468,12 +468,14 @@ describe('deploy parameters', () => {
       (fn.events ?? []).filter((e) => e.httpApi),
     );
     expect(routes.length).toBe(events.length);
-    // The authorization server's routes are the OAuth 2.0 ones, beside the prefixes (CONTRACT 4d).
+    // The authorization server's routes are the OAuth 2.0 ones, beside the prefixes (CONTRACT 4d),
+    // its metadata also at RFC 8414's location for the issuer https://host/{tenant}.
     for (const route of routes) {
       expect(route).toMatch(
-        /^(GET|POST|DELETE) \/\{tenant\}\/((DataV2|WebV2)\/|oauth2\/token$|\.well-known\/(jwks\.json|oauth-authorization-server)$)/,
+        /^(GET|POST|DELETE) (\/\{tenant\}\/((DataV2|WebV2)\/|oauth2\/token$|\.well-known\/(jwks\.json|oauth-authorization-server)$)|\/\.well-known\/oauth-authorization-server\/\{tenant\}$)/,
       );
     }
+    expect(routes).toContain('GET /.well-known/oauth-authorization-server/{tenant}');
   });
 
   it('sizes the queues and the job worker from the overridden values', () => {

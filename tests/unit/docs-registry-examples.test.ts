@@ -59,3 +59,12 @@ describe('docs/configuration.md, the registry keys’ examples', () => {
     }
   });
 });
+
+describe('docs/configuration.md, the environment table', () => {
+  it("gives REQUEST_FUNCTION_CONCURRENCY's default as the deployment and the local stack have it", () => {
+    const row = /^\| `REQUEST_FUNCTION_CONCURRENCY` +\| ([^|]*)\|/m.exec(page);
+    const deployed = resolveParams(readServerlessConfig(), `\${param:requestFunctionConcurrency}`);
+    // The fifth round found 10 here, where serverless.yml (and so npm start) has 64.
+    expect(row?.[1]?.trim().split(' ')[0]).toBe(deployed);
+  });
+});

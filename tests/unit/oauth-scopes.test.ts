@@ -13,6 +13,7 @@ import {
   type ClientSecretCheck,
   grantClientCredentials,
   OAuthError,
+  secretFingerprint,
 } from '../../shared/core/auth/client-credentials.js';
 import { ServiceError } from '../../shared/core/errors.js';
 
@@ -113,7 +114,7 @@ describe('the client credentials grant (RFC 6749 section 4.4)', () => {
   const checked: string[] = [];
   const checkSecret: ClientSecretCheck = async (client, secret) => {
     checked.push(client?.clientId ?? '(none)');
-    return client !== undefined && secrets[client.clientId] === secret;
+    return client !== undefined && secrets[client.clientId] === secret ? client.secretHashes[0] : undefined;
   };
   const ctx = {
     clients: [{ clientId: 'c1', secretHashes: ['h'], scopes: ['data.read', 'files.read'] }],
@@ -143,7 +144,15 @@ describe('the client credentials grant (RFC 6749 section 4.4)', () => {
       expires_in: 900,
       scope: 'data.read files.read',
     });
-    expect(issued.at(-1)).toMatchObject({ issuer: ctx.baseUrl, audience: ctx.baseUrl, clientId: 'c1' });
+    expect(issued.at(-1)).toMatchObject({
+      issuer: ctx.baseUrl,
+      audience: ctx.baseUrl,
+      clientId: 'c1',
+      // The hash the secret matched, by a fingerprint that is not the hash.
+      secretFingerprint: secretFingerprint('h'),
+    });
+    expect(secretFingerprint('h')).toMatch(/^[A-Za-z0-9_-]{16}$/);
+    expect(secretFingerprint('h')).not.toBe(secretFingerprint('h2'));
     await expect(ask('grant_type=client_credentials&scope=data.read%3ASUBJECT')).resolves.toMatchObject({
       scope: 'data.read:SUBJECT',
     });

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { OPENAPI_FILE } from '../../infra/local/docs-routes.js';
 import { unknownSchemaKeys, valuelessFlowEntries } from '../support/openapi-keywords.js';
+import { redoclyProblems, redoclyProblemsOf } from '../support/redocly-lint.js';
 
 // Both are CommonJS: their named exports arrive on the default one under Node's ESM loader.
 const { Document, Spectral } = spectralCore;
@@ -37,6 +38,22 @@ describe('docs/openapi.yaml, linted', () => {
     const broken = text.replace('example: { vlTyp: 7, params: [{ kodUctu: "3" }] }', 'example: <data/>');
     expect(broken).not.toBe(text);
     expect((await spectralErrors(broken)).join('\n')).toContain('oas3-valid-media-example');
+  });
+
+  it("has no problem, error or warning, under redocly's recommended rules", async () => {
+    expect(await redoclyProblems(OPENAPI_FILE)).toEqual([]);
+  });
+
+  it('redocly finds a problem when there is one (a webhook without security, an operation without summary)', async () => {
+    const document = parse(text) as {
+      webhooks: Record<string, { post: Record<string, unknown> }>;
+      paths: Record<string, Record<string, Record<string, unknown>>>;
+    };
+    delete document.webhooks.documentReceived!.post.security;
+    delete document.paths['/{tenant}/WebAPI/test']!.get!.summary;
+    const problems = (await redoclyProblemsOf(document)).join('\n');
+    expect(problems).toContain('error security-defined #/webhooks/documentReceived/post');
+    expect(problems).toContain('error operation-summary');
   });
 
   it('has no YAML flow-mapping entry without a value (a description cut at its comma)', () => {

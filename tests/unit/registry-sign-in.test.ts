@@ -110,6 +110,32 @@ describe('the registry’s sign-in settings (CONTRACT 4d)', () => {
     ).toThrow(/must be https/);
   });
 
+  it('refuses an https key set at a loopback, private, link-local or metadata IP address, unless WEBHOOK_ALLOW_PRIVATE_TARGETS', () => {
+    const at = (jwksUri: string) => () => parse({ tokenIssuers: [{ issuer: 'i', audience: 'a', jwksUri }] });
+    const refusals = {
+      'https://169.254.169.254/latest/meta-data': 'link-local',
+      'https://[fd00:ec2::254]/keys': 'private',
+      'https://10.1.2.3/keys': 'private',
+      'https://192.168.0.10:8443/keys': 'private',
+      'https://127.0.0.1/keys': 'loopback',
+      'https://[::1]/keys': 'loopback',
+      'https://[::ffff:169.254.169.254]/keys': 'link-local',
+      // The URL parser reads a number as an IPv4 address: 2852039166 is 169.254.169.254.
+      'https://2852039166/keys': 'link-local',
+    };
+    for (const [jwksUri, reason] of Object.entries(refusals)) {
+      expect(at(jwksUri), jwksUri).toThrow(
+        new RegExp(`tenants\\.t\\.tokenIssuers\\.0\\.jwksUri: must not be at address .*, which is ${reason}`),
+      );
+    }
+    // A public address, or a name (judged on what it resolves to when fetched), is taken.
+    expect(at('https://203.0.114.7/keys')).not.toThrow();
+    expect(at('https://login.microsoftonline.com/t/discovery/v2.0/keys')).not.toThrow();
+    // The local allowance: a loopback issuer over https too.
+    process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'true';
+    for (const jwksUri of Object.keys(refusals)) expect(at(jwksUri), jwksUri).not.toThrow();
+  });
+
   it('takes Ed25519 and RSA keys as well', () => {
     const ed = { ...generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' }), kid: 'ed' };
     const rsa = {

@@ -24,9 +24,18 @@ describe('serverless.yml', () => {
     expect(routes).toHaveLength(events.length);
     for (const route of routes) {
       expect(route.path).not.toContain('param:');
-      expect(route.path).toMatch(/^\/\{tenant\}\/(JsonAPI\/|WebAPI\/|oauth2\/token$|\.well-known\/)/);
+      // Each under the tenant, but the RFC 8414 location of its authorization server's metadata.
+      expect(route.path).toMatch(
+        /^(\/\{tenant\}\/(JsonAPI\/|WebAPI\/|oauth2\/token$|\.well-known\/)|\/\.well-known\/oauth-authorization-server\/\{tenant\}$)/,
+      );
       expect(existsSync(`${route.handler.split('.')[0]}.ts`), route.handler).toBe(true);
     }
+    expect(routes).toContainEqual({
+      function: 'authorizationServer',
+      method: 'GET',
+      path: '/.well-known/oauth-authorization-server/{tenant}',
+      handler: 'functions/oauth/authorizationServer.handler',
+    });
     expect(routes).toContainEqual({
       function: 'dataGetData',
       method: 'GET',

@@ -1,19 +1,26 @@
+import http from 'node:http';
+import https from 'node:https';
 import type { JSONWebKeySet } from 'jose';
 import { processWide } from '../../config/process-wide.js';
+import { boolFromEnv } from '../../config/settings.js';
+import { FORBIDDEN_ADDRESSES, forbiddenAddressReason, ipLiteralHost } from '../../core/webhook/target.js';
+import { KeySetUnavailableError } from '../jose/token-keys.js';
+import { type AddressResolver, guardedLookup, systemResolver } from './guarded-lookup.js';
+
+export { KeySetUnavailableError };
 
 /** The most a JWKS may weigh: a key set is a few KB; more is not one. */
 export const MAX_JWKS_BYTES = 64 * 1024;
 /** How long a fetch of a key set may take. */
 export const JWKS_FETCH_TIMEOUT_MS = 2000;
-/** A key set is fetched again on an unknown `kid` at most this often (CONTRACT 4d). */
-export const JWKS_REFETCH_INTERVAL_MS = 60_000;
+/**
+ * A key set is fetched again on an unknown `kid` at most this often (CONTRACT 4d): a provider that
+ * starts signing with a new key is followed within this, and a flood of made-up `kid`s costs the
+ * provider one fetch per this per process.
+ */
+export const JWKS_REFETCH_INTERVAL_MS = 10_000;
 /** A key set older than this is fetched again beside the requests (a removed key stops working). */
 export const JWKS_MAX_AGE_MS = 10 * 60_000;
-
-/** The identity provider could not be asked for its keys, and none are known yet. */
-export class KeySetUnavailableError extends Error {
-  override readonly name = 'KeySetUnavailableError';
-}
 
 interface KeySetState {
   jwks?: JSONWebKeySet;
@@ -31,35 +38,17 @@ export function forgetKeySets(): void {
   keySets.clear();
 }
 
-/**
- * Fetches `url`'s key set: bounded in time ({@link JWKS_FETCH_TIMEOUT_MS}) and size
- * ({@link MAX_JWKS_BYTES}), no redirects followed, JSON with a `keys` array of objects.
- */
-async function fetchKeySet(url: string): Promise<JSONWebKeySet> {
-  const signal = AbortSignal.timeout(JWKS_FETCH_TIMEOUT_MS);
-  const response = await fetch(url, { redirect: 'error', signal, headers: { accept: 'application/json' } });
-  if (!response.ok || !response.body) {
-    await response.body?.cancel();
-    throw new KeySetUnavailableError(`the key set answered ${response.status}`);
-  }
-  const declared = Number(response.headers.get('content-length') ?? 0);
-  if (declared > MAX_JWKS_BYTES) {
-    await response.body.cancel();
-    throw new KeySetUnavailableError(`the key set is larger than ${MAX_JWKS_BYTES} bytes`);
-  }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of response.body) {
-    size += chunk.byteLength;
-    if (size > MAX_JWKS_BYTES) {
-      await response.body.cancel().catch(() => undefined);
-      throw new KeySetUnavailableError(`the key set is larger than ${MAX_JWKS_BYTES} bytes`);
-    }
-    chunks.push(chunk);
-  }
+let resolveAddresses: AddressResolver = systemResolver;
+/** Resolves the key sets' host names with `resolver` (tests); none: the system's again. */
+export function useKeySetResolver(resolver?: AddressResolver): void {
+  resolveAddresses = resolver ?? systemResolver;
+}
+
+/** The key set document's `keys`, or why it is not one. */
+function keySetOf(body: Buffer): JSONWebKeySet {
   let document: unknown;
   try {
-    document = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    document = JSON.parse(body.toString('utf8'));
   } catch {
     throw new KeySetUnavailableError('the key set is not JSON');
   }
@@ -71,6 +60,78 @@ async function fetchKeySet(url: string): Promise<JSONWebKeySet> {
     throw new KeySetUnavailableError('the key set has no "keys" array of keys');
   }
   return { keys } as JSONWebKeySet;
+}
+
+/**
+ * Fetches `url`'s key set: bounded in time ({@link JWKS_FETCH_TIMEOUT_MS}) and size
+ * ({@link MAX_JWKS_BYTES}), no redirects followed, JSON with a `keys` array of objects. A `jwksUri`
+ * is the tenant's word, as a webhook URL is: unless `WEBHOOK_ALLOW_PRIVATE_TARGETS` (the local
+ * stack), the connection goes only to an address outside core/webhook/target.ts's forbidden ranges
+ * (the metadata service, private networks, loopback), whatever the name resolves to. The registry
+ * refuses such IP literals already; a name is judged on what it resolves to when fetched.
+ */
+function fetchKeySet(url: string): Promise<JSONWebKeySet> {
+  const allowPrivateTargets = boolFromEnv('WEBHOOK_ALLOW_PRIVATE_TARGETS', false);
+  const target = URL.parse(url);
+  if (!target || (target.protocol !== 'https:' && target.protocol !== 'http:')) {
+    return Promise.reject(new KeySetUnavailableError('the key set URL is not an http(s) URL'));
+  }
+  const literal = ipLiteralHost(target);
+  const literalReason =
+    literal !== undefined && !allowPrivateTargets ? forbiddenAddressReason(literal) : undefined;
+  if (literalReason) {
+    return Promise.reject(new KeySetUnavailableError(`the key set's address ${literal} is ${literalReason}`));
+  }
+  return new Promise<JSONWebKeySet>((resolve, reject) => {
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      outcome();
+    };
+    const fail = (message: string, cause?: unknown) => {
+      settle(() => reject(new KeySetUnavailableError(message, cause === undefined ? undefined : { cause })));
+      request.destroy();
+    };
+    const request = (target.protocol === 'https:' ? https : http).get(target, {
+      headers: { accept: 'application/json' },
+      // One fetch per 10 s at most: no kept-alive socket for Lambda to freeze half-closed.
+      agent: false,
+      lookup: guardedLookup(resolveAddresses, allowPrivateTargets),
+      // Node checks the address it is about to connect to as well, whatever the look-up said.
+      ...(allowPrivateTargets ? {} : { blockList: FORBIDDEN_ADDRESSES }),
+    });
+    const timer = setTimeout(
+      () => fail(`the key set did not arrive within ${JWKS_FETCH_TIMEOUT_MS} ms`),
+      JWKS_FETCH_TIMEOUT_MS,
+    );
+    request.on('error', (error) => fail(`the key set could not be fetched: ${error.message}`, error));
+    request.on('response', (response) => {
+      const status = response.statusCode ?? 0;
+      // A redirect is not followed: the key set is where the registry says.
+      if (status < 200 || status > 299) return fail(`the key set answered ${status}`);
+      if (Number(response.headers['content-length'] ?? 0) > MAX_JWKS_BYTES) {
+        return fail(`the key set is larger than ${MAX_JWKS_BYTES} bytes`);
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.byteLength;
+        if (size > MAX_JWKS_BYTES) fail(`the key set is larger than ${MAX_JWKS_BYTES} bytes`);
+        else chunks.push(chunk);
+      });
+      response.on('error', (error) => fail(`the key set could not be read: ${error.message}`, error));
+      response.on('end', () => {
+        try {
+          const jwks = keySetOf(Buffer.concat(chunks));
+          settle(() => resolve(jwks));
+        } catch (error) {
+          settle(() => reject(error));
+        }
+      });
+    });
+  });
 }
 
 function startFetch(url: string, state: KeySetState, now: number): Promise<JSONWebKeySet> {

@@ -11,13 +11,17 @@ import {
   jwtVerify,
   SignJWT,
 } from 'jose';
-import type { AccessTokenIssuer, IssuedToken } from '../../core/auth/client-credentials.js';
+import {
+  type AccessTokenIssuer,
+  type IssuedToken,
+  SECRET_FINGERPRINT_CLAIM,
+} from '../../core/auth/client-credentials.js';
 import { identityProviderKeys, KeySetUnavailableError } from '../http/jwks.js';
 import { TokenRejectedError } from './token-keys.js';
 
 /** The algorithms a token may be signed with (CONTRACT 4d): never `none`, never an HMAC. */
 export const TOKEN_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
-/** Clock skew allowed on `exp` and `nbf`. */
+/** Clock skew allowed on `exp`, `nbf` and `iat`. */
 export const CLOCK_TOLERANCE_SECONDS = 60;
 /** The longest token read: a JWT of a client credentials grant is one or two KB. */
 export const MAX_TOKEN_LENGTH = 8000;
@@ -44,6 +48,8 @@ export interface VerifiedToken {
   readonly scopes: readonly string[];
   /** When it expires (ms since the epoch). */
   readonly expiresAt: number;
+  /** The gateway's own tokens: which of the client's secret hashes it was issued under. */
+  readonly secretFingerprint?: string;
 }
 
 export { KeySetUnavailableError, TokenRejectedError };
@@ -73,9 +79,9 @@ function localSet(jwks: JSONWebKeySet) {
 
 /**
  * Verifies a bearer token against the issuers `trusted` (CONTRACT 4d): its `iss` picks the issuer;
- * signature with that issuer's keys (an unknown `kid` fetches its set again, at most once a
- * minute), `aud`, `exp` (required) and `nbf` with {@link CLOCK_TOLERANCE_SECONDS} of skew, only
- * {@link TOKEN_ALGORITHMS}. Header members that point at keys elsewhere (`jku`, `x5u`, `jwk`,
+ * signature with that issuer's keys (an unknown `kid` fetches its set again, at most once per
+ * JWKS_REFETCH_INTERVAL_MS), `aud`, `exp` (required), `nbf` and `iat` with
+ * {@link CLOCK_TOLERANCE_SECONDS} of skew, only {@link TOKEN_ALGORITHMS}. Header members that point at keys elsewhere (`jku`, `x5u`, `jwk`,
  * `x5c`) are never followed: keys come from the issuer's configured set only.
  */
 export async function verifyAccessToken(
@@ -125,6 +131,11 @@ export async function verifyAccessToken(
     throw new TokenRejectedError(`${code}: ${(error as Error).message}`.slice(0, 200));
   }
   const { payload } = verified;
+  // jose checks `iat` only against a maximum age; one from the future means a token made ahead of
+  // time (or a clock far off): refused as `nbf` would be. jose has checked that it is a number.
+  if (payload.iat !== undefined && payload.iat > Date.now() / 1000 + CLOCK_TOLERANCE_SECONDS) {
+    throw new TokenRejectedError('iat is in the future');
+  }
   if (
     byClientId &&
     !(typeof payload.client_id === 'string' && [trust.audience].flat().includes(payload.client_id))
@@ -144,6 +155,7 @@ export async function verifyAccessToken(
     client,
     scopes: scopesOf(payload, trust.scopeClaim, trust.scopePrefix),
     expiresAt: (payload.exp ?? 0) * 1000,
+    secretFingerprint: stringClaim(payload, SECRET_FINGERPRINT_CLAIM),
   };
 }
 
@@ -163,7 +175,11 @@ export function joseTokenIssuer(jwk: Readonly<Record<string, unknown>>, alg: str
         key.catch(() => privateKeys.delete(digest));
       }
       const issuedAt = Math.floor(claims.now / 1000);
-      const token = await new SignJWT({ client_id: claims.clientId, scope: claims.scopes.join(' ') })
+      const token = await new SignJWT({
+        client_id: claims.clientId,
+        scope: claims.scopes.join(' '),
+        [SECRET_FINGERPRINT_CLAIM]: claims.secretFingerprint,
+      })
         .setProtectedHeader({ alg, kid: String(jwk.kid), typ: 'at+jwt' })
         .setIssuer(claims.issuer)
         .setAudience(claims.audience)

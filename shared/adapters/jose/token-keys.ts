@@ -11,6 +11,14 @@ export class TokenRejectedError extends Error {
   override readonly name = 'TokenRejectedError';
 }
 
+/**
+ * The identity provider could not be asked for its keys, and none are known yet (here, not in
+ * jwks.ts, so that the fetch of key sets loads with jose).
+ */
+export class KeySetUnavailableError extends Error {
+  override readonly name = 'KeySetUnavailableError';
+}
+
 /** The members of a JWK that are public, by key type. */
 const PUBLIC_MEMBERS: Record<string, readonly string[]> = {
   EC: ['kty', 'crv', 'x', 'y'],

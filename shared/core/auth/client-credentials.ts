@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { isScope, scopeCovers } from './caller.js';
 
 /**
@@ -33,10 +34,31 @@ export interface AccessTokenIssuer {
     readonly issuer: string;
     readonly audience: string;
     readonly clientId: string;
+    /** {@link secretFingerprint} of the hash the client's secret matched. */
+    readonly secretFingerprint: string;
     readonly scopes: readonly string[];
     readonly lifetimeSeconds: number;
     readonly now: number;
   }): Promise<IssuedToken>;
+}
+
+/**
+ * The claim of the gateway's tokens that names the secret hash the client authenticated with, so
+ * that a token dies with its hash: removing a client, or one of its `secretHashes` (the end of a
+ * rotation, or an emergency stop), refuses its tokens from the registry's next read, not when they
+ * expire. Chosen over an issued-at against a per-client "not before" in the registry: nothing more
+ * to set by hand, and a rotation's old tokens stop exactly when the old hash goes.
+ */
+export const SECRET_FINGERPRINT_CLAIM = 'secret_fingerprint';
+
+/**
+ * A short fingerprint of a client's secret hash for {@link SECRET_FINGERPRINT_CLAIM}: 96 bits of
+ * SHA-256 over the hash as the registry holds it. Never the hash itself: a token is read by whoever
+ * holds it, and the hash is what a guess at the secret would be checked against; this tells
+ * nothing of the hash's salt or digest.
+ */
+export function secretFingerprint(hash: string): string {
+  return createHash('sha256').update(hash).digest('base64url').slice(0, 16);
 }
 
 export interface IssuedToken {
@@ -44,8 +66,14 @@ export interface IssuedToken {
   readonly expiresIn: number;
 }
 
-/** Port: checks a client's secret against its hashes (scrypt, remembered in a warm instance). */
-export type ClientSecretCheck = (client: OAuthClient | undefined, secret: string) => Promise<boolean>;
+/**
+ * Port: checks a client's secret against its hashes (scrypt, remembered in a warm instance); the
+ * hash it matched, or undefined.
+ */
+export type ClientSecretCheck = (
+  client: OAuthClient | undefined,
+  secret: string,
+) => Promise<string | undefined>;
 
 export interface TokenEndpointContext {
   readonly clients: readonly OAuthClient[];
@@ -143,7 +171,8 @@ export async function grantClientCredentials(
   }
   const client = ctx.clients.find((candidate) => candidate.clientId === credentials.id);
   // Every attempt costs one scrypt (a remembered one none), known client or not.
-  if (!(await ctx.checkSecret(client, credentials.secret)) || !client) throw invalidClient();
+  const matchedHash = await ctx.checkSecret(client, credentials.secret);
+  if (matchedHash === undefined || !client) throw invalidClient();
   ctx.onClient?.(client.clientId);
   if (grantType !== 'client_credentials') {
     throw new OAuthError(400, 'unsupported_grant_type', 'Only grant_type=client_credentials is supported');
@@ -166,6 +195,7 @@ export async function grantClientCredentials(
     issuer: ctx.baseUrl,
     audience: ctx.baseUrl,
     clientId: client.clientId,
+    secretFingerprint: secretFingerprint(matchedHash),
     scopes,
     lifetimeSeconds: ctx.lifetimeSeconds,
     now: ctx.now,

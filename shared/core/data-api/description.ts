@@ -345,9 +345,16 @@ function subscriptionPaths(base: string, sources: readonly string[]): Record<str
       },
     },
     [`${base}/Subscriptions/{subscriptionId}`]: {
-      get: { operationId: 'getSubscription', tags: ['Subscriptions'], parameters: id, responses: one },
+      get: {
+        operationId: 'getSubscription',
+        summary: 'One of your subscriptions: its state and its last deliveries',
+        tags: ['Subscriptions'],
+        parameters: id,
+        responses: one,
+      },
       delete: {
         operationId: 'deleteSubscription',
+        summary: 'Stop a subscription: no notification after this',
         tags: ['Subscriptions'],
         parameters: id,
         responses: { ...ERRORS, '204': { description: 'Deleted.' } },
@@ -356,21 +363,29 @@ function subscriptionPaths(base: string, sources: readonly string[]): Record<str
     [`${base}/Subscriptions/{subscriptionId}/rotate`]: {
       post: {
         operationId: 'rotateSubscriptionSecret',
+        summary: 'A new signing secret (shown once); the old one signs too for the overlap',
         tags: ['Subscriptions'],
         parameters: id,
         responses: one,
       },
     },
     [`${base}/Subscriptions/{subscriptionId}/enable`]: {
-      post: { operationId: 'enableSubscription', tags: ['Subscriptions'], parameters: id, responses: one },
+      post: {
+        operationId: 'enableSubscription',
+        summary: 'Turn a disabled subscription on again: pending until its ping is answered 2xx',
+        tags: ['Subscriptions'],
+        parameters: id,
+        responses: one,
+      },
     },
   };
 }
 
 /** The events a subscription receives (OpenAPI 3.1 `webhooks`). */
 function notificationWebhooks(): Record<string, Schema> {
-  const event = (type: string, summary: string) => ({
+  const event = (type: string, operationId: string, summary: string) => ({
     post: {
+      operationId,
       summary,
       description:
         'Standard Webhooks headers `webhook-id`, `webhook-timestamp`, `webhook-signature` (keyed with the ' +
@@ -393,12 +408,19 @@ function notificationWebhooks(): Record<string, Schema> {
           },
         },
       },
+      // Sent by the service, not a route of it: none of the document's schemes; the receiver
+      // checks `webhook-signature`.
+      security: [],
       responses: { '200': { description: 'Received.' } },
     },
   });
   return {
-    tableChanged: event('table.changed', 'The table changed: pull with getChanges'),
-    subscriptionPing: event('subscription.ping', 'At creation and on enable: answer 2xx to activate'),
+    tableChanged: event('table.changed', 'tableChanged', 'The table changed: pull with getChanges'),
+    subscriptionPing: event(
+      'subscription.ping',
+      'subscriptionPing',
+      'At creation and on enable: answer 2xx to activate',
+    ),
   };
 }
 
@@ -515,10 +537,25 @@ export async function describeDataApi(
       description:
         'The tables and views this tenant may read, each with its own record schema. Records leave ' +
         'NULL columns out; with `columns=` they hold only the columns chosen.',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: '/' }],
     security,
-    tags: sources.map((source) => ({ name: describedName(source) })),
+    tags: [
+      ...sources.map((source) => ({
+        name: describedName(source),
+        description: `The ${source.kind} ${source.schema}.${source.name}: its records and their schema.`,
+      })),
+      ...(subscribable.length > 0
+        ? [
+            {
+              name: 'Subscriptions',
+              description:
+                'Told when a recorded table changes: a signed `table.changed`, then pull with getChanges.',
+            },
+          ]
+        : []),
+    ],
     paths,
     ...(subscribable.length > 0 ? { webhooks: notificationWebhooks() } : {}),
     components: {
