@@ -16,6 +16,7 @@ import {
 } from '../core/notifications/notifier.js';
 import type { NotificationMessage } from '../core/notifications/subscriptions.js';
 import type { WebhookSender } from '../core/webhook/deliver.js';
+import { slowLaneDelay } from '../core/webhook/lanes.js';
 import { changeFeedStore } from './change-feed.js';
 import { notificationQueue, subscriptionStore } from './notifications.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog, serviceMetrics } from './observability.js';
@@ -165,12 +166,7 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
     }
     // The fast lane never waits for a receiver that is slow or failing: its next attempt (now, or
     // after the retry's delay) is the slow lane's.
-    const handOver =
-      decision.action === 'slow-lane'
-        ? 0
-        : decision.action === 'retry' && lane === 'fast'
-          ? decision.delaySeconds
-          : undefined;
+    const handOver = slowLaneDelay(decision, lane);
     if (handOver !== undefined) {
       try {
         await createSqsSlowLane(queueUrl('changeNotificationsSlow')).hand(

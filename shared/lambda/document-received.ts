@@ -20,7 +20,7 @@ import {
   parseDocumentReceivedEvent,
   webhookEventId,
 } from '../core/webhook/event.js';
-import type { DeliveryLane } from '../core/webhook/lanes.js';
+import { type DeliveryLane, slowLaneDelay } from '../core/webhook/lanes.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog, serviceMetrics } from './observability.js';
 import { defaultSender } from './webhook-sender.js';
 
@@ -172,12 +172,7 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
     }
     // The fast lane never waits for a receiver that is slow or failing: its next attempt (now, or
     // after the retry's delay) is the slow lane's.
-    const handOver =
-      decision.action === 'slow-lane'
-        ? 0
-        : decision.action === 'retry' && lane === 'fast'
-          ? decision.delaySeconds
-          : undefined;
+    const handOver = slowLaneDelay(decision, lane);
     if (handOver !== undefined && tenant !== undefined) {
       const level = decision.action === 'slow-lane' ? 'info' : (LEVELS[decision.outcome] ?? 'warn');
       try {

@@ -389,6 +389,8 @@ describe('change notifications', () => {
       [JSON.stringify({ source: 'SVC_SUBSCRIPTION', url }), 404, 'data_source_not_found'],
       [JSON.stringify({ source: 'SUBJECT', url: 'ftp://example.com/x' }), 400, 'invalid_webhook_url'],
       [JSON.stringify({ source: 'SUBJECT' }), 400, 'invalid_webhook_url'],
+      // A line break inside the URL: refused, never stripped and stored changed.
+      [JSON.stringify({ source: 'SUBJECT', url: `${url}/a\r\nb` }), 400, 'invalid_webhook_url'],
       [JSON.stringify({ source: 'SUBJECT', url, extra: 1 }), 400, 'invalid_subscription'],
       ['not json', 400, 'invalid_subscription'],
       ['[]', 400, 'invalid_subscription'],

@@ -2,8 +2,8 @@ import type { LookupAddress } from 'node:dns';
 import { request } from 'node:http';
 import type { LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AddressResolver } from '../../shared/adapters/http/guarded-lookup.js';
 import {
-  type AddressResolver,
   createHttpWebhookSender,
   type HttpWebhookSender,
 } from '../../shared/adapters/http/webhook-sender.js';

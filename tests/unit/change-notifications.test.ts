@@ -260,6 +260,13 @@ describe('change notifications: the target URL of a new subscription', () => {
       /^400 invalid_webhook_url: "url" names a host the service must not call: localhost resolves to .*loopback/,
     );
     expect(await refusal(production, 'ftp://receiver.example/')).toMatch(/^400 invalid_webhook_url/);
+    // The URL parser would drop them silently, and a URL other than the one given would be stored.
+    for (const control of ['\r\n', '\n', '\t', '\u0000', '\u007f', '\u0085']) {
+      expect(
+        await refusal(production, `https://receiver.example/ho${control}ok`),
+        JSON.stringify(control),
+      ).toMatch(/^400 invalid_webhook_url: "url" contains control characters/);
+    }
     expect(await refusal(production, 'x'.repeat(2001))).toMatch(/longer than 2000/);
     expect(await refusal(production, 'x'.repeat(9000))).toMatch(
       /^400 invalid_subscription: The body is over 8192/,

@@ -1,12 +1,13 @@
-import { promises as dns, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
 import type { WebhookRequest, WebhookSender, WebhookSendResult } from '../../core/webhook/deliver.js';
 import { FORBIDDEN_ADDRESSES, forbiddenAddressReason, ipLiteralHost } from '../../core/webhook/target.js';
-
-/** Resolves a host name to every address it has (the system resolver unless a test passes its own). */
-export type AddressResolver = (hostname: string) => Promise<readonly LookupAddress[]>;
+import {
+  type AddressResolver,
+  ForbiddenAddressError,
+  guardedLookup,
+  systemResolver,
+} from './guarded-lookup.js';
 
 export interface HttpWebhookSenderOptions {
   /** Lets the sender connect to loopback and private addresses (local stack only). */
@@ -19,40 +20,6 @@ export interface HttpWebhookSenderOptions {
 export interface HttpWebhookSender extends WebhookSender {
   /** Closes idle keep-alive connections. */
   close(): void;
-}
-
-const systemResolver: AddressResolver = (hostname) => dns.lookup(hostname, { all: true });
-
-/** The target's addresses include one the service must not connect to. */
-class RefusedTargetError extends Error {
-  override readonly name = 'RefusedTargetError';
-}
-
-/**
- * A `lookup` for `http.request` that refuses forbidden addresses. The socket connects to exactly
- * the addresses checked here, so a name that resolves differently a moment later (DNS rebinding)
- * gains nothing.
- */
-function guardedLookup(resolve: AddressResolver, allowPrivateTargets: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    const fail = (error: NodeJS.ErrnoException) => (callback as (e: NodeJS.ErrnoException) => void)(error);
-    resolve(hostname).then((addresses) => {
-      if (!allowPrivateTargets) {
-        for (const { address } of addresses) {
-          const reason = forbiddenAddressReason(address);
-          if (reason)
-            return fail(new RefusedTargetError(`${hostname} resolves to ${address}, which is ${reason}`));
-        }
-      }
-      const family = options.family === 4 || options.family === 6 ? options.family : undefined;
-      const usable = family ? addresses.filter((a) => a.family === family) : [...addresses];
-      const first = usable[0];
-      if (!first)
-        return fail(Object.assign(new Error(`no address found for ${hostname}`), { code: 'ENOTFOUND' }));
-      if (options.all) return callback(null, usable);
-      callback(null, first.address, first.family);
-    }, fail);
-  };
 }
 
 function describeError(error: NodeJS.ErrnoException): string {
@@ -134,7 +101,7 @@ export function createHttpWebhookSender(options: HttpWebhookSenderOptions): Http
       });
       outgoing.on('error', (error: NodeJS.ErrnoException) => {
         clearTimeout(timer);
-        if (error instanceof RefusedTargetError || error.code === 'ERR_IP_BLOCKED') {
+        if (error instanceof ForbiddenAddressError || error.code === 'ERR_IP_BLOCKED') {
           done({ kind: 'refused', reason: error.message, durationMs: elapsed() });
         } else {
           done({

@@ -40,3 +40,16 @@ export const answerTimeout = (lanes: DeliveryLanes): number | undefined =>
 /** Words for the log and the attempt's record when the fast lane hands an attempt over. */
 export const fastLaneTimedOut = (lanes: Pick<DeliveryLanes, 'fastAnswerMs'>) =>
   `no answer within the fast lane's ${lanes.fastAnswerMs / 1000} s: tried again at once in the slow lane (10 s)`;
+
+/**
+ * After how many seconds the slow lane takes over a copy the consumer decided on: at once for one
+ * handed over unsent, after the retry's delay for a retry decided in the fast lane; undefined when
+ * the copy is done, dead-lettered or retried in the slow lane itself.
+ */
+export function slowLaneDelay(
+  decision: { readonly action: string; readonly delaySeconds?: number },
+  lane: DeliveryLane,
+): number | undefined {
+  if (decision.action === 'slow-lane') return 0;
+  return decision.action === 'retry' && lane === 'fast' ? decision.delaySeconds : undefined;
+}
