@@ -386,7 +386,7 @@ describe.skipIf(!firstRequestsAvailable())(
       ]);
     }, 120_000);
 
-    it('SQS: getDataAsync queues its job; a failed webhook postpones its message', async () => {
+    it('SQS: getDataAsync queues its job; a failed webhook goes to the slow lane, which postpones its message', async () => {
       const queued = environment.emulator.inspectQueue('web-api-jobs')!.messages.ready.length;
       await invoke('webGetDataAsync', (await environment.typicalRequest('webGetDataAsync')).event);
       expect(environment.emulator.inspectQueue('web-api-jobs')!.messages.ready.length).toBe(queued + 1);
@@ -421,11 +421,42 @@ describe.skipIf(!firstRequestsAvailable())(
           'deliverWebhook',
           sqsEvent(environment.queueArns.DocumentReceivedQueue, message.Body!, message.ReceiptHandle!),
         );
-        expect((outcome.result as { batchItemFailures: unknown[] }).batchItemFailures).toHaveLength(1);
-        expect(outcome.output).not.toContain('could not set the message visibility');
-        const inflight = environment.emulator.inspectQueue('document-received')!.messages.inflight;
+        // The fast lane's failed attempt: handed to the slow lane, due after the schedule's first delay.
+        expect((outcome.result as { batchItemFailures: unknown[] }).batchItemFailures).toHaveLength(0);
+        expect(outcome.output).not.toContain('could not hand the event to the slow lane');
+        const handed = environment.emulator.inspectQueue('document-received-slow')!.messages.delayed;
+        expect(handed.map((m) => m.body)).toEqual([body]);
+        // There, a failed attempt postpones its message by the next delay (30 s).
+        const slow = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: environment.queueUrls.DocumentReceivedSlowQueue,
+            MaxNumberOfMessages: 1,
+            WaitTimeSeconds: 10,
+            MessageAttributeNames: ['All'],
+          }),
+        );
+        const copy = slow.Messages![0]!;
+        const retried = await invoke('deliverWebhook', {
+          Records: [
+            {
+              ...sqsEvent(environment.queueArns.DocumentReceivedSlowQueue, copy.Body!, copy.ReceiptHandle!)
+                .Records[0]!,
+              messageAttributes: Object.fromEntries(
+                Object.entries(copy.MessageAttributes ?? {}).map(([name, value]) => [
+                  name,
+                  { dataType: value.DataType!, stringValue: value.StringValue },
+                ]),
+              ),
+            },
+          ],
+        });
+        expect((retried.result as { batchItemFailures: unknown[] }).batchItemFailures).toHaveLength(1);
+        expect(retried.output).not.toContain('could not set the message visibility');
+        const inflight = environment.emulator.inspectQueue('document-received-slow')!.messages.inflight;
         expect(inflight).toHaveLength(1);
-        expect(inflight[0]!.visibilityDeadline - Date.now()).toBeLessThan(10_000);
+        const wait = inflight[0]!.visibilityDeadline - Date.now();
+        expect(wait).toBeGreaterThan(20_000);
+        expect(wait).toBeLessThan(40_000);
       } finally {
         sqs.destroy();
       }

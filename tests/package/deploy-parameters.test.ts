@@ -357,17 +357,22 @@ describe('deploy parameters', () => {
       // poller, and a throttled batch goes back to its queue as a failed receive.
       else expect(reserved, id).toBeUndefined();
     }
-    const mappings = Object.fromEntries(
-      ofType(overridden, 'AWS::Lambda::EventSourceMapping').map(([, mapping]) => [
+    const mappings = ofType(overridden, 'AWS::Lambda::EventSourceMapping')
+      .map(([, mapping]) => [
         (mapping.Properties.FunctionName as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0],
+        (mapping.Properties.EventSourceArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0],
         Number((mapping.Properties.ScalingConfig as { MaximumConcurrency: Json }).MaximumConcurrency),
-      ]),
-    );
-    expect(mappings).toEqual({
-      WebJobWorkerLambdaFunction: 7,
-      DeliverWebhookLambdaFunction: 4,
-      ChangeNotifierLambdaFunction: 4,
-    });
+      ])
+      .sort((a, b) => `${a[0]}${a[1]}`.localeCompare(`${b[0]}${b[1]}`));
+    expect(mappings).toEqual([
+      ['ChangeNotifierLambdaFunction', 'ChangeNotificationQueue', 4],
+      ['ChangeNotifierLambdaFunction', 'ChangeNotificationSlowQueue', 4],
+      // The passes: never more than two batches at once, whatever the parameters.
+      ['ChangeNotifierLambdaFunction', 'NotifierPassQueue', 2],
+      ['DeliverWebhookLambdaFunction', 'DocumentReceivedQueue', 4],
+      ['DeliverWebhookLambdaFunction', 'DocumentReceivedSlowQueue', 4],
+      ['WebJobWorkerLambdaFunction', 'WebApiJobQueue', 7],
+    ]);
     // Each instance's pool: the formula of docs/sql-server.md "Connections to SQL Server" multiplies these.
     const pools = Object.fromEntries(
       functions.map(([id, fn]) => [
@@ -506,7 +511,7 @@ describe('deploy parameters', () => {
     ).toBe(5);
   });
 
-  it('lets the consumers send only to their own dead-letter queue, and getDataAsync only to the job queue', () => {
+  it('lets the consumers send only to their own slow lane and dead-letter queue, and getDataAsync only to the job queue', () => {
     const deployed = asDeployed(overridden);
     const sends = Object.fromEntries(
       functionRoles(deployed).map(({ id, role }) => [
@@ -515,7 +520,12 @@ describe('deploy parameters', () => {
       ]),
     );
     expect(sends).toMatchObject({
-      DeliverWebhook: [{ 'Fn::GetAtt': ['DocumentReceivedDeadLetterQueue', 'Arn'] }],
+      DeliverWebhook: [
+        [
+          { 'Fn::GetAtt': ['DocumentReceivedSlowQueue', 'Arn'] },
+          { 'Fn::GetAtt': ['DocumentReceivedDeadLetterQueue', 'Arn'] },
+        ],
+      ],
       WebJobWorker: [{ 'Fn::GetAtt': ['WebApiJobDeadLetterQueue', 'Arn'] }],
       WebGetDataAsync: [{ 'Fn::GetAtt': ['WebApiJobQueue', 'Arn'] }],
       WebGetData: [],

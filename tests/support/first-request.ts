@@ -173,7 +173,10 @@ const QUEUES = {
   DocumentReceivedDeadLetterQueue: 'document-received-dlq',
   WebApiJobQueue: 'web-api-jobs',
   WebApiJobDeadLetterQueue: 'web-api-jobs-dlq',
+  DocumentReceivedSlowQueue: 'document-received-slow',
   ChangeNotificationQueue: 'change-notifications',
+  ChangeNotificationSlowQueue: 'change-notifications-slow',
+  NotifierPassQueue: 'change-notifier-passes',
   ChangeNotificationDeadLetterQueue: 'change-notifications-dlq',
 } as const;
 /** A demo file of infra/sql/mssql/demo/020-erp-data.sql (an XML invoice, 1.5 KB). */
@@ -544,10 +547,7 @@ export async function startFirstRequestEnvironment(): Promise<FirstRequestEnviro
       async changeNotifier() {
         return {
           description: "a pass of the demo tenant's notifier (no subscriptions: the loop ends)",
-          event: sqsEvent(
-            queueArns.ChangeNotificationQueue,
-            JSON.stringify({ kind: 'pass', tenant: 'demo' }),
-          ),
+          event: sqsEvent(queueArns.NotifierPassQueue, JSON.stringify({ kind: 'pass', tenant: 'demo' })),
           check: (result) => noBatchFailures(result),
         };
       },

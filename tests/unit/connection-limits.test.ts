@@ -37,25 +37,26 @@ describe('serverless.yml: connections per instance and instances per function', 
   });
 
   it('gives each queue worker a connection per record of its batch, and caps its batches at once', () => {
-    const caps: Record<string, unknown> = {};
+    const caps: Record<string, unknown[]> = {};
     for (const [name, fn] of workers) {
-      const sqs = fn.events!.find((event) => event.sqs)!.sqs as {
-        batchSize: number;
-        maximumConcurrency: unknown;
-      };
-      // The records of a batch run side by side (Promise.all in both handlers).
-      expect(Number(variable(name, 'DB_POOL_MAX')), name).toBe(sqs.batchSize);
+      for (const event of fn.events!.filter((e) => e.sqs)) {
+        const sqs = event.sqs as { batchSize: number; maximumConcurrency: unknown };
+        // The records of a batch run side by side (Promise.all in both handlers).
+        expect(Number(variable(name, 'DB_POOL_MAX')), name).toBe(sqs.batchSize);
+        caps[name] = [...(caps[name] ?? []), sqs.maximumConcurrency];
+      }
       expect((fn as { reservedConcurrency?: unknown }).reservedConcurrency, name).toBeUndefined();
-      caps[name] = sqs.maximumConcurrency;
       // The local stack polls in batches of the same size.
-      expect(localQueues.find((queue) => queue.consumer.function === name)?.consumer.batchSize, name).toBe(
-        sqs.batchSize,
-      );
+      for (const queue of localQueues.filter((q) => q.consumer.function === name)) {
+        expect(queue.consumer.batchSize, `${name} ${queue.name}`).toBe(Number(variable(name, 'DB_POOL_MAX')));
+      }
     }
     expect(caps).toEqual({
-      deliverWebhook: param('webhookConcurrency'),
-      changeNotifier: param('webhookConcurrency'),
-      webJobWorker: param('jobWorkerConcurrency'),
+      // The fast and the slow lane.
+      deliverWebhook: [param('webhookConcurrency'), param('webhookConcurrency')],
+      // The fast and the slow lane, and the passes.
+      changeNotifier: [param('webhookConcurrency'), param('webhookConcurrency'), 2],
+      webJobWorker: [param('jobWorkerConcurrency')],
     });
   });
 
@@ -90,7 +91,7 @@ describe('serverless.yml: connections per instance and instances per function', 
     expect((config.functions.webhookAdmin as { reservedConcurrency?: unknown }).reservedConcurrency).toBe(1);
   });
 
-  it('defaults to 64 per HTTP function, 5 batches of each worker and one admin and one retention clean-up: the formula gives 959', () => {
+  it('defaults to 64 per HTTP function, 5 batches of each worker lane, 2 of passes, one admin and one retention clean-up: the formula gives 1,079', () => {
     const given = (name: string) => Number(config.params.default[name]);
     const sessions =
       http
@@ -101,8 +102,8 @@ describe('serverless.yml: connections per instance and instances per function', 
           0,
         ) +
       given('jobWorkerConcurrency') * Number(variable('webJobWorker', 'DB_POOL_MAX')) +
-      given('webhookConcurrency') * Number(variable('deliverWebhook', 'DB_POOL_MAX')) +
-      given('webhookConcurrency') * Number(variable('changeNotifier', 'DB_POOL_MAX')) +
+      2 * given('webhookConcurrency') * Number(variable('deliverWebhook', 'DB_POOL_MAX')) +
+      (2 * given('webhookConcurrency') + 2) * Number(variable('changeNotifier', 'DB_POOL_MAX')) +
       Number((config.functions.webhookAdmin as { reservedConcurrency?: unknown }).reservedConcurrency) *
         Number(variable('webhookAdmin', 'DB_POOL_MAX')) +
       Number(
@@ -110,7 +111,7 @@ describe('serverless.yml: connections per instance and instances per function', 
       ) *
         Number(variable('changeFeedRetention', 'DB_POOL_MAX'));
     // docs/sql-server.md "Connections to SQL Server" gives this figure.
-    expect(sessions).toBe(959);
+    expect(sessions).toBe(1079);
   });
 });
 
