@@ -1,5 +1,6 @@
 import { createPrivateKey, type JsonWebKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { parse as parseConnectionString } from '@tediousjs/connection-string';
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
 import {
@@ -8,6 +9,7 @@ import {
   readConnectionSecurity,
 } from '../adapters/mssql/connection-security.js';
 import { isScope, SCOPE_GRAMMAR } from '../core/auth/caller.js';
+import { changeFeedNameProblem, parseQualifiedName } from '../core/sql-names.js';
 import { processWide } from './process-wide.js';
 import { boolFromEnv, ConfigurationError, getSettings } from './settings.js';
 
@@ -104,12 +106,91 @@ const connection = z.discriminatedUnion('kind', [
 const qualifiedName = z.string().check(z.regex(/^(?:[A-Za-z_][A-Za-z0-9_]*\.)?[A-Za-z_][A-Za-z0-9_]*$/));
 const identifierList = z.array(qualifiedName);
 
+/**
+ * A Web API application of the tenant (CONTRACT.md section 2): the `x-api-key` it sends, the API
+ * hashes its signatures are keyed with (several while one is rotated: a signature made with any of
+ * them is accepted), and whether it may call.
+ */
+export const webApiApplication = z.strictObject({
+  /** What `WS_JOURNAL.APPLICATION_ID` records: 997 answers an application only its own calls. */
+  id: int(1, 2_147_483_647),
+  /** Who it is, for whoever reads the registry; the service does not use it. */
+  name: z.optional(z.string().check(z.maxLength(200))),
+  apiKey: z.string().check(
+    z.regex(/^[\x21-\x7e]{1,200}$/, {
+      error: 'must be 1 to 200 visible ASCII characters (it travels in the x-api-key header)',
+    }),
+  ),
+  apiHashes: z
+    .array(
+      z
+        .string()
+        .check(
+          z.minLength(1, { error: 'must not be empty' }),
+          z.maxLength(1000, { error: 'must be at most 1000 characters' }),
+        ),
+    )
+    .check(
+      z.minLength(1, { error: 'give at least one API hash (two or more while one is rotated)' }),
+      z.maxLength(5, { error: 'give at most 5 API hashes' }),
+    ),
+  active: z._default(z.boolean(), true),
+});
+
+export type WebApiApplication = z.infer<typeof webApiApplication>;
+
+/** Each id and each key once within a tenant; the message names the other entry, never the key. */
+const applicationList = z.array(webApiApplication).check(
+  z.maxLength(10_000),
+  z.superRefine((applications, context) => {
+    const ids = new Map<number, number>();
+    const keys = new Map<string, number>();
+    for (const [index, application] of applications.entries()) {
+      const sameId = ids.get(application.id);
+      if (sameId === undefined) ids.set(application.id, index);
+      else
+        context.addIssue({
+          code: 'custom',
+          path: [index, 'id'],
+          message: `${application.id} is also the id of applications.${sameId}: each id once (WS_JOURNAL tells applications apart by it)`,
+          input: application.id,
+        });
+      const sameKey = keys.get(application.apiKey);
+      if (sameKey === undefined) keys.set(application.apiKey, index);
+      else
+        context.addIssue({
+          code: 'custom',
+          path: [index, 'apiKey'],
+          message: `is also the apiKey of applications.${sameKey}: each key once`,
+          input: '(not shown)',
+        });
+    }
+  }),
+);
+
+/**
+ * The ERP's own register of applications, named instead of a list (read only): the one layout the
+ * service reads, `WS_APPLICATION` with `ID`, `API_KEY`, `API_HASH`, `AKTIVNI`, in `dbo`.
+ */
+const erpApplicationRegister = z.strictObject({
+  erpTable: z.string().check(
+    z.regex(/^(?:dbo\.)?WS_APPLICATION$/i, {
+      error:
+        'must be dbo.WS_APPLICATION: the one layout of an ERP register the service reads (ID, API_KEY, API_HASH, AKTIVNI)',
+    }),
+  ),
+});
+
+/** The ERP register's table, as the service's statements name it. */
+export const ERP_APPLICATION_TABLE = 'dbo.WS_APPLICATION';
+
 const WEB_API_DEFAULTS = {
   CommandTimeoutAsync: 20,
   RequestMaxSecValidity: 300,
   CheckReplayRequest: true,
   ReplayRequestTime: 300,
   DefContentType: 'application/json' as const,
+  applications: [] as WebApiApplication[],
 };
 
 const webApiSettings = z.strictObject({
@@ -121,6 +202,11 @@ const webApiSettings = z.strictObject({
     z.enum(['application/json', 'application/xml']),
     WEB_API_DEFAULTS.DefContentType,
   ),
+  /**
+   * The tenant's Web API applications (none: every key is 401/102), or the ERP's register of them
+   * named instead: `{"erpTable": "dbo.WS_APPLICATION"}`.
+   */
+  applications: z._default(z.union([applicationList, erpApplicationRegister]), () => []),
 });
 
 const scopeList = z.array(z.string().check(z.refine(isScope, { error: `must be one of ${SCOPE_GRAMMAR}` })));
@@ -196,82 +282,95 @@ const oauthClient = z.strictObject({
   scopes: scopeList.check(z.minLength(1)),
 });
 
-const tenant = z.strictObject({
-  database: connection,
-  /** The document database (SVCDOC); the application database when absent. */
-  documentDatabase: z.optional(connection),
-  dataApiUsers: z
-    .array(
+const tenant = z
+  .strictObject({
+    database: connection,
+    /** The document database (SVCDOC); the application database when absent. */
+    documentDatabase: z.optional(connection),
+    dataApiUsers: z
+      .array(
+        z.strictObject({
+          name: nonEmpty(),
+          passwordHash: z.string().check(
+            z.regex(/^scrypt\$\d+\$\d+\$\d+\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/, {
+              error: 'must be an scrypt hash made by `npm run hash-password`',
+            }),
+          ),
+        }),
+      )
+      .check(z.minLength(1)),
+    dataSources: z.union([z.literal('*'), identifierList]),
+    procedures: z._default(identifierList, []),
+    /**
+     * Columns no Data API user of the tenant sees (CONTRACT 4a): data source (`NAME` or
+     * `schema.NAME`) to column names, case-insensitive. The service's own reads (webhook delivery)
+     * are not affected.
+     */
+    hiddenColumns: z._default(z.record(qualifiedName, z.array(nonEmpty())), {}),
+    webApi: z._default(webApiSettings, WEB_API_DEFAULTS),
+    /**
+     * The tables whose changes the tenant's database records (CONTRACT 4b), `NAME` or `schema.NAME`:
+     * `getChanges` answers for them; the database's administrator turns recording on (db:apply).
+     */
+    changeFeed: z._default(identifierList, []),
+    /** How long recorded changes are kept, and so how long a sync token stays good (days). */
+    changeRetentionDays: z._default(int(1, 365), 7),
+    /**
+     * Change notifications (CONTRACT 4c): the most subscriptions the tenant's integrators may hold
+     * together, and how long after a commit to a subscribed table its notification may start (the
+     * notifier checks the tenant's subscribed tables this often).
+     */
+    maxSubscriptions: z._default(int(0, 10_000), 100),
+    changeNotificationDelaySeconds: z._default(int(1, 900), 10),
+    /**
+     * Sign-in of the Data API (CONTRACT 4d): `["basic","bearer"]` (the default) or `["bearer"]`
+     * (Basic refused), the identity providers whose tokens the tenant accepts, the gateway's own
+     * clients, and how long the gateway's tokens live.
+     */
+    dataApiAuth: z._default(z.array(z.enum(['basic', 'bearer'])).check(z.minLength(1)), ['basic', 'bearer']),
+    tokenIssuers: z._default(z.array(tokenIssuer).check(z.maxLength(10)), []),
+    oauthClients: z._default(
+      z.array(oauthClient).check(
+        z.maxLength(1000),
+        z.refine((clients) => new Set(clients.map((c) => c.clientId)).size === clients.length, {
+          error: 'each clientId once',
+        }),
+      ),
+      [],
+    ),
+    tokenLifetimeSeconds: z._default(int(60, 3600), 900),
+    /**
+     * The tenant's fair share (CONTRACT.md section 2), where it differs from the deployment's
+     * defaults (`TENANT_CONCURRENT_REQUESTS`, `TENANT_REQUESTS_PER_SECOND`).
+     */
+    limits: z.optional(
       z.strictObject({
-        name: nonEmpty(),
-        passwordHash: z.string().check(
-          z.regex(/^scrypt\$\d+\$\d+\$\d+\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/, {
-            error: 'must be an scrypt hash made by `npm run hash-password`',
-          }),
+        concurrentRequests: z.optional(
+          int(1, 1000).check(
+            z.refine(belowFunctionConcurrency, {
+              error: () =>
+                `must be below each HTTP function's reserved concurrency (${getSettings().tenantLimits.functionConcurrency}, ` +
+                'requestFunctionConcurrency), or one tenant could take a whole function from the others: lower it, or raise ' +
+                'requestFunctionConcurrency (the deploy parameter, or REQUEST_FUNCTION_CONCURRENCY for npm start)',
+            }),
+          ),
         ),
-      }),
-    )
-    .check(z.minLength(1)),
-  dataSources: z.union([z.literal('*'), identifierList]),
-  procedures: z._default(identifierList, []),
-  /**
-   * Columns no Data API user of the tenant sees (CONTRACT 4a): data source (`NAME` or
-   * `schema.NAME`) to column names, case-insensitive. The service's own reads (webhook delivery)
-   * are not affected.
-   */
-  hiddenColumns: z._default(z.record(qualifiedName, z.array(nonEmpty())), {}),
-  webApi: z._default(webApiSettings, WEB_API_DEFAULTS),
-  /**
-   * The tables whose changes the tenant's database records (CONTRACT 4b), `NAME` or `schema.NAME`:
-   * `getChanges` answers for them; the database's administrator turns recording on (db:apply).
-   */
-  changeFeed: z._default(identifierList, []),
-  /** How long recorded changes are kept, and so how long a sync token stays good (days). */
-  changeRetentionDays: z._default(int(1, 365), 7),
-  /**
-   * Change notifications (CONTRACT 4c): the most subscriptions the tenant's integrators may hold
-   * together, and how long after a commit to a subscribed table its notification may start (the
-   * notifier checks the tenant's subscribed tables this often).
-   */
-  maxSubscriptions: z._default(int(0, 10_000), 100),
-  changeNotificationDelaySeconds: z._default(int(1, 900), 10),
-  /**
-   * Sign-in of the Data API (CONTRACT 4d): `["basic","bearer"]` (the default) or `["bearer"]`
-   * (Basic refused), the identity providers whose tokens the tenant accepts, the gateway's own
-   * clients, and how long the gateway's tokens live.
-   */
-  dataApiAuth: z._default(z.array(z.enum(['basic', 'bearer'])).check(z.minLength(1)), ['basic', 'bearer']),
-  tokenIssuers: z._default(z.array(tokenIssuer).check(z.maxLength(10)), []),
-  oauthClients: z._default(
-    z.array(oauthClient).check(
-      z.maxLength(1000),
-      z.refine((clients) => new Set(clients.map((c) => c.clientId)).size === clients.length, {
-        error: 'each clientId once',
+        requestsPerSecond: z.optional(int(1, 10_000)),
       }),
     ),
-    [],
-  ),
-  tokenLifetimeSeconds: z._default(int(60, 3600), 900),
-  /**
-   * The tenant's fair share (CONTRACT.md section 2), where it differs from the deployment's
-   * defaults (`TENANT_CONCURRENT_REQUESTS`, `TENANT_REQUESTS_PER_SECOND`).
-   */
-  limits: z.optional(
-    z.strictObject({
-      concurrentRequests: z.optional(
-        int(1, 1000).check(
-          z.refine(belowFunctionConcurrency, {
-            error: () =>
-              `must be below each HTTP function's reserved concurrency (${getSettings().tenantLimits.functionConcurrency}, ` +
-              'requestFunctionConcurrency), or one tenant could take a whole function from the others: lower it, or raise ' +
-              'requestFunctionConcurrency (the deploy parameter, or REQUEST_FUNCTION_CONCURRENCY for npm start)',
-          }),
-        ),
-      ),
-      requestsPerSecond: z.optional(int(1, 10_000)),
+  })
+  .check(
+    // The change feed names objects after each recorded table: a name that would make one too long
+    // for the tenant's database is refused here, with its path, rather than by the database later.
+    z.superRefine((config, context) => {
+      const dialect = config.database.kind === 'embedded' ? 'postgres' : 'mssql';
+      for (const [index, name] of config.changeFeed.entries()) {
+        const problem = changeFeedNameProblem(parseQualifiedName(name)?.name ?? name, dialect);
+        if (problem)
+          context.addIssue({ code: 'custom', path: ['changeFeed', index], message: problem, input: name });
+      }
     }),
-  ),
-});
+  );
 
 /** A tenant's concurrency must leave every function room for the others. */
 function belowFunctionConcurrency(concurrentRequests: number): boolean {
@@ -374,6 +473,11 @@ export type TenantConfig = z.infer<typeof tenant> & {
 };
 export type WebApiSettings = z.infer<typeof webApiSettings>;
 
+/** A tenant's `webApi` settings as the registry reads them (defaults filled in); throws on a bad one. */
+export function parseWebApiSettings(value: unknown): WebApiSettings {
+  return deepFreeze(webApiSettings.parse(value));
+}
+
 export interface TenantRegistry {
   get(id: string): TenantConfig | undefined;
   ids(): string[];
@@ -409,6 +513,13 @@ function* parseRegistrySteps(document: unknown): Generator<void, TenantRegistry>
   const problems: string[] = [];
   const report = (prefix: readonly PropertyKey[], issues: readonly z.core.$ZodIssue[]) => {
     for (const issue of issues) {
+      // A value of one of a union's shapes (the list of applications, not the ERP register's
+      // object) is reported by that shape's own problems, with their paths, not as "invalid input".
+      const fitting = issue.code === 'invalid_union' ? fittingBranch(issue.errors) : undefined;
+      if (fitting) {
+        report([...prefix, ...issue.path], fitting);
+        continue;
+      }
       const keys = 'keys' in issue && Array.isArray(issue.keys) ? ` (${issue.keys.join(', ')})` : '';
       problems.push(
         `${[...prefix, ...issue.path].map(String).join('.') || '(root)'}: ${issue.message}${keys}`,
@@ -452,11 +563,76 @@ function* parseRegistrySteps(document: unknown): Generator<void, TenantRegistry>
       yield;
     }
   }
+  problems.push(...sharedDatabaseProblems(tenants));
   if (problems.length > 0) throw refuse();
   return Object.freeze({
     get: (id: string) => tenants.get(id),
     ids: () => [...tenants.keys()],
   });
+}
+
+/**
+ * Of a union's branches' issues, those of the one branch the value has the shape of: the only
+ * branch not refused for the value's type as a whole. Undefined when none or several are.
+ */
+function fittingBranch(branches: readonly (readonly z.core.$ZodIssue[])[]): z.core.$ZodIssue[] | undefined {
+  const fitting = branches.filter(
+    (issues) => !issues.some((issue) => issue.path.length === 0 && issue.code === 'invalid_type'),
+  );
+  return fitting.length === 1 ? [...fitting[0]!] : undefined;
+}
+
+/**
+ * Which database a connection reaches, as far as its settings tell: tenants whose connections give
+ * the same one share its journal (CONTRACT.md section 2: an ERP hosting several companies).
+ */
+function databaseIdentity(connection: DatabaseConnection): string {
+  if (connection.kind === 'embedded') return `embedded:${connection.name}`;
+  const text = connection.connectionString.trim();
+  try {
+    if (/^(mssql|sqlserver):\/\//i.test(text)) {
+      const url = new URL(text);
+      return `mssql:${url.hostname}:${url.port || '1433'}/${decodeURIComponent(url.pathname.slice(1))}`.toLowerCase();
+    }
+    // The driver's own parser, as connection-security.ts reads the string.
+    const keywords = parseConnectionString(text);
+    const get = (name: string) => String(keywords.get(name) ?? '').toLowerCase();
+    const server = (get('server') || get('data source') || get('address') || get('addr')).replace(
+      /^tcp:/,
+      '',
+    );
+    return `mssql:${server}/${get('database') || get('initial catalog')}`;
+  } catch {
+    return `mssql:${text}`;
+  }
+}
+
+/**
+ * Registry applications of tenants that share a database must have ids of their own: the journal
+ * (`WS_JOURNAL.APPLICATION_ID`) and the replay guard are the database's, and 997 answers an
+ * application its own calls by id alone.
+ */
+function sharedDatabaseProblems(tenants: ReadonlyMap<string, TenantConfig>): string[] {
+  const problems: string[] = [];
+  const owners = new Map<string, Map<number, string>>();
+  for (const [id, config] of tenants) {
+    const applications = config.webApi.applications;
+    if (!Array.isArray(applications)) continue;
+    const database = databaseIdentity(config.database);
+    const ids = owners.get(database) ?? new Map<number, string>();
+    owners.set(database, ids);
+    for (const [index, application] of applications.entries()) {
+      const other = ids.get(application.id);
+      if (other !== undefined && other !== id) {
+        problems.push(
+          `tenants.${id}.webApi.applications.${index}.id: ${application.id} is also an application of tenant ${other}, ` +
+            'which shares its database: tenants on one database give their applications different ids (the journal ' +
+            'WS_JOURNAL.APPLICATION_ID tells them apart)',
+        );
+      } else ids.set(application.id, id);
+    }
+  }
+  return problems;
 }
 
 /** The paths of every own `__proto__` key in `value` (a parsed JSON document), `depth` levels deep at most. */

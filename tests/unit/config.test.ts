@@ -19,6 +19,8 @@ describe('Function: parseTenantRegistry', () => {
       CheckReplayRequest: true,
       ReplayRequestTime: 300,
       DefContentType: 'application/json',
+      // No application: every key is 401/102 until the registry lists one (CONTRACT.md section 2).
+      applications: [],
     });
     expect(registry.get('demo')?.id).toBe('demo');
     expect(registry.get('other')).toBeUndefined();
