@@ -81,16 +81,16 @@ async function takeApplyLock(
         `could not take the database's application lock "${APPLY_LOCK}" (sp_getapplock answered ${result}); nothing was written`,
       );
     }
+    if (!told) {
+      print(`waiting for another db:apply on this database to finish (up to ${waitSeconds} s)…`);
+      told = true;
+    }
     if (Date.now() >= deadline) {
       throw new TenantDatabaseError(
         `another db:apply is running on this database (it holds the application lock "${APPLY_LOCK}"), ` +
           `and it did not finish within ${waitSeconds} s; nothing was written: run it again once the other has ` +
           'finished, or give --wait SECONDS to wait longer',
       );
-    }
-    if (!told) {
-      print(`waiting for another db:apply on this database to finish (up to ${waitSeconds} s)…`);
-      told = true;
     }
   }
 }

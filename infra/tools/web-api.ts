@@ -1,12 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import {
   RegistrationError,
   registerWebApiOperation,
 } from '../../shared/adapters/mssql/web-api-registration.js';
-import { webApiApplication } from '../../shared/config/tenants.js';
 import { forScripts } from '../local/mssql-scripts.js';
+import { applicationEntry, newApiHash } from './web-api-application.js';
 
 // Usage (docs/api.md "Adding an application or an operation"):
 //   npm run -s web-api -- application --id 4 --name 'Partner s.r.o.' [--key K] [--hash H]
@@ -50,41 +49,9 @@ try {
 const [command, connectionString = process.env.DB_APPLY_URL] = parsed.positionals;
 const { values } = parsed;
 
-/** A new secret to key signatures with: 32 characters of base64url (192 bits). */
-const newApiHash = () => randomBytes(24).toString('base64url');
-
-/** The registry entry of a new application, checked as the registry checks it. */
-function applicationEntry(): Record<string, unknown> {
-  if (!values.id || !/^\d{1,10}$/.test(values.id)) {
-    throw new RegistrationError(
-      '--id is required: a whole number from 1, not used by another application of the tenant (nor of a tenant on the same database); it is what WS_JOURNAL.APPLICATION_ID records',
-    );
-  }
-  if (!values.name) throw new RegistrationError('--name is required: who the application is');
-  if (values.key !== undefined && !/^[\x21-\x7e]{8,100}$/.test(values.key)) {
-    throw new RegistrationError('--key must be 8 to 100 printable ASCII characters without spaces');
-  }
-  if (values.hash !== undefined && !/^[\x21-\x7e]{16,200}$/.test(values.hash)) {
-    throw new RegistrationError('--hash must be 16 to 200 printable ASCII characters without spaces');
-  }
-  const entry = {
-    id: Number(values.id),
-    name: values.name,
-    apiKey: values.key ?? `key-${randomBytes(12).toString('base64url')}`,
-    apiHashes: [values.hash ?? newApiHash()],
-    active: true,
-  };
-  const checked = webApiApplication.safeParse(entry);
-  if (!checked.success) {
-    const issue = checked.error.issues[0]!;
-    throw new RegistrationError(`--${String(issue.path[0] ?? 'id')}: ${issue.message}`);
-  }
-  return entry;
-}
-
 if (command === 'application' || command === 'hash') {
   try {
-    console.log(command === 'hash' ? newApiHash() : JSON.stringify(applicationEntry()));
+    console.log(command === 'hash' ? newApiHash() : JSON.stringify(applicationEntry(values)));
   } catch (error) {
     console.error(error instanceof RegistrationError ? error.message : String(error));
     process.exitCode = 1;

@@ -206,7 +206,13 @@ const webApiSettings = z.strictObject({
    * The tenant's Web API applications (none: every key is 401/102), or the ERP's register of them
    * named instead: `{"erpTable": "dbo.WS_APPLICATION"}`.
    */
-  applications: z._default(z.union([applicationList, erpApplicationRegister]), () => []),
+  applications: z._default(
+    z.union([applicationList, erpApplicationRegister], {
+      error:
+        'must be a list of applications ({"id", "apiKey", "apiHashes", "active"}), or {"erpTable": "dbo.WS_APPLICATION"}',
+    }),
+    () => [],
+  ),
 });
 
 const scopeList = z.array(z.string().check(z.refine(isScope, { error: `must be one of ${SCOPE_GRAMMAR}` })));
@@ -610,26 +616,28 @@ function databaseIdentity(connection: DatabaseConnection): string {
 /**
  * Registry applications of tenants that share a database must have ids of their own: the journal
  * (`WS_JOURNAL.APPLICATION_ID`) and the replay guard are the database's, and 997 answers an
- * application its own calls by id alone.
+ * application its own calls by id alone. One application listed by several of them (the same id
+ * and key: one integrator of several companies of one ERP) is one application.
  */
 function sharedDatabaseProblems(tenants: ReadonlyMap<string, TenantConfig>): string[] {
   const problems: string[] = [];
-  const owners = new Map<string, Map<number, string>>();
+  const owners = new Map<string, Map<number, { tenant: string; apiKey: string }>>();
   for (const [id, config] of tenants) {
     const applications = config.webApi.applications;
     if (!Array.isArray(applications)) continue;
     const database = databaseIdentity(config.database);
-    const ids = owners.get(database) ?? new Map<number, string>();
+    const ids = owners.get(database) ?? new Map<number, { tenant: string; apiKey: string }>();
     owners.set(database, ids);
     for (const [index, application] of applications.entries()) {
       const other = ids.get(application.id);
-      if (other !== undefined && other !== id) {
+      if (other === undefined) ids.set(application.id, { tenant: id, apiKey: application.apiKey });
+      else if (other.tenant !== id && other.apiKey !== application.apiKey) {
         problems.push(
-          `tenants.${id}.webApi.applications.${index}.id: ${application.id} is also an application of tenant ${other}, ` +
-            'which shares its database: tenants on one database give their applications different ids (the journal ' +
-            'WS_JOURNAL.APPLICATION_ID tells them apart)',
+          `tenants.${id}.webApi.applications.${index}.id: ${application.id} is also the id of another application ` +
+            `of tenant ${other.tenant}, which shares its database: tenants on one database give their applications ` +
+            'ids of their own (the journal, WS_JOURNAL.APPLICATION_ID, tells them apart, and 997 by it)',
         );
-      } else ids.set(application.id, id);
+      }
     }
   }
   return problems;
