@@ -181,9 +181,6 @@ const erpApplicationRegister = z.strictObject({
   ),
 });
 
-/** The ERP register's table, as the service's statements name it. */
-export const ERP_APPLICATION_TABLE = 'dbo.WS_APPLICATION';
-
 const WEB_API_DEFAULTS = {
   CommandTimeoutAsync: 20,
   RequestMaxSecValidity: 300,
@@ -288,95 +285,94 @@ const oauthClient = z.strictObject({
   scopes: scopeList.check(z.minLength(1)),
 });
 
-const tenant = z
-  .strictObject({
-    database: connection,
-    /** The document database (SVCDOC); the application database when absent. */
-    documentDatabase: z.optional(connection),
-    dataApiUsers: z
-      .array(
-        z.strictObject({
-          name: nonEmpty(),
-          passwordHash: z.string().check(
-            z.regex(/^scrypt\$\d+\$\d+\$\d+\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/, {
-              error: 'must be an scrypt hash made by `npm run hash-password`',
-            }),
-          ),
-        }),
-      )
-      .check(z.minLength(1)),
-    dataSources: z.union([z.literal('*'), identifierList]),
-    procedures: z._default(identifierList, []),
-    /**
-     * Columns no Data API user of the tenant sees (CONTRACT 4a): data source (`NAME` or
-     * `schema.NAME`) to column names, case-insensitive. The service's own reads (webhook delivery)
-     * are not affected.
-     */
-    hiddenColumns: z._default(z.record(qualifiedName, z.array(nonEmpty())), {}),
-    webApi: z._default(webApiSettings, WEB_API_DEFAULTS),
-    /**
-     * The tables whose changes the tenant's database records (CONTRACT 4b), `NAME` or `schema.NAME`:
-     * `getChanges` answers for them; the database's administrator turns recording on (db:apply).
-     */
-    changeFeed: z._default(identifierList, []),
-    /** How long recorded changes are kept, and so how long a sync token stays good (days). */
-    changeRetentionDays: z._default(int(1, 365), 7),
-    /**
-     * Change notifications (CONTRACT 4c): the most subscriptions the tenant's integrators may hold
-     * together, and how long after a commit to a subscribed table its notification may start (the
-     * notifier checks the tenant's subscribed tables this often).
-     */
-    maxSubscriptions: z._default(int(0, 10_000), 100),
-    changeNotificationDelaySeconds: z._default(int(1, 900), 10),
-    /**
-     * Sign-in of the Data API (CONTRACT 4d): `["basic","bearer"]` (the default) or `["bearer"]`
-     * (Basic refused), the identity providers whose tokens the tenant accepts, the gateway's own
-     * clients, and how long the gateway's tokens live.
-     */
-    dataApiAuth: z._default(z.array(z.enum(['basic', 'bearer'])).check(z.minLength(1)), ['basic', 'bearer']),
-    tokenIssuers: z._default(z.array(tokenIssuer).check(z.maxLength(10)), []),
-    oauthClients: z._default(
-      z.array(oauthClient).check(
-        z.maxLength(1000),
-        z.refine((clients) => new Set(clients.map((c) => c.clientId)).size === clients.length, {
-          error: 'each clientId once',
-        }),
-      ),
-      [],
-    ),
-    tokenLifetimeSeconds: z._default(int(60, 3600), 900),
-    /**
-     * The tenant's fair share (CONTRACT.md section 2), where it differs from the deployment's
-     * defaults (`TENANT_CONCURRENT_REQUESTS`, `TENANT_REQUESTS_PER_SECOND`).
-     */
-    limits: z.optional(
+const tenant = z.strictObject({
+  database: connection,
+  /** The document database (SVCDOC); the application database when absent. */
+  documentDatabase: z.optional(connection),
+  dataApiUsers: z
+    .array(
       z.strictObject({
-        concurrentRequests: z.optional(
-          int(1, 1000).check(
-            z.refine(belowFunctionConcurrency, {
-              error: () =>
-                `must be below each HTTP function's reserved concurrency (${getSettings().tenantLimits.functionConcurrency}, ` +
-                'requestFunctionConcurrency), or one tenant could take a whole function from the others: lower it, or raise ' +
-                'requestFunctionConcurrency (the deploy parameter, or REQUEST_FUNCTION_CONCURRENCY for npm start)',
-            }),
-          ),
+        name: nonEmpty(),
+        passwordHash: z.string().check(
+          z.regex(/^scrypt\$\d+\$\d+\$\d+\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/, {
+            error: 'must be an scrypt hash made by `npm run hash-password`',
+          }),
         ),
-        requestsPerSecond: z.optional(int(1, 10_000)),
+      }),
+    )
+    .check(z.minLength(1)),
+  dataSources: z.union([z.literal('*'), identifierList]),
+  procedures: z._default(identifierList, []),
+  /**
+   * Columns no Data API user of the tenant sees (CONTRACT 4a): data source (`NAME` or
+   * `schema.NAME`) to column names, case-insensitive. The service's own reads (webhook delivery)
+   * are not affected.
+   */
+  hiddenColumns: z._default(z.record(qualifiedName, z.array(nonEmpty())), {}),
+  webApi: z._default(webApiSettings, WEB_API_DEFAULTS),
+  /**
+   * The tables whose changes the tenant's database records (CONTRACT 4b), `NAME` or `schema.NAME`:
+   * `getChanges` answers for them; the database's administrator turns recording on (db:apply).
+   */
+  changeFeed: z._default(identifierList, []),
+  /** How long recorded changes are kept, and so how long a sync token stays good (days). */
+  changeRetentionDays: z._default(int(1, 365), 7),
+  /**
+   * Change notifications (CONTRACT 4c): the most subscriptions the tenant's integrators may hold
+   * together, and how long after a commit to a subscribed table its notification may start (the
+   * notifier checks the tenant's subscribed tables this often).
+   */
+  maxSubscriptions: z._default(int(0, 10_000), 100),
+  changeNotificationDelaySeconds: z._default(int(1, 900), 10),
+  /**
+   * Sign-in of the Data API (CONTRACT 4d): `["basic","bearer"]` (the default) or `["bearer"]`
+   * (Basic refused), the identity providers whose tokens the tenant accepts, the gateway's own
+   * clients, and how long the gateway's tokens live.
+   */
+  dataApiAuth: z._default(z.array(z.enum(['basic', 'bearer'])).check(z.minLength(1)), ['basic', 'bearer']),
+  tokenIssuers: z._default(z.array(tokenIssuer).check(z.maxLength(10)), []),
+  oauthClients: z._default(
+    z.array(oauthClient).check(
+      z.maxLength(1000),
+      z.refine((clients) => new Set(clients.map((c) => c.clientId)).size === clients.length, {
+        error: 'each clientId once',
       }),
     ),
-  })
-  .check(
-    // The change feed names objects after each recorded table: a name that would make one too long
-    // for the tenant's database is refused here, with its path, rather than by the database later.
-    z.superRefine((config, context) => {
-      const dialect = config.database.kind === 'embedded' ? 'postgres' : 'mssql';
-      for (const [index, name] of config.changeFeed.entries()) {
-        const problem = changeFeedNameProblem(parseQualifiedName(name)?.name ?? name, dialect);
-        if (problem)
-          context.addIssue({ code: 'custom', path: ['changeFeed', index], message: problem, input: name });
-      }
+    [],
+  ),
+  tokenLifetimeSeconds: z._default(int(60, 3600), 900),
+  /**
+   * The tenant's fair share (CONTRACT.md section 2), where it differs from the deployment's
+   * defaults (`TENANT_CONCURRENT_REQUESTS`, `TENANT_REQUESTS_PER_SECOND`).
+   */
+  limits: z.optional(
+    z.strictObject({
+      concurrentRequests: z.optional(
+        int(1, 1000).check(
+          z.refine(belowFunctionConcurrency, {
+            error: () =>
+              `must be below each HTTP function's reserved concurrency (${getSettings().tenantLimits.functionConcurrency}, ` +
+              'requestFunctionConcurrency), or one tenant could take a whole function from the others: lower it, or raise ' +
+              'requestFunctionConcurrency (the deploy parameter, or REQUEST_FUNCTION_CONCURRENCY for npm start)',
+          }),
+        ),
+      ),
+      requestsPerSecond: z.optional(int(1, 10_000)),
     }),
-  );
+  ),
+});
+
+/**
+ * The change feed names objects after each recorded table: a name that would make one too long for
+ * the tenant's database is refused with the registry, by its path, rather than by the database later.
+ */
+function changeFeedProblems(id: string, config: z.infer<typeof tenant>): string[] {
+  const dialect = config.database.kind === 'embedded' ? 'postgres' : 'mssql';
+  return config.changeFeed.flatMap((name, index) => {
+    const problem = changeFeedNameProblem(parseQualifiedName(name)?.name ?? name, dialect);
+    return problem ? [`tenants.${id}.changeFeed.${index}: ${problem}`] : [];
+  });
+}
 
 /** A tenant's concurrency must leave every function room for the others. */
 function belowFunctionConcurrency(concurrentRequests: number): boolean {
@@ -554,7 +550,9 @@ function* parseRegistrySteps(document: unknown): Generator<void, TenantRegistry>
     for (const path of prototypeKeyPaths(raw, `tenants.${id}`))
       problems.push(`${path}: "__proto__" is not allowed as a name`);
     const parsed = tenant.safeParse(raw);
+    const feedProblems = parsed.success ? changeFeedProblems(id, parsed.data) : [];
     if (!parsed.success) report(['tenants', id], parsed.error.issues);
+    else if (feedProblems.length > 0) problems.push(...feedProblems);
     else if (parsed.data.changeFeed.length > 0 && signingKeys.length === 0) {
       problems.push(
         `tenants.${id}.changeFeed: needs the registry's pagingCursorKeys (at least 32 characters of secret each), which sign the sync tokens`,
