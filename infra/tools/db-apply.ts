@@ -3,10 +3,10 @@ import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { reservedPrincipal, ServiceRoleError } from '../../shared/adapters/mssql/service-role.js';
 import { parseQualifiedName } from '../../shared/core/sql-names.js';
 import { forScripts } from '../local/mssql-scripts.js';
-import { applyToTenantDatabase, TenantDatabaseError } from './tenant-database.js';
+import { APPLY_LOCK_WAIT_SECONDS, applyToTenantDatabase, TenantDatabaseError } from './tenant-database.js';
 
-// Usage: npm run db:apply -- '<connection string>' [--plan] [--demo] [--schema]
-//          [--change-feed TABLE,…] [--role NAME [--read TABLE,…] [--execute PROCEDURE,…] [--login NAME]]
+// Usage: npm run db:apply -- '<connection string>' [--plan] [--demo] [--schema] [--erp-applications]
+//          [--wait SECONDS] [--change-feed TABLE,…] [--role NAME [--read TABLE,…] [--execute PROCEDURE,…] [--login NAME]]
 // On a tenant's database (the ERP's), each part only when asked (docs/operations.md, "First
 // deployment"): without --role and --change-feed (or with --schema), the service's own objects
 // (infra/sql/mssql/service/*.sql: idempotent, never touching an object the ERP owns), after a check
@@ -16,14 +16,21 @@ import { applyToTenantDatabase, TenantDatabaseError } from './tenant-database.js
 // --role creates the database role of the service's login with exactly the grants
 // docs/sql-server.md ("Permissions") lists, and with --login a login and user in it (password from
 // DB_LOGIN_PASSWORD, never a command-line argument). --plan prints every statement and grant it
-// would run, in order, and changes nothing. The connection string and the password are never printed.
+// would run, in order, and changes nothing. --erp-applications: a tenant on this database reads its
+// Web API applications from the ERP's register (dbo.WS_APPLICATION) instead of the registry; its
+// layout is checked, and --role grants SELECT on it. A run holds the database's application lock
+// throughout: a second run at once waits for it (--wait, default 600 s), then stops saying so.
+// The connection string and the password are never printed.
 const USAGE = `usage: npm run db:apply -- '<connection string>' [--plan] [--demo] [--schema] [--documents-elsewhere]
-         [--change-feed TABLE[,schema.TABLE…]]
+         [--erp-applications] [--wait SECONDS] [--change-feed TABLE[,schema.TABLE…]]
          [--role NAME [--read TABLE,VIEW…] [--execute PROCEDURE,…] [--login NAME]]
   without --role and --change-feed (or with --schema): the service's objects, after a check of the ERP's
   --plan   print every statement it would run, change nothing
   --demo   also the demo ERP, data and operations where missing (a demo database only)
   --documents-elsewhere   SVCDOC lives in a document database of its own (not checked here)
+  --erp-applications      a tenant reads its Web API applications from the ERP's dbo.WS_APPLICATION
+                          (registry: "applications": {"erpTable": "dbo.WS_APPLICATION"}): checked, and granted with --role
+  --wait SECONDS          how long to wait for another db:apply on this database (default ${APPLY_LOCK_WAIT_SECONDS})
   (or DB_APPLY_URL in the environment; the login's password in DB_LOGIN_PASSWORD)`;
 
 const list = (value: string | undefined) =>
@@ -49,6 +56,8 @@ const parse = () =>
       demo: { type: 'boolean' },
       schema: { type: 'boolean' },
       'documents-elsewhere': { type: 'boolean' },
+      'erp-applications': { type: 'boolean' },
+      wait: { type: 'string' },
       'change-feed': { type: 'string' },
       role: { type: 'string' },
       read: { type: 'string' },
@@ -88,6 +97,10 @@ for (const [what, name] of [
   if (reserved)
     usage(`${what} ${name} is refused: ${reserved}; the service's grants must go to a role of its own`);
 }
+const wait = values.wait === undefined ? APPLY_LOCK_WAIT_SECONDS : Number(values.wait);
+if (!/^\d{1,5}$/.test(values.wait ?? '0') || wait > 86_400)
+  usage('--wait takes the seconds to wait for another db:apply on this database (0 to 86400)');
+const erpApplications = values['erp-applications'] === true;
 const password = process.env.DB_LOGIN_PASSWORD;
 if (values.login && !password && !values.plan)
   usage("--login needs the new login's password in DB_LOGIN_PASSWORD");
@@ -104,12 +117,15 @@ try {
       changeFeed: names.map((name) => name!),
       plan: values.plan === true,
       documentsElsewhere: values['documents-elsewhere'] === true,
+      erpApplications,
+      waitSeconds: wait,
       ...(role !== undefined
         ? {
             role: {
               role,
               read: list(values.read),
               execute: list(values.execute),
+              erpApplications,
               ...(values.login ? { login: { name: values.login, password: password ?? '' } } : {}),
             },
           }

@@ -1,5 +1,6 @@
 import { createPrivateKey, type JsonWebKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { parse as parseConnectionString } from '@tediousjs/connection-string';
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
 import {
@@ -8,6 +9,7 @@ import {
   readConnectionSecurity,
 } from '../adapters/mssql/connection-security.js';
 import { isScope, SCOPE_GRAMMAR } from '../core/auth/caller.js';
+import { changeFeedNameProblem, parseQualifiedName } from '../core/sql-names.js';
 import { forbiddenAddressReason, ipLiteralHost } from '../core/webhook/target.js';
 import { processWide } from './process-wide.js';
 import { boolFromEnv, ConfigurationError, getSettings } from './settings.js';
@@ -105,12 +107,88 @@ const connection = z.discriminatedUnion('kind', [
 const qualifiedName = z.string().check(z.regex(/^(?:[A-Za-z_][A-Za-z0-9_]*\.)?[A-Za-z_][A-Za-z0-9_]*$/));
 const identifierList = z.array(qualifiedName);
 
+/**
+ * A Web API application of the tenant (CONTRACT.md section 2): the `x-api-key` it sends, the API
+ * hashes its signatures are keyed with (several while one is rotated: a signature made with any of
+ * them is accepted), and whether it may call.
+ */
+export const webApiApplication = z.strictObject({
+  /** What `WS_JOURNAL.APPLICATION_ID` records: 997 answers an application only its own calls. */
+  id: int(1, 2_147_483_647),
+  /** Who it is, for whoever reads the registry; the service does not use it. */
+  name: z.optional(z.string().check(z.maxLength(200))),
+  apiKey: z.string().check(
+    z.regex(/^[\x21-\x7e]{1,200}$/, {
+      error: 'must be 1 to 200 visible ASCII characters (it travels in the x-api-key header)',
+    }),
+  ),
+  apiHashes: z
+    .array(
+      z
+        .string()
+        .check(
+          z.minLength(1, { error: 'must not be empty' }),
+          z.maxLength(1000, { error: 'must be at most 1000 characters' }),
+        ),
+    )
+    .check(
+      z.minLength(1, { error: 'give at least one API hash (two or more while one is rotated)' }),
+      z.maxLength(5, { error: 'give at most 5 API hashes' }),
+    ),
+  active: z._default(z.boolean(), true),
+});
+
+export type WebApiApplication = z.infer<typeof webApiApplication>;
+
+/** Each id and each key once within a tenant; the message names the other entry, never the key. */
+const applicationList = z.array(webApiApplication).check(
+  z.maxLength(10_000),
+  z.superRefine((applications, context) => {
+    const ids = new Map<number, number>();
+    const keys = new Map<string, number>();
+    for (const [index, application] of applications.entries()) {
+      const sameId = ids.get(application.id);
+      if (sameId === undefined) ids.set(application.id, index);
+      else
+        context.addIssue({
+          code: 'custom',
+          path: [index, 'id'],
+          message: `${application.id} is also the id of applications.${sameId}: each id once (WS_JOURNAL tells applications apart by it)`,
+          input: application.id,
+        });
+      const sameKey = keys.get(application.apiKey);
+      if (sameKey === undefined) keys.set(application.apiKey, index);
+      else
+        context.addIssue({
+          code: 'custom',
+          path: [index, 'apiKey'],
+          message: `is also the apiKey of applications.${sameKey}: each key once`,
+          input: '(not shown)',
+        });
+    }
+  }),
+);
+
+/**
+ * The ERP's own register of applications, named instead of a list (read only): the one layout the
+ * service reads, `WS_APPLICATION` with `ID`, `API_KEY`, `API_HASH`, `AKTIVNI`, in `dbo`.
+ */
+const erpApplicationRegister = z.strictObject({
+  erpTable: z.string().check(
+    z.regex(/^(?:dbo\.)?WS_APPLICATION$/i, {
+      error:
+        'must be dbo.WS_APPLICATION: the one layout of an ERP register the service reads (ID, API_KEY, API_HASH, AKTIVNI)',
+    }),
+  ),
+});
+
 const WEB_API_DEFAULTS = {
   CommandTimeoutAsync: 20,
   RequestMaxSecValidity: 300,
   CheckReplayRequest: true,
   ReplayRequestTime: 300,
   DefContentType: 'application/json' as const,
+  applications: [] as WebApiApplication[],
 };
 
 const webApiSettings = z.strictObject({
@@ -121,6 +199,17 @@ const webApiSettings = z.strictObject({
   DefContentType: z._default(
     z.enum(['application/json', 'application/xml']),
     WEB_API_DEFAULTS.DefContentType,
+  ),
+  /**
+   * The tenant's Web API applications (none: every key is 401/102), or the ERP's register of them
+   * named instead: `{"erpTable": "dbo.WS_APPLICATION"}`.
+   */
+  applications: z._default(
+    z.union([applicationList, erpApplicationRegister], {
+      error:
+        'must be a list of applications ({"id", "apiKey", "apiHashes", "active"}), or {"erpTable": "dbo.WS_APPLICATION"}',
+    }),
+    () => [],
   ),
 });
 
@@ -278,6 +367,18 @@ const tenant = z.strictObject({
   ),
 });
 
+/**
+ * The change feed names objects after each recorded table: a name that would make one too long for
+ * the tenant's database is refused with the registry, by its path, rather than by the database later.
+ */
+function changeFeedProblems(id: string, config: z.infer<typeof tenant>): string[] {
+  const dialect = config.database.kind === 'embedded' ? 'postgres' : 'mssql';
+  return config.changeFeed.flatMap((name, index) => {
+    const problem = changeFeedNameProblem(parseQualifiedName(name)?.name ?? name, dialect);
+    return problem ? [`tenants.${id}.changeFeed.${index}: ${problem}`] : [];
+  });
+}
+
 /** A tenant's concurrency must leave every function room for the others. */
 function belowFunctionConcurrency(concurrentRequests: number): boolean {
   const capacity = getSettings().tenantLimits.functionConcurrency;
@@ -379,6 +480,11 @@ export type TenantConfig = z.infer<typeof tenant> & {
 };
 export type WebApiSettings = z.infer<typeof webApiSettings>;
 
+/** A tenant's `webApi` settings as the registry reads them (defaults filled in); throws on a bad one. */
+export function parseWebApiSettings(value: unknown): WebApiSettings {
+  return deepFreeze(webApiSettings.parse(value));
+}
+
 export interface TenantRegistry {
   get(id: string): TenantConfig | undefined;
   ids(): string[];
@@ -414,6 +520,13 @@ function* parseRegistrySteps(document: unknown): Generator<void, TenantRegistry>
   const problems: string[] = [];
   const report = (prefix: readonly PropertyKey[], issues: readonly z.core.$ZodIssue[]) => {
     for (const issue of issues) {
+      // A value of one of a union's shapes (the list of applications, not the ERP register's
+      // object) is reported by that shape's own problems, with their paths, not as "invalid input".
+      const fitting = issue.code === 'invalid_union' ? fittingBranch(issue.errors) : undefined;
+      if (fitting) {
+        report([...prefix, ...issue.path], fitting);
+        continue;
+      }
       const keys = 'keys' in issue && Array.isArray(issue.keys) ? ` (${issue.keys.join(', ')})` : '';
       problems.push(
         `${[...prefix, ...issue.path].map(String).join('.') || '(root)'}: ${issue.message}${keys}`,
@@ -442,7 +555,9 @@ function* parseRegistrySteps(document: unknown): Generator<void, TenantRegistry>
     for (const path of prototypeKeyPaths(raw, `tenants.${id}`))
       problems.push(`${path}: "__proto__" is not allowed as a name`);
     const parsed = tenant.safeParse(raw);
+    const feedProblems = parsed.success ? changeFeedProblems(id, parsed.data) : [];
     if (!parsed.success) report(['tenants', id], parsed.error.issues);
+    else if (feedProblems.length > 0) problems.push(...feedProblems);
     else if (parsed.data.changeFeed.length > 0 && signingKeys.length === 0) {
       problems.push(
         `tenants.${id}.changeFeed: needs the registry's pagingCursorKeys (at least 32 characters of secret each), which sign the sync tokens`,
@@ -457,11 +572,78 @@ function* parseRegistrySteps(document: unknown): Generator<void, TenantRegistry>
       yield;
     }
   }
+  problems.push(...sharedDatabaseProblems(tenants));
   if (problems.length > 0) throw refuse();
   return Object.freeze({
     get: (id: string) => tenants.get(id),
     ids: () => [...tenants.keys()],
   });
+}
+
+/**
+ * Of a union's branches' issues, those of the one branch the value has the shape of: the only
+ * branch not refused for the value's type as a whole. Undefined when none or several are.
+ */
+function fittingBranch(branches: readonly (readonly z.core.$ZodIssue[])[]): z.core.$ZodIssue[] | undefined {
+  const fitting = branches.filter(
+    (issues) => !issues.some((issue) => issue.path.length === 0 && issue.code === 'invalid_type'),
+  );
+  return fitting.length === 1 ? [...fitting[0]!] : undefined;
+}
+
+/**
+ * Which database a connection reaches, as far as its settings tell: tenants whose connections give
+ * the same one share its journal (CONTRACT.md section 2: an ERP hosting several companies).
+ */
+function databaseIdentity(connection: DatabaseConnection): string {
+  if (connection.kind === 'embedded') return `embedded:${connection.name}`;
+  const text = connection.connectionString.trim();
+  try {
+    if (/^(mssql|sqlserver):\/\//i.test(text)) {
+      const url = new URL(text);
+      return `mssql:${url.hostname}:${url.port || '1433'}/${decodeURIComponent(url.pathname.slice(1))}`.toLowerCase();
+    }
+    // The driver's own parser, as connection-security.ts reads the string.
+    const keywords = parseConnectionString(text);
+    const get = (name: string) => String(keywords.get(name) ?? '').toLowerCase();
+    const server = (get('server') || get('data source') || get('address') || get('addr')).replace(
+      /^tcp:/,
+      '',
+    );
+    return `mssql:${server}/${get('database') || get('initial catalog')}`;
+  } catch {
+    return `mssql:${text}`;
+  }
+}
+
+/**
+ * Registry applications of tenants that share a database must have ids of their own: the journal
+ * (`WS_JOURNAL.APPLICATION_ID`) and the replay guard are the database's, and 997 answers an
+ * application its own calls by id alone. One application listed by several of them (the same id
+ * and key: one integrator of several companies of one ERP) is one application.
+ */
+function sharedDatabaseProblems(tenants: ReadonlyMap<string, TenantConfig>): string[] {
+  const problems: string[] = [];
+  const owners = new Map<string, Map<number, { tenant: string; apiKey: string }>>();
+  for (const [id, config] of tenants) {
+    const applications = config.webApi.applications;
+    if (!Array.isArray(applications)) continue;
+    const database = databaseIdentity(config.database);
+    const ids = owners.get(database) ?? new Map<number, { tenant: string; apiKey: string }>();
+    owners.set(database, ids);
+    for (const [index, application] of applications.entries()) {
+      const other = ids.get(application.id);
+      if (other === undefined) ids.set(application.id, { tenant: id, apiKey: application.apiKey });
+      else if (other.tenant !== id && other.apiKey !== application.apiKey) {
+        problems.push(
+          `tenants.${id}.webApi.applications.${index}.id: ${application.id} is also the id of another application ` +
+            `of tenant ${other.tenant}, which shares its database: tenants on one database give their applications ` +
+            'ids of their own (the journal, WS_JOURNAL.APPLICATION_ID, tells them apart, and 997 by it)',
+        );
+      }
+    }
+  }
+  return problems;
 }
 
 /** The paths of every own `__proto__` key in `value` (a parsed JSON document), `depth` levels deep at most. */

@@ -90,6 +90,30 @@ describe('Change feed on the embedded database', () => {
     expect(notifications).toBeLessThan(commits);
   }, 120_000);
 
+  it("refuses a table whose derived names would pass PostgreSQL's 63 bytes, naming it and the limit; 42 bytes record", async () => {
+    // Before: a 50-byte name cut three trigger names to one, and the engine's "already exists" came out.
+    const table = (length: number) => `T${'X'.repeat(length - 1)}`;
+    for (const length of [42, 43, 50])
+      await pg.exec(`CREATE TABLE dbo."${table(length)}" ("ID" int PRIMARY KEY)`);
+    await pg.query(`SELECT dbo.svc_change_feed_enable('dbo', $1)`, [table(42)]);
+    await pg.exec(
+      `INSERT INTO dbo."${table(42)}" VALUES (1); UPDATE dbo."${table(42)}" SET "ID" = 2; DELETE FROM dbo."${table(42)}"`,
+    );
+    const { rows } = await pg.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM dbo."SVC_CHANGES_${table(42)}"`,
+    );
+    expect(rows).toEqual([{ n: 4 }]);
+    for (const length of [43, 50]) {
+      await expect(pg.query(`SELECT dbo.svc_change_feed_enable('dbo', $1)`, [table(length)])).rejects.toThrow(
+        `svc_change_feed_enable: the change feed cannot record table ${table(length)}: its name has ${length} bytes, and the names derived from it (the longest, IX_SVC_CHANGES_<table>_BATCH, 21 more) would pass the limit of 63 bytes: a recorded table's name may have at most 42 bytes`,
+      );
+      const recorded = await pg.query(`SELECT 1 FROM dbo."SVC_CHANGE_FEED" WHERE "SOURCE_NAME" = $1`, [
+        table(length),
+      ]);
+      expect(recorded.rows).toEqual([]);
+    }
+  });
+
   it('the first call reads the rows in key order, paged with next links and a sync link at the end', async () => {
     const { ctx, feed } = changeFeedContexts(db);
     const first = await changesPage(ctx, feed, 'SUBJECT', { rows: '25' });

@@ -172,7 +172,8 @@ describe.skipIf(!url)('connection pool bound on SQL Server (integration)', () =>
               },
             ],
             dataSources: '*',
-            webApi: { DefContentType: 'application/json' },
+            // The ERP's register: `test` then reads the database (registry applications need none).
+            webApi: { DefContentType: 'application/json', applications: { erpTable: 'dbo.WS_APPLICATION' } },
           },
         },
       }),

@@ -1,11 +1,13 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withDatabase, withLogin } from '../../infra/local/tsql-engine.js';
+import { RELEASE_APPLY_LOCK, TAKE_APPLY_LOCK } from '../../infra/tools/tenant-database.js';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { type Database, DatabasePermissionError } from '../../shared/core/database.js';
-import { mssqlUrl as url } from '../support/mssql.js';
+import { REAL_ERP_LAYOUT } from '../support/erp-layout.js';
+import { isBabelfish, mssqlUrl as url } from '../support/mssql.js';
 
 const run = promisify(execFile);
 const dbApply = (connectionString: string, ...more: string[]) =>
@@ -140,6 +142,55 @@ describe.skipIf(!url)('npm run db:apply (integration)', () => {
     expect(bad).toMatchObject({ code: 1, stderr: expect.stringContaining('must be a plain name') });
   }, 600_000);
 
+  it('refuses a table whose names derived for the change feed would pass 128 characters, naming it and the limit, having written nothing', async () => {
+    const table = (length: number) => `T${'X'.repeat(length - 1)}`;
+    const db = createMssqlDatabase({ connectionString: target });
+    try {
+      for (const length of [107, 108])
+        await db.query(
+          `IF OBJECT_ID(N'dbo.${table(length)}', N'U') IS NULL CREATE TABLE dbo.${table(length)} (ID int NOT NULL PRIMARY KEY)`,
+        );
+      const feeds = async () =>
+        (await db.query('SELECT SOURCE_NAME AS name FROM dbo.SVC_CHANGE_FEED ORDER BY 1')).map((r) => r.name);
+      const before = await feeds();
+      const refused = await dbApply(target, '--change-feed', `UCET,${table(108)}`).catch(
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+      expect(refused).toMatchObject({ code: 1 });
+      const { stderr } = refused as { stderr: string };
+      expect(stderr).toContain(
+        `db:apply: --change-feed: the change feed cannot record table ${table(108)}: its name has 108 characters, and the names derived from it (the longest, IX_SVC_CHANGES_<table>_BATCH, 21 more) would pass SQL Server's limit of 128 characters: a recorded table's name may have at most 107 characters; nothing was written`,
+      );
+      expect(await feeds()).toEqual(before);
+      if (await isBabelfish(db)) {
+        // The engine's departure: it catalogues a name over 63 characters under a shortened one
+        // (INFORMATION_SCHEMA, sys.tables), so the service finds no such table at all: said so.
+        const missing = await dbApply(target, '--change-feed', table(107)).catch(
+          (error: { stderr: string }) => error,
+        );
+        expect((missing as { stderr: string }).stderr).toContain(
+          `--change-feed: no such table dbo.${table(107)}`,
+        );
+        return;
+      }
+      // SQL Server: 107 characters make IX_SVC_CHANGES_<table>_BATCH exactly 128, and it records.
+      expect((await dbApply(target, '--change-feed', table(107))).stdout).toContain(
+        `change feed: recording dbo.${table(107)}`,
+      );
+      await db.query(`INSERT INTO dbo.${table(107)} (ID) VALUES (1), (2)`);
+      expect(await db.query(`SELECT COUNT(*) AS n FROM dbo.SVC_CHANGES_${table(107)}`)).toEqual([{ n: 2 }]);
+      // The procedure itself refuses, in the same words (a DBA may call it in SSMS).
+      await expect(
+        db.query('EXEC dbo.SVC_CHANGE_FEED_ENABLE @p1, @p2', ['dbo', table(108)]),
+      ).rejects.toMatchObject({
+        dbCode: '50003',
+        message: expect.stringContaining("a recorded table's name may have at most 107 characters"),
+      });
+    } finally {
+      await db.close();
+    }
+  }, 300_000);
+
   it('fails with exit code 1, naming the file, and never prints the password', async () => {
     const failed = await dbApply(
       'Server=127.0.0.1,1;User Id=someone;Password=never-shown-42;Encrypt=false;Connect Timeout=2',
@@ -149,4 +200,145 @@ describe.skipIf(!url)('npm run db:apply (integration)', () => {
     expect(stderr).toMatch(/db:apply failed: /);
     expect(`${stdout}${stderr}`).not.toContain('never-shown-42');
   }, 60_000);
+});
+
+/** `npm run db:apply` started, with a promise of its end and one of its saying that it waits. */
+function startDbApply(connectionString: string, ...more: string[]) {
+  const child = spawn('npx', ['tsx', 'infra/tools/db-apply.ts', connectionString, ...more], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  let told: () => void = () => undefined;
+  const waiting = new Promise<void>((resolve) => {
+    told = resolve;
+  });
+  child.stdout.on('data', (chunk) => {
+    stdout += String(chunk);
+    if (stdout.includes('waiting for another db:apply')) told();
+  });
+  child.stderr.on('data', (chunk) => {
+    stderr += String(chunk);
+  });
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (code) => resolve({ code, stdout, stderr })),
+  );
+  return { waiting, done };
+}
+
+/**
+ * Every object of the database's dbo schema, by type and name; the T-SQL engine names an unnamed
+ * default constraint after an object id (`DF_ws_journal_19740`), which differs between databases.
+ */
+const objectsOf = async (db: Database) =>
+  (
+    await db.query(
+      `SELECT o.type AS type, o.name AS name FROM sys.objects AS o JOIN sys.schemas AS s ON s.schema_id = o.schema_id
+        WHERE s.name = 'dbo' ORDER BY o.type, o.name`,
+    )
+  )
+    .map((row) => `${String(row.type).trim()} ${String(row.name).toLowerCase()}`)
+    .map((object) => (object.startsWith('D ') ? object.replace(/_\d+$/, '_<id>') : object))
+    .sort();
+
+// Two `db:apply` at once on one database (issue 46): before the application lock they met halfway
+// and one stopped with the engine's own text. Now they take turns.
+describe.skipIf(!url)('two npm run db:apply at once on one database', () => {
+  const suffix = randomBytes(4).toString('hex');
+  const names = { once: `svc_once_${suffix}`, twice: `svc_twice_${suffix}`, held: `svc_held_${suffix}` };
+  const targets = {} as Record<keyof typeof names, string>;
+  let server: Database;
+
+  beforeAll(async () => {
+    server = createMssqlDatabase({ connectionString: url! });
+    for (const [key, name] of Object.entries(names)) {
+      await server.query(`CREATE DATABASE ${name}`);
+      targets[key as keyof typeof names] = withDatabase(url!, name);
+      const erp = createMssqlDatabase({ connectionString: targets[key as keyof typeof names] });
+      try {
+        for (const statement of REAL_ERP_LAYOUT) await erp.query(statement);
+      } finally {
+        await erp.close();
+      }
+    }
+  }, 180_000);
+  afterAll(async () => {
+    for (const name of Object.values(names))
+      await server?.query(`DROP DATABASE IF EXISTS ${name}`).catch(() => undefined);
+    await server?.close();
+  });
+
+  /** Runs `act` while a session of the test holds the lock every db:apply takes on `target`. */
+  async function holdingTheLock<T>(target: string, act: () => Promise<T>): Promise<T> {
+    const holder = createMssqlDatabase({ connectionString: `${target};Application Name=lock-holder` });
+    try {
+      return await holder.transaction(async (session) => {
+        expect(await session.query(TAKE_APPLY_LOCK, [1000])).toEqual([{ result: 0 }]);
+        try {
+          return await act();
+        } finally {
+          await session.query(RELEASE_APPLY_LOCK);
+        }
+      });
+    } finally {
+      await holder.close();
+    }
+  }
+
+  it("take turns: both wait while the lock is held, then both end well, never with the engine's text, the database as after one run", async () => {
+    const runs = await holdingTheLock(targets.twice, async () => {
+      const started = [startDbApply(targets.twice), startDbApply(targets.twice)];
+      // Both are under way, and waiting: then the lock is let go, and they race for it.
+      await Promise.all(started.map((run) => run.waiting));
+      return started;
+    });
+    const [first, second] = await Promise.all(runs.map((run) => run.done));
+    for (const outcome of [first!, second!]) {
+      expect(outcome.code, outcome.stderr).toBe(0);
+      expect(outcome.stdout).toContain(
+        'waiting for another db:apply on this database to finish (up to 600 s)',
+      );
+      expect(outcome.stdout).toMatch(/^applied service\/030-web-api\.sql, .* in [\d.]+ s$/m);
+      expect(`${outcome.stdout}${outcome.stderr}`).not.toMatch(
+        /duplicate key|concurrently|pg_type|violates|db:apply failed/,
+      );
+    }
+    const once = await dbApply(targets.once);
+    expect(once.stdout).not.toContain('waiting');
+    const [twiceDb, onceDb] = [targets.twice, targets.once].map((connectionString) =>
+      createMssqlDatabase({ connectionString }),
+    );
+    try {
+      const objects = await objectsOf(twiceDb!);
+      expect(objects).toContain('U ws_journal');
+      expect(objects).toEqual(await objectsOf(onceDb!));
+      const rows =
+        'SELECT (SELECT COUNT(*) FROM dbo.WS_OPERATION) AS operations, (SELECT COUNT(*) FROM dbo.SVC_CHANGE_FEED) AS feeds';
+      expect(await twiceDb!.query(rows)).toEqual(await onceDb!.query(rows));
+    } finally {
+      await twiceDb!.close();
+      await onceDb!.close();
+    }
+  }, 600_000);
+
+  it('stops past --wait with our message, having written nothing', async () => {
+    const db = createMssqlDatabase({ connectionString: targets.held });
+    try {
+      const before = await objectsOf(db);
+      const outcome = await holdingTheLock(
+        targets.held,
+        () => startDbApply(targets.held, '--wait', '2').done,
+      );
+      expect(outcome.code).toBe(1);
+      expect(outcome.stdout).toContain('waiting for another db:apply on this database to finish (up to 2 s)');
+      expect(outcome.stderr.trim().split('\n').at(-1)).toBe(
+        'db:apply: another db:apply is running on this database (it holds the application lock "erp-integration-gateway db:apply"), and it did not finish within 2 s; nothing was written: run it again once the other has finished, or give --wait SECONDS to wait longer',
+      );
+      expect(await objectsOf(db)).toEqual(before);
+      // Once it is free, the same run goes through.
+      expect((await dbApply(targets.held, '--wait', '2')).stdout).toMatch(/^applied service\//m);
+    } finally {
+      await db.close();
+    }
+  }, 300_000);
 });

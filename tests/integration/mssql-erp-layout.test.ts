@@ -2,10 +2,23 @@ import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withDatabase } from '../../infra/local/tsql-engine.js';
+import { handler as getData } from '../../functions/web-api/getData.js';
+import { handler as webTest } from '../../functions/web-api/test.js';
+import { withDatabase, withLogin } from '../../infra/local/tsql-engine.js';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
+import { registerWebApiOperation } from '../../shared/adapters/mssql/web-api-registration.js';
+import { openDatabase } from '../../shared/config/databases.js';
+import {
+  type DatabaseConnection,
+  parseTenantRegistry,
+  setTenantRegistry,
+} from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
+import { ERP_APPLICATION_REGISTER, ERP_OPERATION_PROCEDURE, REAL_ERP_LAYOUT } from '../support/erp-layout.js';
+import { httpApiEvent, invokeHttp } from '../support/http-api-event.js';
 import { mssqlUrl as url } from '../support/mssql.js';
+import { envelope, type SignOptions } from '../support/web-api.js';
+import { signedWebApiEvent } from '../support/web-api-event.js';
 
 const run = promisify(execFile);
 type Outcome = { code?: number; stdout: string; stderr: string };
@@ -13,37 +26,46 @@ const dbApply = (connectionString: string, ...more: string[]): Promise<Outcome> 
   run('npx', ['tsx', 'infra/tools/db-apply.ts', connectionString, ...more], { timeout: 240_000 }).catch(
     (error: Outcome) => error,
   );
+/** db:apply with a new login's password, as a DBA runs `--role … --login …`. */
+const dbApplyWithPassword = (
+  password: string,
+  connectionString: string,
+  ...more: string[]
+): Promise<Outcome> =>
+  run('npx', ['tsx', 'infra/tools/db-apply.ts', connectionString, ...more], {
+    timeout: 240_000,
+    env: { ...process.env, DB_LOGIN_PASSWORD: password },
+  }).catch((error: Outcome) => error);
 
-/**
- * A tenant's database as the ERP has it before the service (CONTRACT.md section 7): its own
- * SUBJECT, DOKUMENT, SVCDOC (no column of the service's, one of its own), WS_APPLICATION, its own
- * V_DOKUMENT_SOUBOR (another definition than the demo's), rows in every table, and a table, a view
- * and a procedure the service knows nothing of.
- */
-const ERP_LAYOUT = [
-  `CREATE TABLE dbo.SUBJECT (ID int NOT NULL PRIMARY KEY, NAZEV nvarchar(100) NOT NULL, ICO nvarchar(8) NULL,
-     WEBHOOK_URL nvarchar(500) NULL, SECRET_WEBHOOK nvarchar(200) NULL, ERP_KATEGORIE nvarchar(20) NULL)`,
-  `CREATE TABLE dbo.DOKUMENT (ID int NOT NULL PRIMARY KEY, CISLO nvarchar(20) NOT NULL, SUBJECT_ID int NULL,
-     DOKUMENTFILEGUID uniqueidentifier NULL, ERP_STREDISKO nvarchar(10) NULL)`,
-  `CREATE TABLE dbo.SVCDOC (FILEGUID uniqueidentifier NOT NULL PRIMARY KEY, FILENAME nvarchar(260) NOT NULL,
-     CONTENT_TYPE nvarchar(200) NULL, SIZE_BYTES bigint NOT NULL, CONTENT varbinary(max) NOT NULL,
-     ERP_ARCHIV smallint NULL)`,
-  `CREATE TABLE dbo.WS_APPLICATION (ID int NOT NULL PRIMARY KEY, NAZEV nvarchar(100) NULL,
-     API_KEY nvarchar(100) NOT NULL, API_HASH nvarchar(200) NOT NULL, AKTIVNI smallint NOT NULL, ERP_POZNAMKA nvarchar(50) NULL)`,
-  `CREATE TABLE dbo.ERP_AUDIT (ID int NOT NULL PRIMARY KEY, UDALOST nvarchar(100) NOT NULL)`,
-  `CREATE VIEW dbo.V_DOKUMENT_SOUBOR AS
-     SELECT d.DOKUMENTFILEGUID, f.FILENAME, d.CISLO AS ERP_CISLO FROM dbo.DOKUMENT AS d
-     LEFT JOIN dbo.SVCDOC AS f ON f.FILEGUID = d.DOKUMENTFILEGUID WHERE d.ERP_STREDISKO IS NOT NULL`,
-  `CREATE VIEW dbo.ERP_PREHLED AS SELECT s.NAZEV, COUNT(*) AS POCET FROM dbo.SUBJECT AS s GROUP BY s.NAZEV`,
-  `CREATE PROCEDURE dbo.ERP_ZAPIS @Udalost nvarchar(100) AS
-     BEGIN SET NOCOUNT ON; INSERT INTO dbo.ERP_AUDIT (ID, UDALOST) SELECT ISNULL(MAX(ID), 0) + 1, @Udalost FROM dbo.ERP_AUDIT; END`,
-  `INSERT INTO dbo.SUBJECT VALUES (1, N'Žluťoučký kůň s.r.o.', N'12345678', NULL, NULL, N'A'),
-     (2, N'Beta a.s.', NULL, N'https://example.invalid/hook', N'whsec_x', NULL)`,
-  `INSERT INTO dbo.SVCDOC VALUES ('11111111-2222-3333-4444-555555555555', N'faktura.xml', N'application/xml', 3, 0x3C613E, 1)`,
-  `INSERT INTO dbo.DOKUMENT VALUES (10, N'FV-1', 1, '11111111-2222-3333-4444-555555555555', N'S1'), (11, N'FV-2', 2, NULL, NULL)`,
-  `INSERT INTO dbo.WS_APPLICATION VALUES (7, N'ERP app', N'erp-key', N'erp-hash', 1, N'vlastní')`,
-  `INSERT INTO dbo.ERP_AUDIT VALUES (1, N'založeno')`,
-];
+const HASH = 'scrypt$16384$8$1$ZGVtby10ZW5hbnQtc2FsdA==$x2bp48ourmNi7AJz+st/kNLkTjPJ/XnX7NIpiDrZ8ig=';
+/** A tenant of the Web API on `connection`: the registry's applications, or the ERP's register. */
+const webApiTenant = (connection: DatabaseConnection, applications: unknown) => ({
+  database: connection,
+  dataApiUsers: [{ name: 'demo', passwordHash: HASH }],
+  dataSources: ['SUBJECT'],
+  webApi: { applications },
+});
+const keyTest = async (tenant: string, apiKey: string) => {
+  const result = await invokeHttp(
+    webTest,
+    httpApiEvent({
+      method: 'GET',
+      route: '/{tenant}/WebAPI/test',
+      pathParameters: { tenant },
+      headers: { 'x-api-key': apiKey },
+    }),
+  );
+  return { status: result.statusCode, body: JSON.parse(String(result.body)) };
+};
+const signed = async (body: string, options: SignOptions & { tenant: string }) => {
+  const result = await invokeHttp(getData, signedWebApiEvent('getData', body, options));
+  return { status: result.statusCode, body: JSON.parse(String(result.body)) };
+};
+const errorOf = (answer: { body: { data: { error: { errorCode: string; errorMessage: string }[] }[] } }) =>
+  answer.body.data[0]!.error[0]!;
+
+/** The ERP's database with its own register of Web API applications (a tenant may name it instead). */
+const ERP_LAYOUT = [...REAL_ERP_LAYOUT, ...ERP_APPLICATION_REGISTER];
 const ERP_TABLES = ['SUBJECT', 'DOKUMENT', 'SVCDOC', 'WS_APPLICATION', 'ERP_AUDIT'];
 const ERP_MODULES = ['V_DOKUMENT_SOUBOR', 'ERP_PREHLED', 'ERP_ZAPIS'];
 const ERP_OWN = [...ERP_TABLES, ...ERP_MODULES];
@@ -249,6 +271,63 @@ describe.skipIf(!url)("npm run db:apply on a database laid out as an ERP's", () 
     }
   }, 300_000);
 
+  it("with --erp-applications: checks the ERP's register, --role grants SELECT on it, and the Web API reads it (only then)", async () => {
+    const before = await erpSnapshot(erp);
+    const applied = await dbApply(target, '--erp-applications');
+    expect(applied.code ?? 0, applied.stderr).toBe(0);
+    const suffix = randomBytes(3).toString('hex');
+    const password = `Pw-${randomBytes(12).toString('hex')}`;
+    const granted = await dbApplyWithPassword(
+      password,
+      target,
+      '--role',
+      `svc_reg_role_${suffix}`,
+      '--erp-applications',
+      '--login',
+      `svc_reg_login_${suffix}`,
+    );
+    expect(granted.code ?? 0, granted.stderr).toBe(0);
+    expect(granted.stdout).toMatch(/: SELECT on dbo\.WS_APPLICATION$/m);
+    const without = await dbApplyWithPassword(
+      password,
+      target,
+      '--role',
+      `svc_plain_role_${suffix}`,
+      '--login',
+      `svc_plain_login_${suffix}`,
+    );
+    expect(without.code ?? 0, without.stderr).toBe(0);
+    expect(without.stdout).not.toMatch(/WS_APPLICATION/i);
+    const connections = {
+      register: { kind: 'mssql', connectionString: withLogin(target, `svc_reg_login_${suffix}`, password) },
+      plain: { kind: 'mssql', connectionString: withLogin(target, `svc_plain_login_${suffix}`, password) },
+    } as const;
+    setTenantRegistry(
+      parseTenantRegistry({
+        tenants: {
+          register: webApiTenant(connections.register, { erpTable: 'dbo.WS_APPLICATION' }),
+          plain: webApiTenant(connections.plain, { erpTable: 'dbo.WS_APPLICATION' }),
+        },
+      }),
+    );
+    try {
+      expect((await keyTest('register', 'erp-key')).status).toBe(200);
+      expect((await keyTest('register', 'ERP-KEY')).status).toBe(401);
+      // A role without the extra grant: the documented answer, naming what to grant.
+      const denied = await keyTest('plain', 'erp-key');
+      expect(denied.status).toBe(500);
+      expect(denied.body.data[0].error[0]).toEqual({
+        errorCode: '180',
+        errorMessage: `The service's database login may not use dbo.WS_APPLICATION: grant SELECT on dbo.WS_APPLICATION to the service's role (docs/sql-server.md, "Permissions")`,
+      });
+    } finally {
+      setTenantRegistry(undefined);
+      for (const connection of Object.values(connections)) await (await openDatabase(connection)).close();
+    }
+    // Read, never written.
+    expect(await erpSnapshot(erp)).toEqual(before);
+  }, 600_000);
+
   it('refuses public, fixed roles and system principals as role or login, and an empty role', async () => {
     for (const reserved of [
       'public',
@@ -270,4 +349,106 @@ describe.skipIf(!url)("npm run db:apply on a database laid out as an ERP's", () 
       stderr: expect.stringContaining('--role takes the name'),
     });
   }, 300_000);
+});
+
+// A real ERP's database (issue 46): the seed's objects only, no register of Web API applications.
+// db:apply needs nothing more, the role holds nothing on an applications table, and the Web API
+// answers from the registry's applications, logging in with that role.
+describe.skipIf(!url)("a real ERP's database, without any table of Web API applications", () => {
+  const name = `svc_real_${randomBytes(4).toString('hex')}`;
+  const role = `svc_real_role_${randomBytes(2).toString('hex')}`;
+  const login = `svc_real_login_${randomBytes(2).toString('hex')}`;
+  const password = `Pw-${randomBytes(12).toString('hex')}`;
+  let server: Database;
+  let target: string;
+  let real: Database;
+  let connection: DatabaseConnection;
+
+  beforeAll(async () => {
+    server = createMssqlDatabase({ connectionString: url! });
+    await server.query(`CREATE DATABASE ${name}`);
+    target = withDatabase(url!, name);
+    real = createMssqlDatabase({ connectionString: target });
+    for (const statement of [...REAL_ERP_LAYOUT, ERP_OPERATION_PROCEDURE]) await real.query(statement);
+    connection = { kind: 'mssql', connectionString: withLogin(target, login, password) };
+  }, 120_000);
+  afterAll(async () => {
+    setTenantRegistry(undefined);
+    if (connection) await (await openDatabase(connection)).close();
+    await real?.close();
+    await server?.query(`DROP DATABASE IF EXISTS ${name}`).catch(() => undefined);
+    await server?.close();
+  });
+
+  it('db:apply succeeds, creates no applications table, and --role grants nothing on one', async () => {
+    const applied = await dbApply(target);
+    expect(applied.code ?? 0, applied.stderr).toBe(0);
+    expect(applied.stdout).toMatch(
+      /^applied service\/030-web-api\.sql, .*service\/080-change-notifications\.sql in/m,
+    );
+    const objects = await allObjects(real);
+    expect(objects).toContain('U ws_journal');
+    expect(objects.filter((object) => /ws_application/.test(object))).toEqual([]);
+    // Only the register option asks for one: then it stops, naming it, having written nothing.
+    const asked = await dbApply(target, '--erp-applications');
+    expect(asked.code).toBe(1);
+    expect(asked.stderr).toContain('nothing was written');
+    expect(asked.stderr).toContain('dbo.WS_APPLICATION: table is missing');
+    expect(await allObjects(real)).toEqual(objects);
+    // The tenant's operation, then the role (EXECUTE on its procedure) and a login in it.
+    await registerWebApiOperation(real, { vltyp: 1100, procedure: 'dbo.ERP_PARTNERI', rowName: 'Partner' });
+    const granted = await dbApplyWithPassword(
+      password,
+      target,
+      '--role',
+      role,
+      '--read',
+      'SUBJECT',
+      '--login',
+      login,
+    );
+    expect(granted.code ?? 0, granted.stderr).toBe(0);
+    expect(granted.stdout).toContain(`role ${role}: EXECUTE on dbo.ERP_PARTNERI`);
+    expect(granted.stdout).not.toMatch(/WS_APPLICATION/i);
+  }, 600_000);
+
+  it("the Web API answers from the registry's applications (rotation, 997 of another application 404/111), logging in with that role", async () => {
+    setTenantRegistry(
+      parseTenantRegistry({
+        tenants: {
+          erp: webApiTenant(connection, [
+            { id: 5, apiKey: 'real-erp-key-5', apiHashes: ['real-hash-new', 'real-hash-old'] },
+            { id: 6, apiKey: 'real-erp-key-6', apiHashes: ['real-hash-six'] },
+          ]),
+        },
+      }),
+    );
+    expect((await keyTest('erp', 'real-erp-key-5')).status).toBe(200);
+    expect((await keyTest('erp', 'erp-key')).status).toBe(401);
+    const five = { tenant: 'erp', apiKey: 'real-erp-key-5' };
+    const answer = await signed(envelope(1100, [{ ico: '12345678' }]), { ...five, apiHash: 'real-hash-old' });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({
+      id: expect.any(Number),
+      vlResult: 1,
+      data: [{ id: 1, nazev: 'Žluťoučký kůň s.r.o.' }],
+    });
+    const [row] = await real.query(
+      'SELECT APPLICATION_ID AS applicationId FROM dbo.WS_JOURNAL WHERE ID = @p1',
+      [answer.body.id],
+    );
+    expect(row).toEqual({ applicationId: 5 });
+    const asked = envelope(997, [{ idws_journal: answer.body.id }]);
+    const foreign = await signed(asked, {
+      tenant: 'erp',
+      apiKey: 'real-erp-key-6',
+      apiHash: 'real-hash-six',
+    });
+    expect([foreign.status, errorOf(foreign).errorCode]).toEqual([404, '111']);
+    const own = await signed(asked, { ...five, apiHash: 'real-hash-new' });
+    expect(own.status).toBe(200);
+    expect(own.body.data).toEqual([{ resultForId: answer.body, id: answer.body.id }]);
+    const wrong = await signed(envelope(1100), { ...five, apiHash: 'real-hash-six' });
+    expect([wrong.status, errorOf(wrong).errorCode]).toEqual([401, '103']);
+  }, 120_000);
 });

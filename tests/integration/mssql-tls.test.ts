@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { handler as getRowsCount } from '../../functions/data-api/getRowsCount.js';
-import { handler as webApiTest } from '../../functions/web-api/test.js';
+import { handler as webGetData } from '../../functions/web-api/getData.js';
 import { startTsqlDemo, type TsqlDemo, tsqlEngineDir } from '../../infra/local/tsql-engine.js';
 import { fetchServerCertificates } from '../../infra/tools/server-certificates.js';
 import { createPowertoolsLog } from '../../shared/adapters/powertools/log.js';
@@ -26,6 +26,8 @@ import {
   type TestCertificateAuthority,
   type TestServerIdentity,
 } from '../support/tls-certificates.js';
+import { DEMO_WEB_API, envelope } from '../support/web-api.js';
+import { signedWebApiEvent } from '../support/web-api-event.js';
 
 /**
  * Encrypted and verified connections (CONTRACT.md section 7) on the T-SQL engine with TLS on: a CA
@@ -235,6 +237,7 @@ describe.skipIf(!runs)('SQL Server connections over TLS (T-SQL engine with TLS o
       database: connection,
       dataApiUsers: [{ name: 'demo', passwordHash: HASH }],
       dataSources: '*',
+      webApi: { applications: DEMO_WEB_API.applications },
     });
     const rowsCount = (tenantId: string) =>
       invokeHttp(
@@ -246,15 +249,11 @@ describe.skipIf(!runs)('SQL Server connections over TLS (T-SQL engine with TLS o
           headers: { authorization: DEMO_AUTH },
         }),
       );
+    // A signed call: its operation is looked up in the database (`test` reads the registry only).
     const webApi = (tenantId: string) =>
       invokeHttp(
-        webApiTest,
-        httpApiEvent({
-          method: 'GET',
-          route: '/{tenant}/WebAPI/test',
-          pathParameters: { tenant: tenantId },
-          headers: { 'x-api-key': 'demo-api-key' },
-        }),
+        webGetData,
+        signedWebApiEvent('getData', envelope(1001, [{ ico: '25596641' }]), { tenant: tenantId }),
       );
 
     /** What the process writes (its log lines) while `act` runs. */
@@ -335,7 +334,7 @@ describe.skipIf(!runs)('SQL Server connections over TLS (T-SQL engine with TLS o
     it('Web API: answered with the right CA; 503 with errorCode 150 naming the TLS problem otherwise', async () => {
       const ok = await webApi('tls-right');
       expect(ok.statusCode).toBe(200);
-      expect(JSON.parse(ok.body!)).toMatchObject({ status: 'ok' });
+      expect(JSON.parse(ok.body!)).toMatchObject({ vlResult: 1, data: [{ ico: '25596641' }] });
 
       for (const [tenantId, message] of [
         ['tls-wrong-ca', NOT_TRUSTED],

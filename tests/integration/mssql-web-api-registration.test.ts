@@ -6,10 +6,11 @@ import type { Database } from '../../shared/core/database.js';
 import { runMssqlScripts, mssqlUrl as url } from '../support/mssql.js';
 
 /**
- * `npm run web-api -- application|operation` (docs/api.md "Adding an application or an
- * operation") on a T-SQL database: what it registers is what the Web API reads.
+ * `npm run web-api -- operation` (docs/api.md "Adding an application or an operation") on a T-SQL
+ * database: what it registers is what the Web API reads. (`application` writes no database: its
+ * entry goes into the registry, tests/integration/web-api-registry-entry.test.ts.)
  */
-describe.skipIf(!url)('Registering Web API applications and operations on SQL Server (integration)', () => {
+describe.skipIf(!url)('Registering Web API operations on SQL Server (integration)', () => {
   let db: Database;
   const cli = (...args: string[]) => {
     const run = spawnSync('npx', ['tsx', 'infra/tools/web-api.ts', ...args], {
@@ -26,20 +27,6 @@ describe.skipIf(!url)('Registering Web API applications and operations on SQL Se
   afterAll(async () => {
     await db?.close();
   });
-
-  it('adds an application with a key and hash made at random, which the Web API then finds', async () => {
-    const added = cli('application', url!, '--name', 'Partner s.r.o.');
-    expect(added.status, added.err).toBe(0);
-    const { apiKey, apiHash, application } = JSON.parse(added.out) as Record<string, string>;
-    expect(apiHash!.length).toBeGreaterThanOrEqual(32);
-    const found = await createMssqlWebApiStore(db).findApplication(apiKey!);
-    expect(found).toEqual({ id: Number(application), apiHash, active: true });
-    const again = cli('application', url!, '--name', 'Copy', '--key', apiKey!, '--hash', 'x'.repeat(20));
-    expect(again).toMatchObject({
-      status: 1,
-      err: 'Another application already has this key: choose another --key',
-    });
-  }, 120_000);
 
   it('adds an operation, then points it at another procedure; refuses what the service would refuse', async () => {
     const vltyp = String(5000 + Math.floor(Math.random() * 1000));

@@ -8,7 +8,7 @@ import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tena
 import { type Database, StatementCancelledError } from '../../shared/core/database.js';
 import { demoDatabase } from '../support/demo.js';
 import { httpApiEvent, invokeHttp } from '../support/http-api-event.js';
-import { envelope, type SignOptions } from '../support/web-api.js';
+import { DEMO_WEB_API, envelope, type SignOptions } from '../support/web-api.js';
 import { signedWebApiEvent } from '../support/web-api-event.js';
 
 let pg: PGlite;
@@ -20,6 +20,8 @@ const webApi = (overrides: Record<string, unknown> = {}) => ({
   CheckReplayRequest: true,
   ReplayRequestTime: 300,
   DefContentType: 'application/json',
+  // The demo's applications, in the registry (infra/local/tenants.json).
+  applications: DEMO_WEB_API.applications,
   ...overrides,
 });
 const tenant = (database: unknown, settings: Record<string, unknown> = {}) => ({
@@ -44,7 +46,13 @@ beforeAll(async () => {
     parseTenantRegistry({
       tenants: {
         demo: tenant(embedded),
-        'no-replay-check': tenant(embedded, { CheckReplayRequest: false }),
+        // On the same database, its applications read from the ERP's register (the demo's
+        // WS_APPLICATION holds the same three): the registry's ids may not be given twice on one
+        // database, the register's are the database's own.
+        'no-replay-check': tenant(embedded, {
+          CheckReplayRequest: false,
+          applications: { erpTable: 'dbo.WS_APPLICATION' },
+        }),
         // Nothing listens on port 1: the connection is refused at once.
         offline: tenant({
           kind: 'mssql',
@@ -277,19 +285,21 @@ describe('Web API handlers on the embedded database', () => {
     expect(Date.now() - started).toBeLessThan(1500);
   });
 
-  it('a warm function remembers applications for WEB_API_CACHE_SECONDS: a deactivated key works within it', async () => {
+  it("a warm function remembers the ERP register's applications for WEB_API_CACHE_SECONDS: a deactivated key works within it", async () => {
     const setActive = (active: 0 | 1) =>
       pg.query(`UPDATE dbo."WS_APPLICATION" SET "AKTIVNI" = $1 WHERE "API_KEY" = 'other-api-key'`, [active]);
-    const other = { apiKey: 'other-api-key', apiHash: 'other-api-hash' };
+    const other = { apiKey: 'other-api-key', apiHash: 'other-api-hash', tenant: 'no-replay-check' };
     const body = (n: number) => envelope(1001, [{ nazev: 'alfa', n }]);
     try {
       process.env.WEB_API_CACHE_SECONDS = '30';
       expect((await call(body(1), other)).status).toBe(200);
       await setActive(0);
       expect((await call(body(2), other)).status).toBe(200);
+      // The registry's applications are not the register's: the demo tenant's key still works.
+      expect((await call(body(3), { ...other, tenant: 'demo' })).status).toBe(200);
       // Without the cache the deactivation counts at once.
       process.env.WEB_API_CACHE_SECONDS = '0';
-      const refused = await call(body(3), other);
+      const refused = await call(body(4), other);
       expect(refused.status).toBe(401);
       expect(refused.body).toContain('"errorCode":"102"');
     } finally {

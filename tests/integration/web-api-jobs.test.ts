@@ -20,7 +20,7 @@ import type { Database } from '../../shared/core/database.js';
 import { demoDatabase } from '../support/demo.js';
 import { invokeHttp } from '../support/http-api-event.js';
 import { checkJobLeaseFencing } from '../support/job-lease.js';
-import { envelope } from '../support/web-api.js';
+import { DEMO_WEB_API, envelope } from '../support/web-api.js';
 import { signedWebApiEvent } from '../support/web-api-event.js';
 
 // The job queue on the SQS emulator, with a visibility of 2 s (redeliveries come quickly) and a
@@ -42,6 +42,7 @@ const tenant = (database: unknown) => ({
   database,
   dataApiUsers: [{ name: 'demo', passwordHash }],
   dataSources: '*',
+  webApi: { applications: DEMO_WEB_API.applications },
 });
 
 beforeAll(async () => {

@@ -12,7 +12,7 @@ import type { ServiceMetrics } from '../../shared/core/metrics.js';
 import { serviceLog, serviceMetrics, useObservability } from '../../shared/lambda/observability.js';
 import { demoDatabase } from '../support/demo.js';
 import { invokeHttp } from '../support/http-api-event.js';
-import { envelope, type SignOptions } from '../support/web-api.js';
+import { DEMO_WEB_API, envelope, type SignOptions } from '../support/web-api.js';
 import { signedWebApiEvent } from '../support/web-api-event.js';
 
 /**
@@ -54,6 +54,7 @@ beforeAll(async () => {
     CheckReplayRequest: true,
     ReplayRequestTime: 300,
     DefContentType: 'application/json',
+    applications: DEMO_WEB_API.applications,
   };
   setTenantRegistry(
     parseTenantRegistry({

@@ -13,7 +13,7 @@ import { demoPolicy, refusal } from '../support/web-api-core.js';
 
 const TTL_MS = 30_000;
 
-describe('Web API lookup cache on the embedded demo database', () => {
+describe("Web API lookup cache on the embedded demo database (operations, and the ERP register's applications)", () => {
   let pg: PGlite;
   let db: Database;
   let now = 0;

@@ -26,10 +26,10 @@ describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
 
   const operation = async (vltyp: number) => (await store.findOperation(vltyp))!;
 
-  it('finds applications by their exact key', async () => {
+  it("finds applications of the ERP's register (the demo's WS_APPLICATION) by their exact key", async () => {
     expect(await store.findApplication('demo-api-key')).toEqual({
       id: 1,
-      apiHash: 'demo-api-hash',
+      apiHashes: ['demo-api-hash'],
       active: true,
     });
     expect(await store.findApplication('DEMO-API-KEY')).toBeUndefined();

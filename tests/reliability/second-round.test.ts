@@ -8,7 +8,7 @@ import { INTERNAL_TABLES } from '../../shared/core/data-api/data-source.js';
 import { tenantWebApiStore } from '../../shared/lambda/web-api/store.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import { checkJobLeaseFencing } from '../support/job-lease.js';
-import { signedCall } from '../support/web-api.js';
+import { DEMO_WEB_API_TENANT, signedCall } from '../support/web-api.js';
 import { LARGE_SHARE, printFigures } from './figures.js';
 
 /**
@@ -220,7 +220,7 @@ describe('second round (issue 19)', () => {
   });
 
   it('a slow worker and its successor: the row finished once, by the lease holder', async () => {
-    await checkJobLeaseFencing(tenantWebApiStore(stack.database));
+    await checkJobLeaseFencing(tenantWebApiStore(stack.database, DEMO_WEB_API_TENANT));
     figures.push({
       class: 'slow worker vs successor (lease 1 s lapsed)',
       tried: 1,

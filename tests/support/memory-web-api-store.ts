@@ -29,8 +29,8 @@ export function memoryWebApiStore(
 ) {
   const now = options.now ?? Date.now;
   const applications = options.applications ?? {
-    'demo-api-key': { id: 1, apiHash: 'demo-api-hash', active: true },
-    'inactive-api-key': { id: 3, apiHash: 'inactive-api-hash', active: false },
+    'demo-api-key': { id: 1, apiHashes: ['demo-api-hash'], active: true },
+    'inactive-api-key': { id: 3, apiHashes: ['inactive-api-hash'], active: false },
   };
   const operations = options.operations ?? {};
   const journal = new Map<number, StoredEntry>();
@@ -44,7 +44,9 @@ export function memoryWebApiStore(
 
   const store: WebApiStore = {
     async findApplication(apiKey) {
-      return applications[apiKey];
+      return Object.hasOwn(applications, apiKey)
+        ? applications[apiKey as keyof typeof applications]
+        : undefined;
     },
     async claimRequest(applicationId, digest, holdSeconds) {
       const key = `${applicationId}:${digest}`;

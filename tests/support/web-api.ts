@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { parseWebApiSettings } from '../../shared/config/tenants.js';
 import { signatureHeader } from '../../shared/core/web-api/signature.js';
 
 export interface SignOptions {
@@ -68,3 +70,14 @@ export async function postSigned(
 /** A JSON envelope as text. */
 export const envelope = (vltyp: number, params?: Record<string, unknown>[]) =>
   JSON.stringify(params === undefined ? { vltyp } : { vltyp, params });
+
+/**
+ * The demo tenant's Web API settings as the local stack's registry (infra/local/tenants.json) has
+ * them, its applications among them: for registries a test builds of its own.
+ */
+export const DEMO_WEB_API: Record<string, unknown> = JSON.parse(
+  readFileSync(new URL('../../infra/local/tenants.json', import.meta.url), 'utf8'),
+).tenants.demo.webApi;
+
+/** The demo tenant as far as its Web API store needs it (tenantWebApiStore). */
+export const DEMO_WEB_API_TENANT = { webApi: parseWebApiSettings(DEMO_WEB_API) };

@@ -2,7 +2,10 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_SERVICE_ROLE } from '../../infra/local/demo-database.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { SERVICE_GRANTS } from '../../shared/adapters/mssql/service-grants.js';
+import type { DatabaseConnection } from '../../shared/config/tenants.js';
+import { DatabasePermissionError } from '../../shared/core/database.js';
 import type { LogFields } from '../../shared/core/log.js';
 import { useObservability } from '../../shared/lambda/observability.js';
 import { DEMO_AUTH } from '../support/demo.js';
@@ -39,6 +42,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
+
+/** The demo tenant's connection as the stack's registry gives it: the login of the service's role. */
+const demoTenantConnection = () =>
+  (stack.registry as { tenants: { demo: { database: DatabaseConnection } } }).tenants.demo.database;
 
 /** Runs `probe` with `permission` on `object` taken from the service's role, then gives it back. */
 async function without(object: string, permission: string, probe: () => Promise<void>) {
@@ -207,18 +214,6 @@ const probes: Record<string, () => Promise<void>> = {
       await expectDenied(await setFile(), 'dbo.SVCDOC', /INSERT/);
     });
   },
-  'dbo.WS_APPLICATION SELECT': async () => {
-    await without('dbo.WS_APPLICATION', 'SELECT', async () => {
-      // A key the service has not remembered, so that it asks the database.
-      const response = await fetch(`${stack.url}/demo/WebAPI/test`, {
-        headers: { 'x-api-key': `key-${Date.now()}` },
-      });
-      expectWebDenied(
-        { status: response.status, body: (await response.json()) as Record<string, unknown> },
-        'dbo.WS_APPLICATION',
-      );
-    });
-  },
   'dbo.WS_OPERATION SELECT': async () => {
     await without('dbo.WS_OPERATION', 'SELECT', async () => {
       // A vltyp the service has not remembered.
@@ -372,6 +367,24 @@ describe('least privilege on the T-SQL engine (the tenant logs in with the servi
     expect(description).not.toContain('ERP_NEW_TABLE');
     await stack.database.query(`GRANT SELECT ON dbo.ERP_NEW_TABLE TO ${LOCAL_SERVICE_ROLE}`);
     expect((await data('Data/getRowsCount/ERP_NEW_TABLE')).status).toBe(200);
+  });
+
+  it("holds nothing on the demo's WS_APPLICATION: the demo tenant's applications are in the registry, and the Web API answers", async () => {
+    // The tenant's login, on a pool of its own (closing it leaves the stack's).
+    const login = demoTenantConnection() as { connectionString: string };
+    const asTenant = createMssqlDatabase({
+      connectionString: `${login.connectionString};Application Name=probe`,
+    });
+    try {
+      await expect(asTenant.query('SELECT COUNT(*) AS n FROM dbo.WS_APPLICATION')).rejects.toBeInstanceOf(
+        DatabasePermissionError,
+      );
+    } finally {
+      await asTenant.close();
+    }
+    const test = await fetch(`${stack.url}/demo/WebAPI/test`, { headers: { 'x-api-key': 'other-api-key' } });
+    expect(test.status).toBe(200);
+    expect((await webCall(1001)).status).toBe(200);
   });
 
   it('answers a read permission taken away since the table was looked up with 404, as an unknown name', async () => {

@@ -19,6 +19,8 @@ describe('Function: parseTenantRegistry', () => {
       CheckReplayRequest: true,
       ReplayRequestTime: 300,
       DefContentType: 'application/json',
+      // No application: every key is 401/102 until the registry lists one (CONTRACT.md section 2).
+      applications: [],
     });
     expect(registry.get('demo')?.id).toBe('demo');
     expect(registry.get('other')).toBeUndefined();
@@ -162,5 +164,137 @@ describe('Tenant registry: hidden columns and the paging cursor key (CONTRACT 4a
     const plain = parseTenantRegistry({ tenants: { constructor: tenant } });
     expect(plain.ids()).toEqual(['constructor']);
     expect(parseTenantRegistry({ tenants: { a: tenant } }).get('constructor')).toBeUndefined();
+  });
+});
+
+describe('Tenant registry: Web API applications (CONTRACT.md section 2)', () => {
+  const withApplications = (applications: unknown, database: unknown = tenant.database) => ({
+    ...tenant,
+    database,
+    webApi: { applications },
+  });
+  const problemsOf = (registry: unknown) => {
+    try {
+      parseTenantRegistry(registry);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return '';
+  };
+  const app = (id: number, apiKey: string, apiHashes: unknown = [`${apiKey}-hash`]) => ({
+    id,
+    apiKey,
+    apiHashes,
+  });
+
+  it('takes applications with a key, API hashes (several while one is rotated) and active (default true)', () => {
+    const registry = parseTenantRegistry({
+      tenants: {
+        demo: withApplications([
+          app(1, 'demo-api-key', ['new-hash', 'old-hash']),
+          { ...app(2, 'b'), active: false },
+        ]),
+      },
+    });
+    expect(registry.get('demo')?.webApi.applications).toEqual([
+      { id: 1, apiKey: 'demo-api-key', apiHashes: ['new-hash', 'old-hash'], active: true },
+      { id: 2, apiKey: 'b', apiHashes: ['b-hash'], active: false },
+    ]);
+    expect(Object.isFrozen(registry.get('demo')?.webApi.applications)).toBe(true);
+  });
+
+  it('refuses an id or a key given twice within a tenant, and no or empty API hashes, by path, never quoting a key or hash', () => {
+    const message = problemsOf({
+      tenants: {
+        demo: withApplications([
+          app(1, 'secret-key-one', ['secret-hash-one']),
+          app(1, 'secret-key-two'),
+          app(3, 'secret-key-one'),
+          app(4, 'd', []),
+          app(5, 'e', ['']),
+          app(6, 'has space'),
+        ]),
+      },
+    });
+    expect(message).toContain('tenants.demo.webApi.applications.1.id: 1 is also the id of applications.0');
+    expect(message).toContain(
+      'tenants.demo.webApi.applications.2.apiKey: is also the apiKey of applications.0: each key once',
+    );
+    expect(message).toContain('tenants.demo.webApi.applications.3.apiHashes: give at least one API hash');
+    expect(message).toContain('tenants.demo.webApi.applications.4.apiHashes.0: must not be empty');
+    expect(message).toContain(
+      'tenants.demo.webApi.applications.5.apiKey: must be 1 to 200 visible ASCII characters',
+    );
+    expect(message).not.toMatch(/secret-key|secret-hash/);
+  });
+
+  it("takes the ERP's register instead: dbo.WS_APPLICATION, the one layout read, and nothing else", () => {
+    const registry = parseTenantRegistry({
+      tenants: { demo: withApplications({ erpTable: 'dbo.WS_APPLICATION' }) },
+    });
+    expect(registry.get('demo')?.webApi.applications).toEqual({ erpTable: 'dbo.WS_APPLICATION' });
+    expect(problemsOf({ tenants: { demo: withApplications({ erpTable: 'dbo.PARTNERS' }) } })).toContain(
+      'tenants.demo.webApi.applications.erpTable: must be dbo.WS_APPLICATION',
+    );
+    expect(
+      problemsOf({ tenants: { demo: withApplications({ erpTable: 'WS_APPLICATION', more: 1 }) } }),
+    ).toMatch(/tenants\.demo\.webApi\.applications: .*more/);
+    expect(problemsOf({ tenants: { demo: withApplications('WS_APPLICATION') } })).toContain(
+      'tenants.demo.webApi.applications:',
+    );
+  });
+
+  it('refuses two applications of one id in tenants that share a database, unless they are one application', () => {
+    const erp = (name: string) => ({
+      kind: 'mssql',
+      connectionString: `Server=sql.acme.internal,1433;Database=${name};User Id=svc;Password=x`,
+    });
+    const shared = problemsOf({
+      tenants: {
+        alfa: withApplications([app(1, 'alfa-key')], erp('ERP')),
+        beta: withApplications([app(2, 'beta-key'), app(1, 'beta-key-1')], {
+          ...erp('erp'),
+          connectionString: 'Server=SQL.acme.internal,1433;Initial Catalog=erp;User Id=other;Password=y',
+        }),
+      },
+    });
+    expect(shared).toContain(
+      'tenants.beta.webApi.applications.1.id: 1 is also the id of another application of tenant alfa, which shares its database',
+    );
+    // Another database, or one integrator listed by both companies: no problem.
+    expect(
+      problemsOf({
+        tenants: {
+          alfa: withApplications([app(1, 'alfa-key')], erp('ERP_ALFA')),
+          beta: withApplications([app(1, 'beta-key')], erp('ERP_BETA')),
+          gama: withApplications([app(1, 'alfa-key')], erp('ERP_ALFA')),
+        },
+      }),
+    ).toBe('');
+  });
+});
+
+describe('Tenant registry: change feed tables whose derived names would pass the identifier limit', () => {
+  const KEYS = { pagingCursorKeys: ['k'.repeat(32)] };
+  const recording = (table: string, database: unknown) => ({
+    ...KEYS,
+    tenants: { demo: { ...tenant, database, changeFeed: ['SUBJECT', `dbo.${table}`] } },
+  });
+  const mssql = { kind: 'mssql', connectionString: 'Server=sql,1433;Database=ERP;User Id=svc;Password=x' };
+  const named = (length: number) => `T${'X'.repeat(length - 1)}`;
+
+  it('takes a name of up to 107 characters on SQL Server and refuses 108, naming the table, the path and the limit', () => {
+    expect(parseTenantRegistry(recording(named(107), mssql)).get('demo')?.changeFeed).toHaveLength(2);
+    expect(() => parseTenantRegistry(recording(named(108), mssql))).toThrow(
+      `tenants.demo.changeFeed.1: the change feed cannot record table ${named(108)}: its name has 108 characters, and the names derived from it (the longest, IX_SVC_CHANGES_<table>_BATCH, 21 more) would pass SQL Server's limit of 128 characters: a recorded table's name may have at most 107 characters`,
+    );
+  });
+
+  it("takes up to 42 bytes on the embedded database (PostgreSQL's 63) and refuses 43", () => {
+    const embedded = { kind: 'embedded', name: 'demo' };
+    expect(parseTenantRegistry(recording(named(42), embedded)).get('demo')?.changeFeed).toHaveLength(2);
+    expect(() => parseTenantRegistry(recording(named(43), embedded))).toThrow(
+      /tenants\.demo\.changeFeed\.1: the change feed cannot record table TX+: its name has 43 bytes, .* the embedded database \(PostgreSQL\)'s limit of 63 bytes: a recorded table's name may have at most 42 bytes/,
+    );
   });
 });

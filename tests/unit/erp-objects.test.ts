@@ -28,7 +28,7 @@ function catalogue(tables: Record<string, Record<string, string>>) {
 
 const complete = () =>
   Object.fromEntries(
-    ERP_OBJECTS.filter((object) => object.owner === 'erp').map((object) => [
+    ERP_OBJECTS.filter((object) => object.owner === 'erp' && !object.onlyWith).map((object) => [
       object.object.split('.')[1]!,
       Object.fromEntries(object.columns.map((column) => [column.name, column.types[0]!])),
     ]),
@@ -42,16 +42,43 @@ describe('Function: checkErpObjects', () => {
 
   it('names each missing table, missing column and column of another type', async () => {
     const tables = complete();
-    delete tables.WS_APPLICATION;
+    delete tables.SUBJECT;
     delete tables.SVCDOC!.FILENAME;
-    tables.SUBJECT!.SECRET_WEBHOOK = 'int';
+    tables.SVCDOC!.SIZE_BYTES = 'nvarchar';
     const { problems } = await checkErpObjects(catalogue(tables).db, { demo: false });
     expect(problems.map((p) => `${p.object}${p.column ? `.${p.column}` : ''}`)).toEqual([
       'dbo.SVCDOC.FILENAME',
-      'dbo.WS_APPLICATION',
-      'dbo.SUBJECT.SECRET_WEBHOOK',
+      'dbo.SVCDOC.SIZE_BYTES',
+      'dbo.SUBJECT',
     ]);
-    expect(problems[2]!.problem).toMatch(/^is int, the service needs nvarchar/);
+    expect(problems[1]!.problem).toMatch(/^is nvarchar, the service needs int/);
+  });
+
+  it("needs no register of applications (a real ERP's database has none); WS_APPLICATION only with --erp-applications", async () => {
+    const { db, asked } = catalogue(complete());
+    expect((await checkErpObjects(db, { demo: false })).problems).toEqual([]);
+    expect(asked.map((params) => params[1])).not.toContain('WS_APPLICATION');
+    const { problems } = await checkErpObjects(db, { demo: false, erpApplications: true });
+    expect(problems).toEqual([
+      {
+        object: 'dbo.WS_APPLICATION',
+        problem: expect.stringMatching(
+          /^table is missing \(used by the Web API of a tenant whose registry names the ERP's register/,
+        ),
+      },
+    ]);
+    const register = {
+      ...complete(),
+      WS_APPLICATION: { ID: 'int', API_KEY: 'nvarchar', API_HASH: 'int', AKTIVNI: 'bit' },
+    };
+    const checked = await checkErpObjects(catalogue(register).db, {
+      demo: false,
+      erpApplications: true,
+      only: ['dbo.WS_APPLICATION'],
+    });
+    expect(checked.problems.map((p) => `${p.object}.${p.column}: ${p.problem}`)).toEqual([
+      'dbo.WS_APPLICATION.API_HASH: is int, the service needs nvarchar or varchar or nchar or char or ntext or text',
+    ]);
   });
 
   it('checks a WS_JOURNAL the ERP already has against the columns the service writes', async () => {

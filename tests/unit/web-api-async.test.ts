@@ -32,8 +32,8 @@ function setUp(options: { timeoutSeconds?: number; staleSeconds?: number; now?: 
   const memory = memoryWebApiStore({
     now: options.now,
     applications: {
-      'demo-api-key': { id: 1, apiHash: 'demo-api-hash', active: true },
-      'other-api-key': { id: 2, apiHash: 'other-api-hash', active: true },
+      'demo-api-key': { id: 1, apiHashes: ['demo-api-hash'], active: true },
+      'other-api-key': { id: 2, apiHashes: ['other-api-hash'], active: true },
     },
     operations: {
       7: {

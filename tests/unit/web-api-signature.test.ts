@@ -83,6 +83,22 @@ describe('Function: verifySignature', () => {
     expect(a.requestDigest).toBe(b.requestDigest);
   });
 
+  it("accepts a signature keyed with any of the application's API hashes (a rotation), and with none other", () => {
+    const hashes = ['new-api-hash', HASH];
+    for (const hash of hashes) {
+      expect(verifySignature(signatureHeader(hash, body, NOW), hashes, body, NOW, 300).timestamp).toBe(NOW);
+    }
+    // Several v1 against several hashes: one pair matching suffices.
+    const both = `t=${NOW},v1=${signBody('stale-hash', NOW, body)},v1=${signBody(HASH, NOW, body)}`;
+    expect(verifySignature(both, hashes, body, NOW, 300).timestamp).toBe(NOW);
+    const error = refusal(() =>
+      verifySignature(signatureHeader('stale-hash', body, NOW), hashes, body, NOW, 300),
+    );
+    expect([webApiHttpStatus(error), error.errorCode]).toEqual([401, '103']);
+    expect(error.message).not.toMatch(/new-api-hash|demo-api-hash|stale-hash/);
+    expect(() => verifySignature(header, [], body, NOW, 300)).toThrow(/does not match/);
+  });
+
   it('refuses a changed body, another key and a changed time stamp with 401/103', () => {
     for (const check of [
       () => verifySignature(header, HASH, Buffer.from(`${body} `), NOW, 300),

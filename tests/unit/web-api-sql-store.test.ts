@@ -21,13 +21,13 @@ const recordingMssql = (answers: (Row[] | Error)[] = []) =>
 const operation = { vltyp: 9002, procedure: 'dbo.WS_OP_FAIL', rowName: 'Fail' };
 
 describe('Function: createMssqlWebApiStore', () => {
-  it('looks the key up with a parameter and accepts only the exact key (SQL Server compares case-insensitively)', async () => {
+  it("looks a key up in the ERP's register with a parameter and accepts only the exact key (SQL Server compares case-insensitively)", async () => {
     const row = { id: 1, apiKey: 'demo-api-key', apiHash: 'demo-api-hash', active: 1 };
     const { db, statements } = recordingMssql([[row], [row]]);
     const store = createMssqlWebApiStore(db);
     expect(await store.findApplication('demo-api-key')).toEqual({
       id: 1,
-      apiHash: 'demo-api-hash',
+      apiHashes: ['demo-api-hash'],
       active: true,
     });
     expect(await store.findApplication('DEMO-API-KEY')).toBeUndefined();

@@ -139,7 +139,10 @@ END;
 $$;
 
 -- -----------------------------------------------------------------------------
--- 7. WS_APPLICATION – Web API applications (holds secrets, NEVER served by the API)
+-- 7. WS_APPLICATION – an ERP's own register of Web API applications (holds secrets, NEVER
+--    served by the API). DEMO ONLY: the demo tenant's applications are in its registry entry (a
+--    real ERP's database has no such table); this one stands for the ERP that keeps a register of
+--    its own, which a tenant may name instead ("applications": {"erpTable": "dbo.WS_APPLICATION"}).
 -- -----------------------------------------------------------------------------
 CREATE TABLE dbo."WS_APPLICATION" (
     "ID"         int           NOT NULL,

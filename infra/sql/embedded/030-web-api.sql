@@ -7,6 +7,9 @@
 -- XML values arrive as strings) and whose result set is the answer's data. Its
 -- column names are the answer's names (lower-case). A failure raised with
 -- RAISE EXCEPTION (SQLSTATE P0001) reaches the caller with its message.
+--
+-- WS_JOURNAL.APPLICATION_ID is the application's id in the tenant registry (or in the ERP's
+-- register WS_APPLICATION, where a tenant names it): no foreign key, as on SQL Server.
 -- =============================================================================
 
 -- -----------------------------------------------------------------------------
@@ -44,7 +47,6 @@ CREATE TABLE dbo."WS_JOURNAL" (
     "CREATED_AT"     timestamp(3) without time zone NOT NULL DEFAULT (now() AT TIME ZONE 'utc'),
     "FINISHED_AT"    timestamp(3) without time zone NULL,
     CONSTRAINT "PK_WS_JOURNAL" PRIMARY KEY ("ID"),
-    CONSTRAINT "FK_WS_JOURNAL_APPLICATION" FOREIGN KEY ("APPLICATION_ID") REFERENCES dbo."WS_APPLICATION" ("ID"),
     CONSTRAINT "CK_WS_JOURNAL_STATE" CHECK ("STATE" IN ('running', 'finished', 'failed')),
     CONSTRAINT "CK_WS_JOURNAL_CALL_MODE" CHECK ("CALL_MODE" IN ('sync', 'async'))
 );

@@ -35,6 +35,13 @@ BEGIN
     IF rel IS NULL THEN
         RAISE EXCEPTION 'svc_change_feed_enable: no such table';
     END IF;
+    -- The longest name derived from the table's, IX_SVC_CHANGES_<TABLE>_BATCH, must fit 63 bytes:
+    -- past it PostgreSQL cuts names, and two of a table's triggers (or two tables' objects) would
+    -- share one.
+    IF octet_length('IX_SVC_CHANGES_' || table_name || '_BATCH') > 63 THEN
+        RAISE EXCEPTION 'svc_change_feed_enable: the change feed cannot record table %: its name has % bytes, and the names derived from it (the longest, IX_SVC_CHANGES_<table>_BATCH, 21 more) would pass the limit of 63 bytes: a recorded table''s name may have at most 42 bytes',
+            table_name, octet_length(table_name);
+    END IF;
     SELECT string_agg(format('%I %s NOT NULL', a.attname, format_type(a.atttypid, a.atttypmod)), ', ' ORDER BY k.ord),
            string_agg(format('%I', a.attname), ', ' ORDER BY k.ord)
     INTO key_columns, key_names

@@ -5,6 +5,10 @@
  * writes them, since it never alters them). `npm run db:apply` compares this list with the
  * catalogue before it writes anything, and stops naming every object and column that is missing or
  * of another type. docs/sql-server.md prints the list (a unit test holds the two together).
+ *
+ * The seed's objects only: a real ERP's database has no register of Web API applications (they
+ * live in the tenant registry). The ERP's own register, `WS_APPLICATION`, is checked only where a
+ * tenant reads its applications from there (`--erp-applications`).
  */
 import type { Database } from '../../core/database.js';
 
@@ -27,6 +31,8 @@ export interface RequiredObject {
   readonly owner: 'erp' | 'service';
   /** What of the service reads or writes it. */
   readonly usedBy: string;
+  /** The `db:apply` option that asks for it, where only some tenants need it. */
+  readonly onlyWith?: '--erp-applications';
   readonly columns: readonly RequiredColumn[];
 }
 
@@ -39,7 +45,7 @@ export const DOCUMENT_TABLE = 'dbo.SVCDOC';
 export function erpObjectsTable(): string[] {
   return ERP_OBJECTS.map(
     (required) =>
-      `| \`${required.object}\` | ${required.owner === 'erp' ? 'the ERP' : 'the service, or the ERP where it has one'} | ${required.columns
+      `| \`${required.object}\`${required.onlyWith ? ` (only with \`${required.onlyWith}\`)` : ''} | ${required.owner === 'erp' ? 'the ERP' : 'the service, or the ERP where it has one'} | ${required.columns
         .map((c) => `\`${c.name}\` (${c.types.join(', ')})`)
         .join('; ')} | ${required.usedBy} |`,
   );
@@ -61,7 +67,9 @@ export const ERP_OBJECTS: readonly RequiredObject[] = [
   {
     object: 'dbo.WS_APPLICATION',
     owner: 'erp',
-    usedBy: 'the Web API (the application of `x-api-key`, its API hash); read only',
+    usedBy:
+      "the Web API of a tenant whose registry names the ERP's register (`webApi.applications.erpTable`): the application of `x-api-key`, its API hash; read only",
+    onlyWith: '--erp-applications',
     columns: [
       column('ID', INTEGER),
       column('API_KEY', TEXT),
@@ -131,18 +139,27 @@ export interface ErpObjectCheck {
 }
 
 /**
- * Compares {@link ERP_OBJECTS} with the catalogue of `db`. `missingAllowed` says which missing
- * objects are not a problem: the service's own (the scripts create them) always, the ERP's only
- * where the demo lays them out (`--demo`). Reads only.
+ * Compares {@link ERP_OBJECTS} with the catalogue of `db`. Missing objects that are not a problem:
+ * the service's own (the scripts create them) always, the ERP's only where the demo lays them out
+ * (`--demo`); an object of an option only with that option. Reads only.
  */
 export async function checkErpObjects(
   db: Pick<Database, 'query'>,
-  options: { readonly demo: boolean; readonly documentsElsewhere?: boolean },
+  options: {
+    readonly demo: boolean;
+    readonly documentsElsewhere?: boolean;
+    /** A tenant on this database reads its applications from the ERP's register. */
+    readonly erpApplications?: boolean;
+    /** Only these of the list (a part of db:apply that needs no others). */
+    readonly only?: readonly string[];
+  },
 ): Promise<ErpObjectCheck> {
   const problems: ErpObjectProblem[] = [];
   const present: string[] = [];
   for (const required of ERP_OBJECTS) {
+    if (options.only && !options.only.includes(required.object)) continue;
     if (options.documentsElsewhere && required.object === DOCUMENT_TABLE) continue;
+    if (required.onlyWith === '--erp-applications' && !options.erpApplications) continue;
     const [schema, name] = required.object.split('.') as [string, string];
     const rows = await db.query(CATALOGUE, [schema, name]);
     if (rows.length === 0) {

@@ -31,12 +31,6 @@ export const SERVICE_GRANTS: readonly ServiceGrant[] = [
     without: `\`setFile\`: ${DENIED}, nothing stored`,
   },
   {
-    object: 'dbo.WS_APPLICATION',
-    permission: 'SELECT',
-    usedBy: 'every Web API call (the application of `x-svc-api-key`)',
-    without: `every Web API call: ${WEB_DENIED}`,
-  },
-  {
     object: 'dbo.WS_OPERATION',
     permission: 'SELECT',
     usedBy: '`getData`, `getDataAsync` (`vltyp` → procedure)',
@@ -192,8 +186,21 @@ export const SERVICE_GRANTS: readonly ServiceGrant[] = [
   },
 ];
 
+/**
+ * The ERP's register of Web API applications, read only where a tenant's registry names it
+ * instead of listing its applications (`webApi.applications.erpTable`); `--erp-applications`.
+ */
+export const ERP_APPLICATIONS_GRANT: ServiceGrant = {
+  object: 'dbo.WS_APPLICATION',
+  permission: 'SELECT',
+  usedBy:
+    "every Web API call of a tenant whose registry names the ERP's register (`webApi.applications.erpTable`; `--erp-applications`)",
+  without: `every Web API call of such a tenant: ${WEB_DENIED}`,
+};
+
 /** Grants on objects the tenant chooses: one row each in docs/sql-server.md, granted by options. */
 export const TENANT_GRANTS: readonly ServiceGrant[] = [
+  ERP_APPLICATIONS_GRANT,
   {
     object: 'each table or view served (`--read`)',
     permission: 'SELECT',
@@ -255,7 +262,7 @@ export function missingGrant(
   permission: string | undefined,
 ): { object: string; grant: string } {
   const name = bareName(object);
-  const listed = SERVICE_GRANTS.filter((g) => bareName(g.object) === name);
+  const listed = [...SERVICE_GRANTS, ERP_APPLICATIONS_GRANT].filter((g) => bareName(g.object) === name);
   const spelled = listed[0]?.object ?? object;
   if (permission) return { object: spelled, grant: permission.toUpperCase() };
   if (listed.length) return { object: spelled, grant: listed.map((g) => g.permission).join(', ') };

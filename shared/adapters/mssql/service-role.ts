@@ -9,7 +9,7 @@ import type { Database } from '../../core/database.js';
 import { parseQualifiedName, type QualifiedName } from '../../core/sql-names.js';
 import { changeTableName } from '../sql-common/change-feed-store.js';
 import { mssqlDialect } from './dialect.js';
-import { type Permission, SERVICE_GRANTS } from './service-grants.js';
+import { ERP_APPLICATIONS_GRANT, type Permission, SERVICE_GRANTS } from './service-grants.js';
 
 const q = mssqlDialect.quoteIdent;
 
@@ -18,7 +18,7 @@ export const PRINCIPAL_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 /**
  * Principals every user of the database is, or that hold more than the service may: granting the
- * service's permissions to one of them would give them (SELECT on WS_APPLICATION's API hashes
+ * service's permissions to one of them would give them (the webhook secrets of WEBHOOK_ENDPOINT
  * among them) to every database user, or make the service's login more than its role.
  */
 const RESERVED_PRINCIPALS = new Map<string, string>([
@@ -63,6 +63,11 @@ export interface ServiceRoleRequest {
   readonly read: readonly string[];
   /** Procedures `setFile` may call (EXECUTE each). */
   readonly execute: readonly string[];
+  /**
+   * A tenant on this database reads its Web API applications from the ERP's register
+   * (`--erp-applications`): SELECT on it too. Without it the role holds nothing there.
+   */
+  readonly erpApplications?: boolean;
   /** A login and a user of the same name, made a member of the role (when given). */
   readonly login?: { readonly name: string; readonly password: string };
 }
@@ -178,6 +183,14 @@ export async function applyServiceRole(
     if (!found) throw new ServiceRoleError(`--execute: no procedure "${text}" in the database`);
     procedures.push(found);
   }
+  const register = request.erpApplications
+    ? await catalogued(db, parsed(ERP_APPLICATIONS_GRANT.object, 'table'), ['U'])
+    : undefined;
+  if (request.erpApplications && !register) {
+    throw new ServiceRoleError(
+      `--erp-applications: no table ${ERP_APPLICATIONS_GRANT.object} in the database (the ERP's register of Web API applications); without it, list the tenant's applications in the registry instead`,
+    );
+  }
 
   const [existing] = await db.query(
     `SELECT COUNT(*) AS n FROM sys.database_principals WHERE name = @p1 AND type = 'R'`,
@@ -198,6 +211,7 @@ export async function applyServiceRole(
     if (!found) throw new ServiceRoleError(`${object} is not in the database: run the scripts first`);
     await grant(found, permissions);
   }
+  if (register) await grant(register, [ERP_APPLICATIONS_GRANT.permission]);
   for (const found of reads) await grant(found, ['SELECT']);
   for (const found of procedures) await grant(found, ['EXECUTE']);
   // Every Web API operation's procedure, as WS_OPERATION names it.

@@ -1,8 +1,8 @@
 /**
- * Registering what the Web API serves in a tenant's SQL Server database: an application (key and
- * API hash in WS_APPLICATION) and an operation (`vltyp` → procedure in WS_OPERATION). Used by
- * `npm run web-api -- application` and `npm run web-api -- operation` (docs/api.md "Adding an
- * application or an operation"), as a DBA would insert the rows, with the checks the service makes when it reads them.
+ * Registering an operation (`vltyp` → procedure in WS_OPERATION) in a tenant's SQL Server database,
+ * as a DBA would insert the row, with the checks the service makes when it reads it: `npm run
+ * web-api -- operation` (docs/api.md "Adding an application or an operation"). Applications are
+ * not here: they live in the tenant registry, or in an ERP's own register the service only reads.
  */
 import type { Database } from '../../core/database.js';
 import { parseQualifiedName } from '../../core/sql-names.js';
@@ -10,44 +10,6 @@ import { parseQualifiedName } from '../../core/sql-names.js';
 /** A request the registration cannot carry out; its message says why. */
 export class RegistrationError extends Error {
   override readonly name = 'RegistrationError';
-}
-
-export interface NewApplication {
-  readonly name: string;
-  readonly apiKey: string;
-  readonly apiHash: string;
-}
-
-/** Adds an active application; its id. Refuses a key another application has. */
-export async function addWebApiApplication(db: Database, application: NewApplication): Promise<number> {
-  const { name, apiKey, apiHash } = application;
-  if (!/^[\x21-\x7e]{8,100}$/.test(apiKey)) {
-    throw new RegistrationError('--key must be 8 to 100 printable ASCII characters without spaces');
-  }
-  if (!/^[\x21-\x7e]{16,200}$/.test(apiHash)) {
-    throw new RegistrationError('--hash must be 16 to 200 printable ASCII characters without spaces');
-  }
-  if (name.length > 100) throw new RegistrationError('--name must be at most 100 characters');
-  const [row] = await db.query(
-    `SET XACT_ABORT ON;
-    BEGIN TRANSACTION;
-    IF EXISTS (SELECT 1 FROM dbo.WS_APPLICATION WITH (UPDLOCK, HOLDLOCK) WHERE API_KEY = @p2)
-    BEGIN
-      ROLLBACK TRANSACTION;
-      SELECT CAST(NULL AS int) AS id;
-      RETURN;
-    END;
-    DECLARE @id int = (SELECT ISNULL(MAX(ID), 0) + 1 FROM dbo.WS_APPLICATION WITH (UPDLOCK, HOLDLOCK));
-    INSERT INTO dbo.WS_APPLICATION (ID, NAZEV, API_KEY, API_HASH, AKTIVNI, CREATED_AT)
-    VALUES (@id, @p1, @p2, @p3, 1, SYSUTCDATETIME());
-    COMMIT TRANSACTION;
-    SELECT @id AS id;`,
-    [name, apiKey, apiHash],
-  );
-  if (row?.id === null || row?.id === undefined) {
-    throw new RegistrationError('Another application already has this key: choose another --key');
-  }
-  return Number(row.id);
 }
 
 export interface OperationRegistration {

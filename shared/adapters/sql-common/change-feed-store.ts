@@ -4,10 +4,15 @@
  */
 import type { ChangeFeedState, ChangeFeedStore } from '../../core/data-api/changes.js';
 import { type Database, DatabaseStatementError, type DataSourceInfo, type Row } from '../../core/database.js';
+import { changeFeedNames } from '../../core/sql-names.js';
 import { readColumns } from './data-source-reader.js';
 
-/** The change table beside a recorded table: `SVC_CHANGES_<TABLE>` in its schema. */
-export const changeTableName = (source: Pick<DataSourceInfo, 'name'>) => `SVC_CHANGES_${source.name}`;
+/**
+ * The change table beside a recorded table: `SVC_CHANGES_<TABLE>` in its schema (the registry and
+ * the scripts refuse a table whose derived names would not fit: core/sql-names.ts).
+ */
+export const changeTableName = (source: Pick<DataSourceInfo, 'name'>) =>
+  changeFeedNames(source.name).changeTable;
 
 /**
  * What a page of changes selects and joins on, in a dialect's quoting: the key's columns from the

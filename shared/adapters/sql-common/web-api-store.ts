@@ -1,6 +1,8 @@
 /**
- * The Web API store over a database connection, shared by the SQL adapters: `WS_APPLICATION`,
- * `WS_OPERATION`, `WS_JOURNAL` and `WS_REPLAY_GUARD` (infra/sql/*\/030-web-api.sql). Times come
+ * The Web API store over a database connection, shared by the SQL adapters: `WS_OPERATION`,
+ * `WS_JOURNAL` and `WS_REPLAY_GUARD` (infra/sql/*\/030-web-api.sql), and the ERP's register of
+ * applications `WS_APPLICATION` for a tenant that names it instead of listing its applications in
+ * the registry (read only; shared/lambda/web-api/store.ts chooses). Times come
  * from the database's clock, so that every Lambda agrees on them. No SQL text of either dialect
  * lives here; each adapter passes its statements.
  */
@@ -19,7 +21,7 @@ import {
 
 /** A dialect's statements of the Web API store; the parameters of each are those its method passes. */
 export interface WebApiStatements {
-  /** Parameter: the API key. Columns `id`, `apiKey`, `apiHash`, `active`. */
+  /** Parameter: the API key. Columns `id`, `apiKey`, `apiHash`, `active` of the ERP's register. */
   readonly findApplication: string;
   /** Parameters: application, request digest, hold seconds. One row `accepted` = 1 for the first caller only, atomically. */
   readonly claimRequest: string;
@@ -104,7 +106,7 @@ export function createSqlWebApiStore(db: Pick<Database, 'query'>, sql: WebApiSta
       if (!row || !sameKey(String(row.apiKey), apiKey)) return undefined;
       return {
         id: Number(row.id),
-        apiHash: String(row.apiHash),
+        apiHashes: [String(row.apiHash)],
         active: Number(row.active) === 1,
       } satisfies Application;
     },

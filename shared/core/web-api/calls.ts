@@ -105,7 +105,7 @@ async function authenticateCall(
   const application = await authenticateApplication(ctx.store, call.apiKey);
   const { requestDigest } = verifySignature(
     call.signature!,
-    application.apiHash,
+    application.apiHashes,
     call.body,
     Math.floor(clock(ctx) / 1000),
     ctx.policy.requestMaxSecValidity,

@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto';
 import type { Application, Operation, WebApiStore } from './store.js';
 
 /**
- * Applications and operations of one tenant database, remembered by a warm process for a short
- * time so that a signed call does not look both up in the database every time. The price: a
- * change to `WS_APPLICATION` or `WS_OPERATION` (a key deactivated, an operation switched off or
- * pointed at another procedure) takes effect within `ttlMs`, not at once. Lookups that find
+ * Operations of one tenant database (and applications, where a tenant reads them from the ERP's
+ * register instead of the registry), remembered by a warm process for a short time so that a
+ * signed call does not look them up in the database every time. The price: a change to
+ * `WS_OPERATION` or to the ERP's `WS_APPLICATION` (an operation switched off or pointed at another
+ * procedure, a key deactivated) takes effect within `ttlMs`, not at once. Lookups that find
  * nothing are not remembered, so a new key or operation works at once.
  */
 export class WebApiLookupCache {

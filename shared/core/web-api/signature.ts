@@ -76,12 +76,13 @@ export interface VerifiedSignature {
 }
 
 /**
- * Checks a signature header against the body: 401/103 when it is malformed or no `v1` matches
- * (compared in constant time), then 401/104 when its time stamp is more than `maxSkewSeconds` from now.
+ * Checks a signature header against the body: 401/103 when it is malformed or no `v1` matches a
+ * signature keyed with any of `apiHashes` (the application's, several while one is rotated;
+ * compared in constant time), then 401/104 when its time stamp is more than `maxSkewSeconds` from now.
  */
 export function verifySignature(
   header: string,
-  apiHash: string,
+  apiHashes: string | readonly string[],
   body: Uint8Array,
   nowSeconds: number,
   maxSkewSeconds: number,
@@ -94,11 +95,14 @@ export function verifySignature(
     );
   }
   const payload = signedPayload(parsed.timestampText, body);
-  const expected = createHmac('sha256', apiHash).update(payload).digest();
   let matched = false;
-  // Every candidate is compared, so the time taken does not say which one matched.
-  for (const candidate of parsed.candidates) {
-    if (timingSafeEqual(candidate, expected)) matched = true;
+  // Every candidate is compared with every hash's signature, so the time taken says neither which
+  // candidate nor which hash matched.
+  for (const apiHash of typeof apiHashes === 'string' ? [apiHashes] : apiHashes) {
+    const expected = createHmac('sha256', apiHash).update(payload).digest();
+    for (const candidate of parsed.candidates) {
+      if (timingSafeEqual(candidate, expected)) matched = true;
+    }
   }
   if (!matched) {
     throw new WebApiError(

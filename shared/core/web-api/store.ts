@@ -1,11 +1,15 @@
 import type { Row } from '../database.js';
 import type { ParamObject } from './envelope.js';
 
-/** A Web API application of `WS_APPLICATION`. */
+/**
+ * A Web API application: of the tenant registry (CONTRACT.md section 2), or of the ERP's own
+ * register (`WS_APPLICATION`) where the tenant names it instead.
+ */
 export interface Application {
+  /** What the journal records (`WS_JOURNAL.APPLICATION_ID`). */
   readonly id: number;
-  /** The secret that keys request signatures. */
-  readonly apiHash: string;
+  /** The secrets that key request signatures: a signature made with any of them is accepted (rotation). */
+  readonly apiHashes: readonly string[];
   readonly active: boolean;
 }
 
@@ -79,6 +83,7 @@ export class OperationFailedError extends Error {
 
 /** Port: the Web API's tables and operation procedures in the tenant database. */
 export interface WebApiStore {
+  /** The application of an `x-api-key`: the registry's, or the ERP register's (see tenantWebApiStore). */
   findApplication(apiKey: string): Promise<Application | undefined>;
   /**
    * Records that a signed request was accepted, unless the same request already was within its

@@ -228,7 +228,7 @@ async function webApiContext(tenant: TenantConfig, request: HttpRequest): Promis
   const db = await openDatabase(tenant.database);
   return {
     tenant: tenant.id,
-    store: tenantWebApiStore(db),
+    store: tenantWebApiStore(db, tenant),
     policy: webApiPolicy(tenant),
     requestId: request.requestId,
     log: serviceLog(),

@@ -47,7 +47,7 @@ async function processRecord(
   const tenant = await findTenant(job.tenant, serviceLog());
   if (!tenant) return 'unknown_tenant';
   const settings = getWebApiJobSettings();
-  const store = tenantWebApiStore(await openDatabase(tenant.database));
+  const store = tenantWebApiStore(await openDatabase(tenant.database), tenant);
   const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
   return runJob(
     {

@@ -1,8 +1,10 @@
 import { createEmbeddedWebApiStore } from '../../adapters/embedded-sql/web-api-store.js';
 import { createMssqlWebApiStore } from '../../adapters/mssql/web-api-store.js';
 import { byDialect } from '../../config/databases.js';
+import type { TenantConfig } from '../../config/tenants.js';
 import { getWebApiJobSettings } from '../../config/web-api.js';
 import type { Database } from '../../core/database.js';
+import { findRegisteredApplication } from '../../core/web-api/applications.js';
 import { WebApiLookupCache, withLookupCache } from '../../core/web-api/lookup-cache.js';
 import type { WebApiStore } from '../../core/web-api/store.js';
 
@@ -10,10 +12,13 @@ import type { WebApiStore } from '../../core/web-api/store.js';
 const caches = new WeakMap<Database, WebApiLookupCache>();
 
 /**
- * The Web API store of a tenant database, in its dialect, its application and operation lookups
- * cached for `WEB_API_CACHE_SECONDS`.
+ * The Web API store of a tenant database, in its dialect, its operation lookups cached for
+ * `WEB_API_CACHE_SECONDS`. Its applications are the tenant's registry entry's (CONTRACT.md section
+ * 2), found in memory: a change counts with the registry's next read, as a Data API password's
+ * does. A tenant that names the ERP's register instead (`{"erpTable": "dbo.WS_APPLICATION"}`) has
+ * them read from there, and remembered as its operations are.
  */
-export function tenantWebApiStore(db: Database): WebApiStore {
+export function tenantWebApiStore(db: Database, tenant: Pick<TenantConfig, 'webApi'>): WebApiStore {
   const ttlMs = getWebApiJobSettings().lookupCacheSeconds * 1000;
   let cache = caches.get(db);
   if (cache?.ttlMs !== ttlMs) {
@@ -21,5 +26,8 @@ export function tenantWebApiStore(db: Database): WebApiStore {
     caches.set(db, cache);
   }
   const store = byDialect(db, { mssql: createMssqlWebApiStore, postgres: createEmbeddedWebApiStore });
-  return withLookupCache(store, cache);
+  const cached = withLookupCache(store, cache);
+  const { applications } = tenant.webApi;
+  if (!Array.isArray(applications)) return cached;
+  return { ...cached, findApplication: async (apiKey) => findRegisteredApplication(applications, apiKey) };
 }

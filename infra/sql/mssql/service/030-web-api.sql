@@ -5,9 +5,10 @@
 -- Same objects and names as infra/sql/embedded/030-web-api.sql (PGlite).
 -- SERVICE: what npm run db:apply creates on a tenant's database. IDEMPOTENT: tables are
 -- created only when missing and never altered (sqlcmd -I -f 65001 -i ...). The demo's
--- operations are in demo/060-demo-procedures.sql. WS_APPLICATION is the ERP's (read only).
--- WS_JOURNAL has no foreign key to WS_APPLICATION: a constraint of ours would change what the
--- ERP may do with its own table.
+-- operations are in demo/060-demo-procedures.sql. WS_JOURNAL.APPLICATION_ID is the application's
+-- id in the tenant registry (or in the ERP's own register WS_APPLICATION, where a tenant names it:
+-- read only, never created here); no foreign key, which the registry's ids could not satisfy and
+-- which would change what the ERP may do with its own table.
 --
 -- An operation (WS_OPERATION.VLTYP) is a procedure with ONE parameter
 -- @params nvarchar(max): the request's params as a JSON array

@@ -62,6 +62,15 @@ BEGIN
       AND LOWER(t.TABLE_NAME) = LOWER(@SourceName);
     IF @table IS NULL
         THROW 50001, N'SVC_CHANGE_FEED_ENABLE: no such table', 1;
+    -- The longest name derived from the table's, IX_SVC_CHANGES_<TABLE>_BATCH, must fit sysname
+    -- (128): past it a name would be cut (or QUOTENAME's NULL), so it is refused instead.
+    IF LEN(N'IX_SVC_CHANGES_' + @table + N'_BATCH') > 128
+    BEGIN
+        DECLARE @tooLong nvarchar(2048) = CONCAT(N'SVC_CHANGE_FEED_ENABLE: the change feed cannot record table ', @table,
+            N': its name has ', LEN(@table), N' characters, and the names derived from it (the longest, ',
+            N'IX_SVC_CHANGES_<table>_BATCH, 21 more) would pass the limit of 128: a recorded table''s name may have at most 107 characters');
+        THROW 50003, @tooLong, 1;
+    END;
 
     DECLARE @keys TABLE (ORDINAL int NOT NULL, COLUMN_NAME nvarchar(128) NOT NULL, TYPE_TEXT nvarchar(200) NOT NULL);
     INSERT INTO @keys (ORDINAL, COLUMN_NAME, TYPE_TEXT)
