@@ -45,7 +45,10 @@ export async function webApiFigures(stack: LocalStack, on?: OtherDatabase): Prom
   const { goal, id, label } = figureNaming(on);
   const runs = 200;
   const db = stack.database;
-  const store = byDialect(db, { mssql: createMssqlWebApiStore, postgres: createEmbeddedWebApiStore });
+  const store = byDialect(db, {
+    mssql: (mssql) => createMssqlWebApiStore(mssql, 'demo'),
+    postgres: (embedded) => createEmbeddedWebApiStore(embedded, 'demo'),
+  });
   let n = 0;
   // Every call differs (an extra parameter the procedure ignores), so none is a replay.
   const nextBody = () => Buffer.from(JSON.stringify({ vltyp: 7, params: [{ kod_uctu: '21', n: n++ }] }));

@@ -170,15 +170,20 @@ async function expectDeployedAsPackaged(
     expect(concurrency.ReservedConcurrentExecutions, name).toBe(props!.ReservedConcurrentExecutions);
   }
 
-  // Event source mappings: the two queues' consumers with their batch and concurrency settings.
+  // Event source mappings: the queues' consumers (a function may consume several: the delivery
+  // lanes, the notifier's passes) with their batch and concurrency settings.
   const { EventSourceMappings = [] } = await lambda.send(new ListEventSourceMappingsCommand({}));
   const mappings = ofType(template, 'AWS::Lambda::EventSourceMapping');
   expect(EventSourceMappings).toHaveLength(mappings.length);
   for (const [, { Properties: props }] of mappings) {
     const functionName = String((props!.FunctionName as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0]);
     const logical = template.Resources[functionName]!.Properties!.FunctionName as string;
-    const mapping = EventSourceMappings.find((m) => m.FunctionArn?.endsWith(`:function:${logical}`));
-    expect(mapping, logical).toBeDefined();
+    const queue = String((props!.EventSourceArn as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0]);
+    const queueName = template.Resources[queue]!.Properties!.QueueName as string;
+    const mapping = EventSourceMappings.find(
+      (m) => m.FunctionArn?.endsWith(`:function:${logical}`) && m.EventSourceArn?.endsWith(`:${queueName}`),
+    );
+    expect(mapping, `${logical} ${queueName}`).toBeDefined();
     expect(mapping!.BatchSize).toBe(props!.BatchSize);
     expect(mapping!.FunctionResponseTypes).toEqual(props!.FunctionResponseTypes);
     expect(mapping!.ScalingConfig?.MaximumConcurrency).toBe(

@@ -19,6 +19,7 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { documentReceivedMessage, webhookEventId } from '../../shared/core/webhook/event.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import { until } from '../support/until.js';
+import { envelope, signedCall } from '../support/web-api.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const TENANTS = ['demo', 'acme'] as const;
@@ -219,6 +220,50 @@ describe('Two tenants on one database', () => {
         `/Data/getDataPaginate/SVC_NOTIFICATION_DELIVERY?fromRow=1&rows=${counted}`,
       );
       expect(((await page.json()) as Record<string, unknown[]>).SVC_NOTIFICATION_DELIVERY).toEqual(every);
+    }
+  });
+
+  it("answers 997 for a tenant's own journal ids only, and keeps its replay claims and journal owners to itself", async () => {
+    // The same application in both registry entries (as an ERP that hosts several companies might
+    // list it): its calls are still each tenant's.
+    const getData = async (tenant: Tenant, vltyp: number, params: Record<string, unknown>[]) => {
+      const call = signedCall(envelope(vltyp, params));
+      const response = await fetch(`${stack.url}/${tenant}/WebAPI/getData`, {
+        method: 'POST',
+        headers: call.headers,
+        body: call.body,
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    const ids = {} as Record<Tenant, number>;
+    for (const tenant of TENANTS) {
+      const answer = await getData(tenant, 1001, [{ ico: '25596641' }]);
+      expect(answer.status, tenant).toBe(200);
+      ids[tenant] = answer.body.id as number;
+    }
+    for (const [tenant, other] of [
+      ['acme', 'demo'],
+      ['demo', 'acme'],
+    ] as const) {
+      const own = await getData(tenant, 997, [{ idws_journal: ids[tenant] }]);
+      expect(own.status).toBe(200);
+      expect(own.body.vlResult).toBe(1);
+      const theirs = await getData(tenant, 997, [{ idws_journal: ids[other] }]);
+      expect(theirs.status, `${tenant} asking for ${other}'s journal id`).toBe(404);
+      expect(JSON.stringify(theirs.body)).toContain('"errorCode":"111"');
+      // Who owns which journal row, readable per tenant like the other records.
+      const owners = await rows(tenant, 'SVC_JOURNAL', `JOURNAL_ID IN (${ids.demo}, ${ids.acme})`);
+      expect(owners).toEqual([{ JOURNAL_ID: ids[tenant], TENANT: tenant }]);
+    }
+    // The identical signed bytes sent to each tenant: a replay of neither.
+    const call = signedCall(envelope(1001, [{ ico: '25596641' }]));
+    for (const tenant of TENANTS) {
+      const response = await fetch(`${stack.url}/${tenant}/WebAPI/getData`, {
+        method: 'POST',
+        headers: call.headers,
+        body: call.body,
+      });
+      expect(response.status, tenant).toBe(200);
     }
   });
 

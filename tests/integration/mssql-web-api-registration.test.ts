@@ -42,7 +42,7 @@ describe.skipIf(!url)('Registering Web API operations on SQL Server (integration
     );
     expect(added.status, added.err).toBe(0);
     expect(JSON.parse(added.out)).toEqual({ ok: true, operation: Number(vltyp), outcome: 'added' });
-    const store = createMssqlWebApiStore(db);
+    const store = createMssqlWebApiStore(db, 'demo');
     expect(await store.findOperation(Number(vltyp))).toEqual({
       vltyp: Number(vltyp),
       procedure: 'dbo.WS_OP_SLEEP',

@@ -1,6 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded-sql/web-api-store.js';
+import { tenantDigest } from '../../shared/adapters/sql-common/web-api-store.js';
 import type { Database } from '../../shared/core/database.js';
 import { getData, type WebApiContext } from '../../shared/core/web-api/calls.js';
 import { validateEnvelope } from '../../shared/core/web-api/envelope.js';
@@ -37,7 +38,7 @@ describe('Replay claim and journal in one statement, on the embedded demo databa
   });
 
   it('leaves no claim behind when the journal row cannot be written: the same request is taken on retry', async () => {
-    const store = createEmbeddedWebApiStore(db);
+    const store = createEmbeddedWebApiStore(db, 'demo');
     const claim = { applicationId: 1, requestDigest: 'u'.repeat(64), holdSeconds: 300 };
     // A call mode the journal's check constraint refuses: the journal insert fails after the claim.
     const unwritable = { ...opening, mode: 'bogus', requestId: 'unwritable' } as unknown as JournalOpening;
@@ -50,7 +51,7 @@ describe('Replay claim and journal in one statement, on the embedded demo databa
 
   it('journals the first of many identical requests fired at once through two store instances, and only it', async () => {
     // Two stores stand for two Lambdas; the unique key in the database decides, not process memory.
-    const stores = [createEmbeddedWebApiStore(db), createEmbeddedWebApiStore(db)];
+    const stores = [createEmbeddedWebApiStore(db, 'demo'), createEmbeddedWebApiStore(db, 'demo')];
     const claim = { applicationId: 1, requestDigest: 'c'.repeat(64), holdSeconds: 300 };
     const ids = await Promise.all(
       Array.from({ length: 12 }, (_, i) =>
@@ -71,7 +72,7 @@ describe('Replay claim and journal in one statement, on the embedded demo databa
   });
 
   it('keeps claims apart per application, and takes an expired claim over', async () => {
-    const store = createEmbeddedWebApiStore(db);
+    const store = createEmbeddedWebApiStore(db, 'demo');
     const digest = 'd'.repeat(64);
     expect(
       await store.claimAndOpenJournal({ applicationId: 1, requestDigest: digest, holdSeconds: 300 }, opening),
@@ -84,7 +85,7 @@ describe('Replay claim and journal in one statement, on the embedded demo databa
     ).toBeTypeOf('number');
     await pg.query(
       `UPDATE dbo."WS_REPLAY_GUARD" SET "EXPIRES_AT" = "EXPIRES_AT" - interval '1 hour' WHERE "REQUEST_DIGEST" = $1`,
-      [digest],
+      [tenantDigest('demo', digest)],
     );
     expect(
       await store.claimAndOpenJournal({ applicationId: 1, requestDigest: digest, holdSeconds: 300 }, opening),
@@ -103,7 +104,7 @@ describe('Replay claim and journal in one statement, on the embedded demo databa
         return db.query(sql, params);
       },
     };
-    const store = createEmbeddedWebApiStore(counted);
+    const store = createEmbeddedWebApiStore(counted, 'demo');
     // Lookups as a warm process has them (cached); here read once up front.
     const application = (await store.findApplication('demo-api-key'))!;
     const operation = (await store.findOperation(1001))!;
@@ -135,7 +136,7 @@ describe('Replay claim and journal in one statement, on the embedded demo databa
   });
 
   it('a replay of a call refused for its envelope or vltyp is still 409, and nothing is journaled', async () => {
-    const store = createEmbeddedWebApiStore(db);
+    const store = createEmbeddedWebApiStore(db, 'demo');
     const ctx: WebApiContext = {
       tenant: 'demo',
       store,

@@ -230,7 +230,7 @@ describe('Web API handlers on the embedded database', () => {
   });
 
   it('runs 9001 on the embedded database without holding it while it waits', async () => {
-    const store = createEmbeddedWebApiStore(db);
+    const store = createEmbeddedWebApiStore(db, 'demo');
     const started = Date.now();
     const sleeping = store
       .callOperation((await store.findOperation(9001))!, [{ seconds: '1' }])
@@ -273,7 +273,7 @@ describe('Web API handlers on the embedded database', () => {
   });
 
   it('stops the embedded wait of an operation when its call is cancelled', async () => {
-    const store = createEmbeddedWebApiStore(db);
+    const store = createEmbeddedWebApiStore(db, 'demo');
     const cancellation = new AbortController();
     const started = Date.now();
     const running = store

@@ -134,7 +134,7 @@ const journal = async (id: number) =>
 
 /** Opens a journal entry for operation `vltyp` as getDataAsync would, without queueing it. */
 const openJob = (vltyp: number) =>
-  createEmbeddedWebApiStore(db).openJournal({
+  createEmbeddedWebApiStore(db, 'demo').openJournal({
     applicationId: 1,
     vltyp,
     mode: 'async',
@@ -180,7 +180,7 @@ describe('Web API jobs through the SQS emulator', () => {
       // The first worker takes the job and dies before it ends it (no answer, no ack).
       deaths += 1;
       consumer = jobWorker as SqsLambda;
-      await createEmbeddedWebApiStore(db).startAttempt(id, 1, 3);
+      await createEmbeddedWebApiStore(db, 'demo').startAttempt(id, 1, 3);
       throw Object.assign(new Error('Runtime exited with error: signal: killed'), { event, context });
     };
     await send({ tenant: 'demo', journalId: id, requestId: 'test' });
@@ -194,7 +194,7 @@ describe('Web API jobs through the SQS emulator', () => {
   });
 
   it('a worker whose invocation is killed cancels its operation and writes nothing more; a later delivery takes over', async () => {
-    const store = createEmbeddedWebApiStore(db);
+    const store = createEmbeddedWebApiStore(db, 'demo');
     const id = await store.openJournal({
       applicationId: 1,
       vltyp: 9001,
@@ -249,7 +249,7 @@ describe('Web API jobs through the SQS emulator', () => {
   });
 
   it('finishes a job only for its latest attempt: a slow worker whose lease a successor took finishes nothing (issue 19)', async () => {
-    await checkJobLeaseFencing(createEmbeddedWebApiStore(db));
+    await checkJobLeaseFencing(createEmbeddedWebApiStore(db, 'demo'));
   });
 
   it('does not run a finished job again when its message arrives twice', async () => {

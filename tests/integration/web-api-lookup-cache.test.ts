@@ -28,7 +28,10 @@ describe("Web API lookup cache on the embedded demo database (operations, and th
         return db.query(sql, params);
       },
     };
-    return withLookupCache(createEmbeddedWebApiStore(counted), new WebApiLookupCache(ttlMs, 1000, () => now));
+    return withLookupCache(
+      createEmbeddedWebApiStore(counted, 'demo'),
+      new WebApiLookupCache(ttlMs, 1000, () => now),
+    );
   };
   const ctxOf = (store: WebApiContext['store']): WebApiContext => ({
     tenant: 'demo',
@@ -118,10 +121,10 @@ describe("Web API lookup cache on the embedded demo database (operations, and th
     let failing = true;
     const flaky = withLookupCache(
       {
-        ...createEmbeddedWebApiStore(db),
+        ...createEmbeddedWebApiStore(db, 'demo'),
         findOperation: async (vltyp) => {
           if (failing) throw new Error('database unreachable');
-          return createEmbeddedWebApiStore(db).findOperation(vltyp);
+          return createEmbeddedWebApiStore(db, 'demo').findOperation(vltyp);
         },
       },
       new WebApiLookupCache(TTL_MS, 1000, () => now),
@@ -133,7 +136,7 @@ describe("Web API lookup cache on the embedded demo database (operations, and th
 
   it('holds at most its size, dropping the oldest entry', async () => {
     const cache = new WebApiLookupCache(TTL_MS, 2, () => now);
-    const store = createEmbeddedWebApiStore(db);
+    const store = createEmbeddedWebApiStore(db, 'demo');
     const counted = { n: 0 };
     const load = (vltyp: number) => () => {
       counted.n++;

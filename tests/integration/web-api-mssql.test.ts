@@ -17,7 +17,7 @@ describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
     db = createMssqlDatabase({ connectionString: url! });
     // The scripts are idempotent: running them here is safe whatever ran before.
     await runMssqlScripts(db);
-    store = createMssqlWebApiStore(db);
+    store = createMssqlWebApiStore(db, 'demo');
   }, 300_000);
 
   afterAll(async () => {
@@ -51,7 +51,7 @@ describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
     // A second connection pool stands for a second Lambda.
     const other = createMssqlDatabase({ connectionString: url! });
     try {
-      const stores = [store, createMssqlWebApiStore(other)];
+      const stores = [store, createMssqlWebApiStore(other, 'demo')];
       const claim = { applicationId: 1, requestDigest: `${Date.now()}`.padStart(64, 'j'), holdSeconds: 300 };
       const requestId = `claim-${Date.now()}`;
       const opening = { applicationId: 1, vltyp: 1001, mode: 'sync' as const, request: '{}', requestId };
@@ -116,7 +116,7 @@ describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
         : `${url!.replace(/;\s*$/, '')};Request Timeout=700`,
     });
     try {
-      const impatientStore = createMssqlWebApiStore(impatient);
+      const impatientStore = createMssqlWebApiStore(impatient, 'demo');
       await db
         .transaction(async (tx) => {
           // Another session holds the claim's key, uncommitted: the claim batch waits on it.

@@ -350,7 +350,7 @@ export async function startFirstRequestEnvironment(): Promise<FirstRequestEnviro
       };
     };
 
-    const webApiStore = createMssqlWebApiStore(database.database);
+    const webApiStore = createMssqlWebApiStore(database.database, 'demo');
     let documentId = 9_000_000 + (Date.now() % 1_000_000) * 100;
     let call = 0;
 

@@ -80,4 +80,4 @@ export const DEMO_WEB_API: Record<string, unknown> = JSON.parse(
 ).tenants.demo.webApi;
 
 /** The demo tenant as far as its Web API store needs it (tenantWebApiStore). */
-export const DEMO_WEB_API_TENANT = { webApi: parseWebApiSettings(DEMO_WEB_API) };
+export const DEMO_WEB_API_TENANT = { id: 'demo', webApi: parseWebApiSettings(DEMO_WEB_API) };

@@ -232,6 +232,15 @@ const probes: Record<string, () => Promise<void>> = {
   'dbo.WS_JOURNAL SELECT': signedCallDenied('dbo.WS_JOURNAL', 'SELECT'),
   'dbo.WS_JOURNAL INSERT': signedCallDenied('dbo.WS_JOURNAL', 'INSERT'),
   'dbo.WS_JOURNAL UPDATE': signedCallDenied('dbo.WS_JOURNAL', 'UPDATE'),
+  'dbo.SVC_JOURNAL SELECT': async () => {
+    const journaled = await webCall(1001);
+    expect(journaled.status).toBe(200);
+    await without('dbo.SVC_JOURNAL', 'SELECT', async () => {
+      // 997 reads whose call the journal row is.
+      expectWebDenied(await webCall(997, [{ idws_journal: journaled.body.id }]), 'dbo.SVC_JOURNAL');
+    });
+  },
+  'dbo.SVC_JOURNAL INSERT': signedCallDenied('dbo.SVC_JOURNAL', 'INSERT'),
   'dbo.SUBJECT SELECT': async () => {
     await without('dbo.SUBJECT', 'SELECT', async () => {
       expect(await admin({ action: 'status', tenant: 'demo', subjectId: 1 })).toMatchObject({

@@ -37,7 +37,7 @@ beforeAll(async () => {
   [pg, engine] = await Promise.all([openDemoDatabase(), startTsqlDemo()]);
   embedded = createEmbeddedDatabase(pg);
   tsql = createMssqlDatabase({ connectionString: engine.url });
-  stores = [createEmbeddedWebApiStore(embedded), createMssqlWebApiStore(tsql)];
+  stores = [createEmbeddedWebApiStore(embedded, 'demo'), createMssqlWebApiStore(tsql, 'demo')];
 }, 120_000);
 afterAll(async () => {
   await tsql?.close();

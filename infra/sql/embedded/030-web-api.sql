@@ -65,6 +65,14 @@ CREATE TABLE dbo."WS_REPLAY_GUARD" (
 CREATE INDEX "IX_WS_REPLAY_GUARD_EXPIRES_AT" ON dbo."WS_REPLAY_GUARD" ("EXPIRES_AT");
 COMMENT ON TABLE dbo."WS_REPLAY_GUARD" IS 'Přijaté podepsané požadavky (SHA-256 z "<t>.<tělo>") do EXPIRES_AT (UTC).';
 
+-- Which tenant's call each WS_JOURNAL row is (as infra/sql/mssql/service/030-web-api.sql).
+CREATE TABLE dbo."SVC_JOURNAL" (
+    "JOURNAL_ID" bigint      NOT NULL,
+    "TENANT"     varchar(63) NOT NULL,
+    CONSTRAINT "PK_SVC_JOURNAL" PRIMARY KEY ("JOURNAL_ID")
+);
+COMMENT ON TABLE dbo."SVC_JOURNAL" IS 'Kterému tenantovi patří volání v WS_JOURNAL (997 odpovídá jen na vlastní).';
+
 -- -----------------------------------------------------------------------------
 -- 4. SVC_DELAY – a wait that does not freeze the service
 --    PGlite runs inside the service's own process: pg_sleep would stop every

@@ -27,13 +27,20 @@ export const EMBEDDED_WEB_API_STATEMENTS: WebApiStatements = {
   sweepReplayGuard: `DELETE FROM dbo."WS_REPLAY_GUARD" WHERE "EXPIRES_AT" < ${NOW}`,
   findOperation: `SELECT "VLTYP" AS "vltyp", "PROCEDURE_NAME" AS "procedure", "ROW_NAME" AS "rowName"
     FROM dbo."WS_OPERATION" WHERE "VLTYP" = $1 AND "AKTIVNI" = 1`,
-  openJournal: `INSERT INTO dbo."WS_JOURNAL" ("APPLICATION_ID", "VLTYP", "CALL_MODE", "REQUEST", "REQUEST_ID")
-    VALUES ($1, $2, $3, $4, $5) RETURNING "ID" AS "id"`,
+  // The journal row and whose call it is, one statement.
+  openJournal: `WITH "journal" AS (
+      INSERT INTO dbo."WS_JOURNAL" ("APPLICATION_ID", "VLTYP", "CALL_MODE", "REQUEST", "REQUEST_ID")
+      VALUES ($1, $2, $3, $4, $5) RETURNING "ID")
+    INSERT INTO dbo."SVC_JOURNAL" ("JOURNAL_ID", "TENANT") SELECT "ID", $6 FROM "journal"
+    RETURNING "JOURNAL_ID"::int AS "id"`,
   // The journal row is inserted only from the claim's own row: no claim, no journal, one statement.
-  claimAndOpenJournal: `WITH "claim" AS (${CLAIM} RETURNING "APPLICATION_ID")
-    INSERT INTO dbo."WS_JOURNAL" ("APPLICATION_ID", "VLTYP", "CALL_MODE", "REQUEST", "REQUEST_ID")
-    SELECT "APPLICATION_ID", $4::int, $5::varchar, $6::text, $7::varchar FROM "claim"
-    RETURNING "ID" AS "id"`,
+  claimAndOpenJournal: `WITH "claim" AS (${CLAIM} RETURNING "APPLICATION_ID"),
+    "journal" AS (
+      INSERT INTO dbo."WS_JOURNAL" ("APPLICATION_ID", "VLTYP", "CALL_MODE", "REQUEST", "REQUEST_ID")
+      SELECT "APPLICATION_ID", $4::int, $5::varchar, $6::text, $7::varchar FROM "claim"
+      RETURNING "ID")
+    INSERT INTO dbo."SVC_JOURNAL" ("JOURNAL_ID", "TENANT") SELECT "ID", $8 FROM "journal"
+    RETURNING "JOURNAL_ID"::int AS "id"`,
   finishJournal: `UPDATE dbo."WS_JOURNAL"
     SET "STATE" = $2, "ANSWER" = $3, "VL_RESULT" = $4, "ROW_NAME" = $5, "FINISHED_AT" = ${NOW},
         "LEASE_UNTIL" = NULL
@@ -45,7 +52,8 @@ export const EMBEDDED_WEB_API_STATEMENTS: WebApiStatements = {
   readJournal: `SELECT ${JOURNAL_COLUMNS},
       EXTRACT(EPOCH FROM (${NOW} - "CREATED_AT")) AS "ageSeconds",
       COALESCE("LEASE_UNTIL" > ${NOW}, false) AS "leaseHeld"
-    FROM dbo."WS_JOURNAL" WHERE "ID" = $1`,
+    FROM dbo."WS_JOURNAL" LEFT JOIN dbo."SVC_JOURNAL" ON "JOURNAL_ID" = "ID"
+    WHERE "ID" = $1 AND ("TENANT" = $2 OR "JOURNAL_ID" IS NULL)`,
   startAttempt: `UPDATE dbo."WS_JOURNAL"
     SET "ATTEMPTS" = "ATTEMPTS" + 1, "LEASE_UNTIL" = ${NOW} + make_interval(secs => $2)
     WHERE "ID" = $1 AND "STATE" = 'running' AND ("LEASE_UNTIL" IS NULL OR "LEASE_UNTIL" <= ${NOW})
@@ -59,7 +67,7 @@ export const EMBEDDED_WEB_API_STATEMENTS: WebApiStatements = {
   raisedByProcedure: (error: DatabaseStatementError) => error.dbCode === 'P0001',
 };
 
-/** The Web API store on the embedded database. */
-export function createEmbeddedWebApiStore(db: Pick<Database, 'query'>): WebApiStore {
-  return createSqlWebApiStore(db, EMBEDDED_WEB_API_STATEMENTS);
+/** A tenant's Web API store on the embedded database. */
+export function createEmbeddedWebApiStore(db: Pick<Database, 'query'>, tenant: string): WebApiStore {
+  return createSqlWebApiStore(db, EMBEDDED_WEB_API_STATEMENTS, tenant);
 }

@@ -79,6 +79,18 @@ export const SERVICE_GRANTS: readonly ServiceGrant[] = [
     without: `\`getData\`: ${WEB_DENIED}; a job is given up (997 then answers 170)`,
   },
   {
+    object: 'dbo.SVC_JOURNAL',
+    permission: 'SELECT',
+    usedBy: 'whose call a journal row is: 997, `getDataAsync` waiting for its job',
+    without: `997, \`getDataAsync\`: ${WEB_DENIED}`,
+  },
+  {
+    object: 'dbo.SVC_JOURNAL',
+    permission: 'INSERT',
+    usedBy: '`getData`, `getDataAsync` (every journaled call, with its journal row)',
+    without: `\`getData\`, \`getDataAsync\`: ${WEB_DENIED}, nothing journaled`,
+  },
+  {
     object: 'dbo.SUBJECT',
     permission: 'SELECT',
     usedBy: "webhooks (the subject's `WEBHOOK_URL`, `SECRET_WEBHOOK`), the webhook admin function",

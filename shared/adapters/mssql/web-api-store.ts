@@ -62,6 +62,7 @@ export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
         INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID)
           VALUES (@p1, @p4, @p5, @p6, @p7);
         SET @id = CAST(SCOPE_IDENTITY() AS int);
+        INSERT INTO dbo.SVC_JOURNAL (JOURNAL_ID, TENANT) VALUES (@id, @p8);
       END
       IF XACT_STATE() = 1 COMMIT TRANSACTION;
       ELSE IF XACT_STATE() = -1 ROLLBACK TRANSACTION;
@@ -73,8 +74,24 @@ export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
     END CATCH
     IF @xactAbortWas = 0 SET XACT_ABORT OFF;
     IF @id IS NOT NULL SELECT @id AS id;`,
-  openJournal: `INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID)
-    OUTPUT inserted.ID AS id VALUES (@p1, @p2, @p3, @p4, @p5)`,
+  // The journal row and whose call it is, in one transaction (XACT_ABORT as claimAndOpenJournal's).
+  openJournal: `DECLARE @id int, @xactAbortWas int = @@OPTIONS & 16384;
+    SET XACT_ABORT ON;
+    BEGIN TRY
+      BEGIN TRANSACTION;
+      INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID)
+        VALUES (@p1, @p2, @p3, @p4, @p5);
+      SET @id = CAST(SCOPE_IDENTITY() AS int);
+      INSERT INTO dbo.SVC_JOURNAL (JOURNAL_ID, TENANT) VALUES (@id, @p6);
+      COMMIT TRANSACTION;
+    END TRY
+    BEGIN CATCH
+      IF XACT_STATE() <> 0 ROLLBACK TRANSACTION;
+      IF @xactAbortWas = 0 SET XACT_ABORT OFF;
+      THROW;
+    END CATCH
+    IF @xactAbortWas = 0 SET XACT_ABORT OFF;
+    SELECT @id AS id;`,
   finishJournal: `UPDATE dbo.WS_JOURNAL
     SET STATE = @p2, ANSWER = @p3, VL_RESULT = @p4, ROW_NAME = @p5, FINISHED_AT = SYSUTCDATETIME(),
         LEASE_UNTIL = NULL
@@ -88,7 +105,8 @@ export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
   readJournal: `SELECT ${JOURNAL_COLUMNS},
       DATEDIFF_BIG(millisecond, CREATED_AT, SYSUTCDATETIME()) / 1000.0 AS ageSeconds,
       CASE WHEN LEASE_UNTIL > SYSUTCDATETIME() THEN 1 ELSE 0 END AS leaseHeld
-    FROM dbo.WS_JOURNAL WHERE ID = @p1`,
+    FROM dbo.WS_JOURNAL LEFT JOIN dbo.SVC_JOURNAL ON JOURNAL_ID = ID
+    WHERE ID = @p1 AND (TENANT = @p2 OR JOURNAL_ID IS NULL)`,
   startAttempt: `UPDATE dbo.WS_JOURNAL
     SET ATTEMPTS = ATTEMPTS + 1, LEASE_UNTIL = DATEADD(second, @p2, SYSUTCDATETIME())
     OUTPUT inserted.ID AS id, inserted.APPLICATION_ID AS applicationId, inserted.VLTYP AS vltyp,
@@ -110,7 +128,7 @@ export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
   },
 };
 
-/** The Web API store on a SQL Server tenant database. */
-export function createMssqlWebApiStore(db: Pick<Database, 'query'>): WebApiStore {
-  return createSqlWebApiStore(db, MSSQL_WEB_API_STATEMENTS);
+/** A tenant's Web API store on its SQL Server database. */
+export function createMssqlWebApiStore(db: Pick<Database, 'query'>, tenant: string): WebApiStore {
+  return createSqlWebApiStore(db, MSSQL_WEB_API_STATEMENTS, tenant);
 }

@@ -29,19 +29,25 @@ export interface WebApiStatements {
   readonly sweepReplayGuard: string;
   /** Parameter: vltyp. Columns `vltyp`, `procedure`, `rowName` of an active operation. */
   readonly findOperation: string;
-  /** Parameters: application, vltyp, mode, request, request id. One row `id`. */
+  /**
+   * Parameters: application, vltyp, mode, request, request id, tenant. One row `id`; the row of
+   * SVC_JOURNAL saying whose call it is written with it.
+   */
   readonly openJournal: string;
   /**
    * `claimRequest` and, when accepted, `openJournal` in one statement (or batch). Parameters:
-   * application, request digest, hold seconds, vltyp, mode, request, request id. One row `id`
-   * when the claim was accepted, none when it was refused.
+   * application, request digest, hold seconds, vltyp, mode, request, request id, tenant. One row
+   * `id` when the claim was accepted, none when it was refused.
    */
   readonly claimAndOpenJournal: string;
   /** Parameters: id, state, answer, vl result, row name. A row `id` when it was running. */
   readonly finishJournal: string;
   /** Parameters: id, state, answer, vlResult, rowName, attempt. `finishJournal` while ATTEMPTS = attempt. */
   readonly finishAttempt: string;
-  /** Parameter: id. The journal columns, `ageSeconds` and `leaseHeld` (1 or true while a lease runs). */
+  /**
+   * Parameters: id, tenant. The journal columns, `ageSeconds` and `leaseHeld` (1 or true while a
+   * lease runs), of the tenant's call (or of a row from before SVC_JOURNAL, which names none).
+   */
   readonly readJournal: string;
   /**
    * Parameters: id, lease seconds, max attempts. The journal columns and `ageSeconds` when the
@@ -91,7 +97,22 @@ function toJournalEntry(row: Row): JournalEntry {
 let claims = 0;
 
 /** The Web API store on a tenant database, in the statements of its dialect. */
-export function createSqlWebApiStore(db: Pick<Database, 'query'>, sql: WebApiStatements): WebApiStore {
+/**
+ * The replay guard's digest of a tenant's request: tenants sharing a database (and maybe an
+ * application id) never take each other's requests for replays.
+ */
+export const tenantDigest = (tenant: string, requestDigest: string) =>
+  createHash('sha256').update(`${tenant}\n${requestDigest}`, 'utf8').digest('hex');
+
+/**
+ * A tenant's Web API store on its database, in the statements of its dialect: its journal ids
+ * (997) and replay claims are its own, also where tenants share a database.
+ */
+export function createSqlWebApiStore(
+  db: Pick<Database, 'query'>,
+  sql: WebApiStatements,
+  tenant: string,
+): WebApiStore {
   /** Deletes expired replay rows on every {@link SWEEP_EVERY}th accepted claim of the process. */
   async function sweepNow() {
     if (claims++ % SWEEP_EVERY !== 0) return;
@@ -112,7 +133,11 @@ export function createSqlWebApiStore(db: Pick<Database, 'query'>, sql: WebApiSta
     },
 
     async claimRequest(applicationId, requestDigest, holdSeconds) {
-      const rows = await db.query(sql.claimRequest, [applicationId, requestDigest, holdSeconds]);
+      const rows = await db.query(sql.claimRequest, [
+        applicationId,
+        tenantDigest(tenant, requestDigest),
+        holdSeconds,
+      ]);
       const accepted = rows.length > 0 && Number(rows[0]!.accepted) === 1;
       if (accepted) await sweepNow();
       return accepted;
@@ -121,12 +146,13 @@ export function createSqlWebApiStore(db: Pick<Database, 'query'>, sql: WebApiSta
     async claimAndOpenJournal(claim, opening) {
       const rows = await db.query(sql.claimAndOpenJournal, [
         claim.applicationId,
-        claim.requestDigest,
+        tenantDigest(tenant, claim.requestDigest),
         claim.holdSeconds,
         opening.vltyp,
         opening.mode,
         opening.request,
         opening.requestId.slice(0, 100),
+        tenant,
       ]);
       const id = rows[0]?.id;
       if (id === undefined || id === null) return undefined;
@@ -160,6 +186,7 @@ export function createSqlWebApiStore(db: Pick<Database, 'query'>, sql: WebApiSta
         opening.mode,
         opening.request,
         opening.requestId.slice(0, 100),
+        tenant,
       ]);
       return Number(rows[0]!.id);
     },
@@ -188,7 +215,7 @@ export function createSqlWebApiStore(db: Pick<Database, 'query'>, sql: WebApiSta
     },
 
     async readJournal(id) {
-      const row = (await db.query(sql.readJournal, [id]))[0];
+      const row = (await db.query(sql.readJournal, [id, tenant]))[0];
       return row ? toJournalEntry(row) : undefined;
     },
 

@@ -47,7 +47,12 @@ export const INTERNAL_TABLES: readonly string[] = [
  * its tenant's). Where the column is missing (a database the scripts have not upgraded), the table
  * is not served at all rather than served whole.
  */
-export const TENANT_SCOPED_TABLES: readonly string[] = ['WEBHOOK_DELIVERY', 'SVC_NOTIFICATION_DELIVERY'];
+export const TENANT_SCOPED_TABLES: readonly string[] = [
+  'WEBHOOK_DELIVERY',
+  'SVC_NOTIFICATION_DELIVERY',
+  // Whose call each WS_JOURNAL row is (the journal itself is the ERP's, shared as the ERP has it).
+  'SVC_JOURNAL',
+];
 export const TENANT_COLUMN = 'TENANT';
 const TENANT_SCOPED = new Set(TENANT_SCOPED_TABLES);
 

@@ -18,14 +18,17 @@ const caches = new WeakMap<Database, WebApiLookupCache>();
  * does. A tenant that names the ERP's register instead (`{"erpTable": "dbo.WS_APPLICATION"}`) has
  * them read from there, and remembered as its operations are.
  */
-export function tenantWebApiStore(db: Database, tenant: Pick<TenantConfig, 'webApi'>): WebApiStore {
+export function tenantWebApiStore(db: Database, tenant: Pick<TenantConfig, 'id' | 'webApi'>): WebApiStore {
   const ttlMs = getWebApiJobSettings().lookupCacheSeconds * 1000;
   let cache = caches.get(db);
   if (cache?.ttlMs !== ttlMs) {
     cache = new WebApiLookupCache(ttlMs);
     caches.set(db, cache);
   }
-  const store = byDialect(db, { mssql: createMssqlWebApiStore, postgres: createEmbeddedWebApiStore });
+  const store = byDialect(db, {
+    mssql: (mssql) => createMssqlWebApiStore(mssql, tenant.id),
+    postgres: (embedded) => createEmbeddedWebApiStore(embedded, tenant.id),
+  });
   const cached = withLookupCache(store, cache);
   const { applications } = tenant.webApi;
   if (!Array.isArray(applications)) return cached;

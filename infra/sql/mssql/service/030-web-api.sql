@@ -94,3 +94,18 @@ BEGIN
 END;
 GO
 
+-- -----------------------------------------------------------------------------
+-- 4. SVC_JOURNAL – which tenant's call each WS_JOURNAL row is
+--    WS_JOURNAL may be the ERP's, shared by every tenant registered on the database: the service
+--    adds no column to it, and keeps here whose each call is, written in the same transaction as
+--    its journal row. 997 answers a tenant's own journal ids only (another tenant's: 404, 111).
+-- -----------------------------------------------------------------------------
+IF OBJECT_ID(N'dbo.SVC_JOURNAL', N'U') IS NULL
+BEGIN
+    CREATE TABLE dbo.SVC_JOURNAL (
+        JOURNAL_ID bigint       NOT NULL,  -- WS_JOURNAL.ID
+        TENANT     nvarchar(63) NOT NULL,
+        CONSTRAINT PK_SVC_JOURNAL PRIMARY KEY (JOURNAL_ID)
+    );
+END;
+GO
