@@ -120,6 +120,10 @@ describe('A receiver can only slow itself', () => {
     for (const path of paths) await activeSubscription('acme', `${broken.url}${path}`);
     for (const [i, path] of paths.entries()) await pointSubject(2 + i, `${broken.url}${path}-receipt`);
     for (const path of paths) broken.on(`${path}-receipt`, (BROKEN[path] as readonly never[]).slice(1));
+    // The receipt webhook's function warm, as the notifier's is by now: a cold start and its first
+    // connections are not what is measured here (docs/development.md gives the cold starts).
+    await documentReceived('demo', 1, BASE - 1);
+    await healthy.waitFor('/receipt', 1, 30_000);
     // Let the notifications of the stack's start settle.
     await sleep(DELAY_MS + 1000);
 
@@ -168,8 +172,11 @@ describe('A receiver can only slow itself', () => {
         `receipt events p50 ${Math.round(percentile(delivery, 0.5))} ms, max ${Math.round(Math.max(...delivery))} ms; ` +
         `requests to the broken receivers: ${brokenCalls.join(', ')}`,
     );
-    expect(lateness.filter((ms) => ms > DELAY_MS + 5000)).toEqual([]);
-    expect(delivery.filter((ms) => ms > 5000)).toEqual([]);
+    // Late ones by their index among the writes and events, to tell a stall from a slow start.
+    const late = (values: number[], limit: number) =>
+      values.flatMap((ms, i) => (ms > limit ? [`#${i}: ${Math.round(ms)} ms`] : []));
+    expect(late(lateness, DELAY_MS + 5000)).toEqual([]);
+    expect(late(delivery, 5000)).toEqual([]);
     // The broken receivers were really tried, and the slow ones got the slow lane's time.
     expect(brokenCalls.every((count) => count >= 2)).toBe(true);
   }, 240_000);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { createMssqlWebApiStore } from '../../shared/adapters/mssql/web-api-store.js';
+import { tenantDigest } from '../../shared/adapters/sql-common/web-api-store.js';
 import { type Database, StatementCancelledError } from '../../shared/core/database.js';
 import { encodeRow } from '../../shared/core/web-api/operations.js';
 import { OperationFailedError, type WebApiStore } from '../../shared/core/web-api/store.js';
@@ -42,7 +43,8 @@ describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
     expect(results.filter(Boolean)).toHaveLength(1);
     await db.query(
       'UPDATE dbo.WS_REPLAY_GUARD SET EXPIRES_AT = DATEADD(hour, -1, EXPIRES_AT) WHERE REQUEST_DIGEST = @p1',
-      [digest],
+      // The guard keeps the tenant's digest of the request (tenants may share a database).
+      [tenantDigest('demo', digest)],
     );
     expect(await store.claimRequest(1, digest, 300)).toBe(true);
   });
@@ -122,7 +124,7 @@ describe.skipIf(!url)('Web API store on SQL Server (integration)', () => {
           // Another session holds the claim's key, uncommitted: the claim batch waits on it.
           await tx.query(
             'INSERT INTO dbo.WS_REPLAY_GUARD (APPLICATION_ID, REQUEST_DIGEST, EXPIRES_AT) VALUES (1, @p1, SYSUTCDATETIME())',
-            [claim.requestDigest],
+            [tenantDigest('demo', claim.requestDigest)],
           );
           const opening = {
             applicationId: 1,
