@@ -31,10 +31,10 @@ export const DOCUMENT_RECEIVED_QUEUE = 'document-received';
 /** getDataAsync's jobs (CONTRACT.md section 5). */
 export const WEB_API_JOB_QUEUE = 'web-api-jobs';
 
-/** Change notifications' events, their fast lane (CONTRACT.md section 4c; core/webhook/lanes.ts). */
+/** Change notifications' events, their fast lane (CONTRACT.md section 4c; core/delivery/lanes.ts). */
 export const CHANGE_NOTIFICATION_QUEUE = 'change-notifications';
 
-/** The slow lanes of the receipt webhook and of change notifications (core/webhook/lanes.ts). */
+/** The slow lanes of the receipt webhook and of change notifications (core/delivery/lanes.ts). */
 export const DOCUMENT_RECEIVED_SLOW_QUEUE = 'document-received-slow';
 export const CHANGE_NOTIFICATION_SLOW_QUEUE = 'change-notifications-slow';
 

@@ -7,7 +7,7 @@ import { ConfigurationError } from './settings.js';
 export const QUEUE_URL_VARIABLES = {
   /** Document-received events from the access point: the receipt webhook's fast lane. */
   documentReceived: 'DOCUMENT_RECEIVED_QUEUE_URL',
-  /** The receipt webhook's slow lane (core/webhook/lanes.ts). */
+  /** The receipt webhook's slow lane (core/delivery/lanes.ts). */
   documentReceivedSlow: 'DOCUMENT_RECEIVED_SLOW_QUEUE_URL',
   documentReceivedDeadLetter: 'DOCUMENT_RECEIVED_DEAD_LETTER_QUEUE_URL',
   /** Change notifications' events to deliver: their fast lane. */

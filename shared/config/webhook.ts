@@ -1,5 +1,5 @@
+import { parseRetrySchedule } from '../core/delivery/retry-policy.js';
 import { type EndpointPolicy, hoursToMs } from '../core/webhook/endpoint.js';
-import { parseRetrySchedule } from '../core/webhook/retry-policy.js';
 import { boolFromEnv, ConfigurationError, intFromEnv } from './settings.js';
 
 /** Production schedule (CONTRACT.md section 3): seconds to wait before attempts 2, 3, … */
@@ -12,7 +12,7 @@ export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5,30,120,600,1800,7200,18000,3600
 export const DEFAULT_WEBHOOK_MAX_RECEIVES = 30;
 
 /**
- * How long an attempt in the fast lane waits for its answer (core/webhook/lanes.ts), in seconds:
+ * How long an attempt in the fast lane waits for its answer (core/delivery/lanes.ts), in seconds:
  * a receiver slower than this gets its attempts in the slow lane, with the contract's 10 s.
  */
 export const DEFAULT_WEBHOOK_FAST_LANE_SECONDS = 2;

@@ -6,6 +6,8 @@ import { openDatabase } from '../config/databases.js';
 import { queueUrl } from '../config/queues.js';
 import { findTenant } from '../config/tenants.js';
 import { getWebhookSettings } from '../config/webhook.js';
+import { slowLaneDelay } from '../core/delivery/lanes.js';
+import type { WebhookSender } from '../core/delivery/sender.js';
 import { describeError } from '../core/log.js';
 import { MetricName } from '../core/metrics.js';
 import {
@@ -15,8 +17,6 @@ import {
   parseNotifierMessage,
 } from '../core/notifications/notifier.js';
 import type { NotificationMessage } from '../core/notifications/subscriptions.js';
-import type { WebhookSender } from '../core/webhook/deliver.js';
-import { slowLaneDelay } from '../core/webhook/lanes.js';
 import { changeFeedStore } from './change-feed.js';
 import { notificationQueue, subscriptionStore } from './notifications.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog, serviceMetrics } from './observability.js';
@@ -43,7 +43,7 @@ const FAILED = new Set(['retrying', 'failed', 'gone', 'refused']);
  * The SQS consumer of change notifications' three queues (CONTRACT 4c): a `pass` message (on the
  * passes' own queue) runs one pass of its tenant's notifier and asks for the next after the
  * tenant's delay (the loop); a `notify` message is one attempt to deliver a subscription's event,
- * in the fast lane (the notifications queue) or the slow lane (webhook/lanes.ts: a receiver that
+ * in the fast lane (the notifications queue) or the slow lane (delivery/lanes.ts: a receiver that
  * is failing or slow, or whose attempt in the fast lane was not answered in its time or failed, is
  * handed over), retried there by postponing the message, dead-lettered by the function after its
  * last attempt, as the receipt webhook's are.

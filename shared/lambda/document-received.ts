@@ -10,9 +10,11 @@ import { ConfigurationError } from '../config/settings.js';
 import { type DatabaseConnection, findTenant, type TenantConfig } from '../config/tenants.js';
 import { getWebhookSettings, type WebhookSettings } from '../config/webhook.js';
 import type { Database } from '../core/database.js';
+import { type DeliveryLane, slowLaneDelay } from '../core/delivery/lanes.js';
+import type { WebhookSender } from '../core/delivery/sender.js';
 import { describeError } from '../core/log.js';
 import { MetricName } from '../core/metrics.js';
-import { deliverWebhook, type WebhookDecision, type WebhookSender } from '../core/webhook/deliver.js';
+import { deliverWebhook, type WebhookDecision } from '../core/webhook/deliver.js';
 import type { WebhookDeliveryLog } from '../core/webhook/delivery-log.js';
 import {
   type DocumentReceivedEvent,
@@ -20,7 +22,6 @@ import {
   parseDocumentReceivedEvent,
   webhookEventId,
 } from '../core/webhook/event.js';
-import { type DeliveryLane, slowLaneDelay } from '../core/webhook/lanes.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog, serviceMetrics } from './observability.js';
 import { defaultSender } from './webhook-sender.js';
 
@@ -33,7 +34,7 @@ export interface DocumentReceivedDependencies {
   readonly sender: (settings: WebhookSettings) => Promise<WebhookSender>;
   /** The queue of a lane, for postponing a message received from it. */
   readonly visibility: (lane: DeliveryLane) => MessageVisibility;
-  /** Where the fast lane hands an event over (core/webhook/lanes.ts). */
+  /** Where the fast lane hands an event over (core/delivery/lanes.ts). */
   readonly slowLane: () => SlowLane;
   readonly deadLetterQueue: (settings: WebhookSettings) => DeadLetterQueue;
   readonly now?: () => number;
@@ -109,7 +110,7 @@ const LEVELS: Record<string, LogLevel> = {
 };
 
 /**
- * The SQS consumer of document-received events, in both delivery lanes (core/webhook/lanes.ts):
+ * The SQS consumer of document-received events, in both delivery lanes (core/delivery/lanes.ts):
  * the document-received queue is the fast lane, where every event comes first; an event whose
  * receiver is failing or slow, or whose attempt there was not answered in the fast lane's time or
  * failed, is handed to the slow lane's queue. Each record is delivered (or not) by the core; in

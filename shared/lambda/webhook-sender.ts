@@ -1,5 +1,5 @@
 import type { WebhookSettings } from '../config/webhook.js';
-import type { WebhookSender } from '../core/webhook/deliver.js';
+import type { WebhookSender } from '../core/delivery/sender.js';
 
 let senderCache: { key: string; sender: Promise<WebhookSender> } | undefined;
 

@@ -1,5 +1,5 @@
 /**
- * A receiver can only slow itself (CONTRACT 4c and 6; shared/core/webhook/lanes.ts). Another
+ * A receiver can only slow itself (CONTRACT 4c and 6; shared/core/delivery/lanes.ts). Another
  * tenant (`acme`, on the same database) has 7 subscriptions whose receivers, once they answered
  * their ping, hang, answer after 13 s, redirect, answer 410 or send 10 MB, and 7 subjects whose
  * receipt webhooks do the same, flooded with events. Meanwhile the ERP commits 31 writes to the

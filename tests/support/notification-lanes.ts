@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import type { WebhookRequest, WebhookSender, WebhookSendResult } from '../../shared/core/delivery/sender.js';
 import {
   deliverNotification,
   type NotificationDeliveryContext,
@@ -8,7 +9,6 @@ import {
   notification,
   type SubscriptionStore,
 } from '../../shared/core/notifications/subscriptions.js';
-import type { WebhookRequest, WebhookSender, WebhookSendResult } from '../../shared/core/webhook/deliver.js';
 import { subscriptionRow } from './subscriptions.js';
 
 /** A receiver that answers from a script, and the time each request was given. */
@@ -22,7 +22,7 @@ class ScriptedSender implements WebhookSender {
 }
 
 /**
- * Change notifications' delivery lanes (shared/core/webhook/lanes.ts) on a store of a real
+ * Change notifications' delivery lanes (shared/core/delivery/lanes.ts) on a store of a real
  * database: a receiver that misses the fast lane's time is slow (not failing) and its events go to
  * the slow lane unsent, it stays slow while it answers slowly there, and is fast again once it
  * answers in time. For the embedded database and for T-SQL.

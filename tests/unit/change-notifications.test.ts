@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { forbiddenHostReason } from '../../shared/adapters/http/target-addresses.js';
 import type { DataApiContext } from '../../shared/core/data-api/read.js';
+import type { WebhookRequest, WebhookSendResult } from '../../shared/core/delivery/sender.js';
 import { ServiceError } from '../../shared/core/errors.js';
 import {
   deliverNotification,
@@ -19,7 +20,6 @@ import {
   type SubscriptionStore,
   signNotification,
 } from '../../shared/core/notifications/subscriptions.js';
-import type { WebhookRequest, WebhookSendResult } from '../../shared/core/webhook/deliver.js';
 import { subscriptionRow } from '../support/subscriptions.js';
 
 const NOW = Date.UTC(2026, 10, 28, 12);

@@ -7,14 +7,8 @@ import { parseTenantRegistry } from '../../shared/config/tenants.js';
 import type { WebhookSettings } from '../../shared/config/webhook.js';
 import type { Database } from '../../shared/core/database.js';
 import { DatabaseUnavailableError } from '../../shared/core/database.js';
-import {
-  type DeliveryContext,
-  deliverWebhook,
-  type EventCopy,
-  type WebhookRequest,
-  type WebhookSender,
-  type WebhookSendResult,
-} from '../../shared/core/webhook/deliver.js';
+import type { WebhookRequest, WebhookSender, WebhookSendResult } from '../../shared/core/delivery/sender.js';
+import { type DeliveryContext, deliverWebhook, type EventCopy } from '../../shared/core/webhook/deliver.js';
 import type {
   DeliveryKey,
   DeliveryRecord,
@@ -660,7 +654,7 @@ describe('Function: deliverWebhook (delivery lanes)', () => {
     expect(log.endpoints.get(1)?.failingSince).toBe(NOW);
     expect(await deliverWebhook({ ...EVENT, documentId: 2 }, copy(1, false, 'm2'), ctx)).toMatchObject({
       action: 'slow-lane',
-      detail: 'the endpoint is failing',
+      detail: 'the receiver is failing',
     });
     expect(sender.requests).toHaveLength(1);
   });
@@ -864,7 +858,10 @@ describe('Function: createMssqlWebhookDeliveryLog', () => {
     expect(insert!.sql).toMatch(
       /^INSERT INTO \[dbo\]\.\[WEBHOOK_DELIVERY\] \(\[EVENT_ID\], .*\[RETRY_IN_SECONDS\], \[MESSAGE_ID\],\s+\[TENANT\]\)/s,
     );
-    expect(insert!.sql).toContain('VALUES (@p1, @p2, @p3, @p4, @p5, @p6, @p7, @p8, @p9, @p10, @p11, @p12)');
+    // The attempt logs' one writer: the time typed as its column, as the notifications' log does.
+    expect(insert!.sql).toContain(
+      'VALUES (@p1, @p2, @p3, @p4, CAST(@p5 AS datetime2(3)), @p6, @p7, @p8, @p9, @p10, @p11, @p12)',
+    );
     expect(insert!.params).toEqual([
       'msg_1',
       1,

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { invocableFunctions } from '../../infra/local/lambda-invoke.js';
 import { readServerlessConfig } from '../../infra/local/serverless-config.js';
 import { UsageError, webhookCommand } from '../../infra/tools/webhooks.js';
-import { sqlTimeMs } from '../../shared/adapters/sql-common/webhook-delivery-log.js';
+import { sqlTimeMs } from '../../shared/adapters/sql-common/times.js';
 import { getWebhookSettings } from '../../shared/config/webhook.js';
 import {
   type DocumentEventQueue,

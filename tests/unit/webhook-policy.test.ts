@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE, getWebhookSettings } from '../../shared/config/webhook.js';
 import {
+  MAX_RETRY_DELAY_SECONDS,
+  parseRetryAfter,
+  parseRetrySchedule,
+  retryDelaySeconds,
+} from '../../shared/core/delivery/retry-policy.js';
+import {
   documentReceivedMessage,
   InvalidDocumentEventError,
   parseDocumentReceivedEvent,
   webhookEventId,
 } from '../../shared/core/webhook/event.js';
-import {
-  MAX_RETRY_DELAY_SECONDS,
-  parseRetryAfter,
-  parseRetrySchedule,
-  retryDelaySeconds,
-} from '../../shared/core/webhook/retry-policy.js';
 import { signWebhook } from '../../shared/core/webhook/signature.js';
 import {
   checkWebhookUrl,

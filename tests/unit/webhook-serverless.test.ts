@@ -8,7 +8,7 @@ import {
   MAX_RETRY_DELAY_SECONDS,
   parseRetrySchedule,
   RETRY_JITTER,
-} from '../../shared/core/webhook/retry-policy.js';
+} from '../../shared/core/delivery/retry-policy.js';
 
 const load = (file: string) =>
   // biome-ignore lint/suspicious/noExplicitAny: a parsed YAML document

@@ -6,6 +6,7 @@
 import type { Database } from '../../core/database.js';
 import type { SubscriptionStore } from '../../core/notifications/subscriptions.js';
 import { createSqlSubscriptionStore, type SubscriptionStatements } from '../sql-common/subscription-store.js';
+import { embeddedAttemptInsert } from './attempt-log.js';
 
 const COLUMNS = `"ID" AS "id", "OWNER" AS "owner", "SOURCE_SCHEMA" AS "sourceSchema",
   "SOURCE_NAME" AS "sourceName", "URL" AS "url", "SECRET" AS "secret",
@@ -71,10 +72,7 @@ export const EMBEDDED_SUBSCRIPTION_STATEMENTS: SubscriptionStatements = {
     WHERE "TENANT" = $2 AND "ATTEMPTED_AT" >= $1::timestamp(3) AND "OUTCOME" IN ('failed', 'gone', 'refused')`,
   attemptsMade: `SELECT COUNT(*) AS "n" FROM "dbo"."SVC_NOTIFICATION_DELIVERY"
     WHERE "MESSAGE_ID" = $1 AND "TENANT" = $2 AND "OUTCOME" IN ('retrying', 'failed')`,
-  record: `INSERT INTO "dbo"."SVC_NOTIFICATION_DELIVERY" ("SUBSCRIPTION_ID", "EVENT_ID", "EVENT_TYPE", "ATTEMPT",
-    "ATTEMPTED_AT", "OUTCOME", "HTTP_STATUS", "ERROR", "DURATION_MS",
-    "RETRY_IN_SECONDS", "MESSAGE_ID", "TENANT")
-    VALUES ($1, $2, $3, $4, $5::timestamp(3), $6, $7, $8, $9, $10, $11, $12)`,
+  record: embeddedAttemptInsert('SVC_NOTIFICATION_DELIVERY', ['SUBSCRIPTION_ID', 'EVENT_ID', 'EVENT_TYPE']),
   delivered: `UPDATE "dbo"."SVC_SUBSCRIPTION" SET "LAST_DELIVERED_AT" = $4::timestamp(3), "CONSECUTIVE_FAILURES" = 0,
     "FAILING_SINCE" = NULL,
     "SLOW_SINCE" = CASE WHEN $5::timestamp(3) IS NULL THEN NULL ELSE COALESCE("SLOW_SINCE", $5::timestamp(3)) END,

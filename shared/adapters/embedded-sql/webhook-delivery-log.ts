@@ -5,6 +5,7 @@ import {
   createSqlWebhookDeliveryLog,
   type DeliveryLogStatements,
 } from '../sql-common/webhook-delivery-log.js';
+import { embeddedAttemptInsert } from './attempt-log.js';
 
 export const EMBEDDED_DELIVERY_LOG_STATEMENTS: DeliveryLogStatements = {
   // One row whether or not the subject exists. The delivered count is served by the unique partial
@@ -53,10 +54,7 @@ export const EMBEDDED_DELIVERY_LOG_STATEMENTS: DeliveryLogStatements = {
         THEN $2::timestamp(3) ELSE NULL END
     WHERE "TENANT" = $4 AND "SUBJECT_ID" = $1 AND "DISABLED_AT" IS NULL
     RETURNING "DISABLED_AT" AS "disabledAt"`,
-  insert: `INSERT INTO "dbo"."WEBHOOK_DELIVERY" ("EVENT_ID", "SUBJECT_ID", "DOCUMENT_ID", "ATTEMPT",
-      "ATTEMPTED_AT", "OUTCOME", "HTTP_STATUS", "ERROR", "DURATION_MS", "RETRY_IN_SECONDS", "MESSAGE_ID",
-      "TENANT")
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+  insert: embeddedAttemptInsert('WEBHOOK_DELIVERY', ['EVENT_ID', 'SUBJECT_ID', 'DOCUMENT_ID']),
 };
 
 /** A tenant's delivery log on the embedded database. */

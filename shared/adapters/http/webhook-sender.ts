@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { WebhookRequest, WebhookSender, WebhookSendResult } from '../../core/webhook/deliver.js';
+import type { WebhookRequest, WebhookSender, WebhookSendResult } from '../../core/delivery/sender.js';
 import { FORBIDDEN_ADDRESSES, forbiddenAddressReason, ipLiteralHost } from '../../core/webhook/target.js';
 import {
   type AddressResolver,

@@ -7,6 +7,7 @@
 import type { Database } from '../../core/database.js';
 import type { SubscriptionStore } from '../../core/notifications/subscriptions.js';
 import { createSqlSubscriptionStore, type SubscriptionStatements } from '../sql-common/subscription-store.js';
+import { mssqlAttemptInsert } from './attempt-log.js';
 
 const COLUMNS = `[ID] AS [id], [OWNER] AS [owner], [SOURCE_SCHEMA] AS [sourceSchema],
   [SOURCE_NAME] AS [sourceName], [URL] AS [url], [SECRET] AS [secret],
@@ -72,10 +73,7 @@ export const MSSQL_SUBSCRIPTION_STATEMENTS: SubscriptionStatements = {
     WHERE [TENANT] = @p2 AND [ATTEMPTED_AT] >= CAST(@p1 AS datetime2(3)) AND [OUTCOME] IN ('failed', 'gone', 'refused')`,
   attemptsMade: `SELECT COUNT(*) AS [n] FROM [dbo].[SVC_NOTIFICATION_DELIVERY]
     WHERE [MESSAGE_ID] = @p1 AND [TENANT] = @p2 AND [OUTCOME] IN ('retrying', 'failed')`,
-  record: `INSERT INTO [dbo].[SVC_NOTIFICATION_DELIVERY] ([SUBSCRIPTION_ID], [EVENT_ID], [EVENT_TYPE], [ATTEMPT],
-    [ATTEMPTED_AT], [OUTCOME], [HTTP_STATUS], [ERROR], [DURATION_MS],
-    [RETRY_IN_SECONDS], [MESSAGE_ID], [TENANT])
-    VALUES (@p1, @p2, @p3, @p4, CAST(@p5 AS datetime2(3)), @p6, @p7, @p8, @p9, @p10, @p11, @p12)`,
+  record: mssqlAttemptInsert('SVC_NOTIFICATION_DELIVERY', ['SUBSCRIPTION_ID', 'EVENT_ID', 'EVENT_TYPE']),
   delivered: `UPDATE [dbo].[SVC_SUBSCRIPTION] SET [LAST_DELIVERED_AT] = CAST(@p4 AS datetime2(3)), [CONSECUTIVE_FAILURES] = 0,
     [FAILING_SINCE] = NULL,
     [SLOW_SINCE] = CASE WHEN @p5 IS NULL THEN NULL ELSE COALESCE([SLOW_SINCE], CAST(@p5 AS datetime2(3))) END,

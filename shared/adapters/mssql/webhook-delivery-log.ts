@@ -5,6 +5,7 @@ import {
   createSqlWebhookDeliveryLog,
   type DeliveryLogStatements,
 } from '../sql-common/webhook-delivery-log.js';
+import { mssqlAttemptInsert } from './attempt-log.js';
 
 export const MSSQL_DELIVERY_LOG_STATEMENTS: DeliveryLogStatements = {
   // One row whether or not the subject exists. The delivered count is served by the unique filtered
@@ -62,10 +63,7 @@ export const MSSQL_DELIVERY_LOG_STATEMENTS: DeliveryLogStatements = {
     WHERE [TENANT] = @p4 AND [SUBJECT_ID] = @p1 AND [DISABLED_AT] IS NULL
       AND [FAILING_SINCE] <= CAST(@p3 AS datetime2(3));
     SELECT CASE WHEN @@ROWCOUNT > 0 THEN CAST(@p2 AS datetime2(3)) END AS [disabledAt];`,
-  insert: `INSERT INTO [dbo].[WEBHOOK_DELIVERY] ([EVENT_ID], [SUBJECT_ID], [DOCUMENT_ID], [ATTEMPT],
-      [ATTEMPTED_AT], [OUTCOME], [HTTP_STATUS], [ERROR], [DURATION_MS], [RETRY_IN_SECONDS], [MESSAGE_ID],
-      [TENANT])
-    VALUES (@p1, @p2, @p3, @p4, @p5, @p6, @p7, @p8, @p9, @p10, @p11, @p12)`,
+  insert: mssqlAttemptInsert('WEBHOOK_DELIVERY', ['EVENT_ID', 'SUBJECT_ID', 'DOCUMENT_ID']),
 };
 
 /** A tenant's delivery log on its SQL Server database. */

@@ -7,7 +7,8 @@
  */
 import type { Database, Row } from '../../core/database.js';
 import type { Subscription, SubscriptionStore } from '../../core/notifications/subscriptions.js';
-import { sqlTimeMs, sqlTimestamp } from './webhook-delivery-log.js';
+import { attemptParameters } from './attempt-log.js';
+import { sqlTimeMs, sqlTimestamp } from './times.js';
 
 const MAX_ERROR_LENGTH = 400;
 
@@ -56,7 +57,7 @@ export interface SubscriptionStatements {
   readonly failedSince: string;
   /** Parameter: message id. One row `n`. */
   readonly attemptsMade: string;
-  /** Parameters: subscription, event, type, attempt, at, outcome, HTTP status, error, duration, retry in, message. */
+  /** Parameters: subscription, event, type, then an attempt's (sql-common/attempt-log.ts). */
   readonly record: string;
   /** Parameters: id, event, ping (1 or 0), now, slow at (null: answered in time; see SubscriptionStore.delivered). */
   readonly delivered: string;
@@ -212,22 +213,12 @@ export function createSqlSubscriptionStore(
       return Number(row?.n ?? 0);
     },
     async record(entry) {
-      await db.query(
-        sql.record,
-        mine(
-          entry.subscriptionId,
-          entry.eventId,
-          entry.eventType,
-          entry.attempt,
-          sqlTimestamp(entry.attemptedAt),
-          entry.outcome,
-          entry.httpStatus ?? null,
-          entry.error === undefined ? null : entry.error.slice(0, MAX_ERROR_LENGTH),
-          entry.durationMs === undefined ? null : Math.round(entry.durationMs),
-          entry.retryInSeconds ?? null,
-          entry.messageId.slice(0, 100),
-        ),
-      );
+      await db.query(sql.record, [
+        entry.subscriptionId,
+        entry.eventId,
+        entry.eventType,
+        ...attemptParameters(entry, entry.messageId, tenant),
+      ]);
     },
     async delivered(id, event, ping, now, slowAt) {
       await db.query(

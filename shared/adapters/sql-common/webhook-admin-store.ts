@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../../core/database.js';
 import type { WebhookAdminStore } from '../../core/webhook/admin.js';
 import type { DeliveryOutcome } from '../../core/webhook/delivery-log.js';
-import { sqlTimeMs, sqlTimestamp } from './webhook-delivery-log.js';
+import { sqlTimeMs, sqlTimestamp } from './times.js';
 
 /**
  * A dialect's statements of the admin store. Each takes the tenant as its last parameter (after

@@ -5,6 +5,8 @@
  */
 import type { Database } from '../../core/database.js';
 import type { EndpointMemory, WebhookDeliveryLog } from '../../core/webhook/delivery-log.js';
+import { attemptParameters } from './attempt-log.js';
+import { sqlTimeMs, sqlTimestamp } from './times.js';
 
 /**
  * A dialect's statements of the delivery log. Each takes the tenant as its last parameter (after
@@ -40,30 +42,12 @@ export interface DeliveryLogStatements {
    * unless set, and DISABLED_AT when due, of an enabled endpoint; a row (`disabledAt`) per row changed.
    */
   readonly endpointFailed: string;
-  /**
-   * Parameters, in order: event id, subject id, document id, attempt, attempted at, outcome,
-   * HTTP status, error, duration ms, retry in seconds, message id.
-   */
+  /** Parameters: event id, subject id, document id, then an attempt's (sql-common/attempt-log.ts). */
   readonly insert: string;
 }
 
-const MAX_ERROR_LENGTH = 400;
 /** WEBHOOK_DELIVERY.MESSAGE_ID's length (an SQS message id is 36 characters). */
 const MAX_MESSAGE_ID_LENGTH = 100;
-
-/** Wall-clock UTC `YYYY-MM-DD hh:mm:ss.mmm`, which both SQL Server and PostgreSQL read as a date-time. */
-export function sqlTimestamp(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 23).replace('T', ' ');
-}
-
-/** A date-time column as ms since the epoch: a Date (SQL Server driver, UTC) or wall-clock UTC text (embedded). */
-export function sqlTimeMs(value: unknown): number | null {
-  if (value === null || value === undefined) return null;
-  if (value instanceof Date) return value.getTime();
-  const text = String(value).replace(' ', 'T');
-  const ms = Date.parse(/Z|[+-]\d\d:?\d\d$/.test(text) ? text : `${text}Z`);
-  return Number.isNaN(ms) ? null : ms;
-}
 
 const nullableTimestamp = (ms: number | null) => (ms === null ? null : sqlTimestamp(ms));
 
@@ -144,22 +128,12 @@ export function createSqlWebhookDeliveryLog(
       return rows.some((row) => row.disabledAt !== null && row.disabledAt !== undefined);
     },
     async record(entry) {
-      await db.query(
-        sql.insert,
-        mine(
-          entry.eventId,
-          entry.subjectId,
-          entry.documentId,
-          entry.attempt,
-          sqlTimestamp(entry.attemptedAt),
-          entry.outcome,
-          entry.httpStatus ?? null,
-          entry.error === undefined ? null : entry.error.slice(0, MAX_ERROR_LENGTH),
-          entry.durationMs === undefined ? null : Math.round(entry.durationMs),
-          entry.retryInSeconds ?? null,
-          entry.messageId.slice(0, MAX_MESSAGE_ID_LENGTH),
-        ),
-      );
+      await db.query(sql.insert, [
+        entry.eventId,
+        entry.subjectId,
+        entry.documentId,
+        ...attemptParameters(entry, entry.messageId, tenant),
+      ]);
     },
   };
 }

@@ -17,7 +17,7 @@ export interface NotificationQueueUrls {
 
 /**
  * Change notifications on SQS: a subscription's event to deliver goes to the notifications queue
- * (the fast lane, webhook/lanes.ts), a pass of a tenant's notifier, held back for the tenant's
+ * (the fast lane, delivery/lanes.ts), a pass of a tenant's notifier, held back for the tenant's
  * delay (the loop that checks its subscribed tables), to a queue of its own, so that no delivery
  * ever holds a pass up. Every message carries the tenant as `MessageGroupId` (fair queues).
  */

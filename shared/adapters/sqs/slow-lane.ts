@@ -1,10 +1,10 @@
 import type { MessageAttributeValue, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import type { DeliveryLane } from '../../core/webhook/lanes.js';
+import type { DeliveryLane } from '../../core/delivery/lanes.js';
 import { sqsClient, sqsModule } from './client.js';
 
 /**
- * The delivery lanes on SQS (core/webhook/lanes.ts): a queue each, the slow lane's messages
+ * The delivery lanes on SQS (core/delivery/lanes.ts): a queue each, the slow lane's messages
  * marked by message attributes. A copy handed to the slow lane keeps its body and names the
  * message it continues (`series`), so that its attempts are counted with those made before; a
  * retry due later than SQS can hold a message back (15 minutes) carries when it is due (`dueAt`).

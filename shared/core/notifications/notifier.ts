@@ -1,15 +1,13 @@
 import type { ChangeFeedStore } from '../data-api/changes.js';
 import { isRecorded } from '../data-api/changes.js';
-import type { WebhookSender } from '../webhook/deliver.js';
 import {
-  answeredSlowly,
-  answerTimeout,
-  type DeliveryLanes,
-  fastLaneTimedOut,
-  laneOf,
-} from '../webhook/lanes.js';
-import { parseRetryAfter, retryDelaySeconds } from '../webhook/retry-policy.js';
-import { checkWebhookUrl } from '../webhook/target.js';
+  attemptsLeft,
+  type DeliveryDecision,
+  deliverAttempt,
+  type ReceiverStore,
+} from '../delivery/engine.js';
+import type { DeliveryLanes } from '../delivery/lanes.js';
+import type { WebhookSender } from '../delivery/sender.js';
 import {
   EVENT_ID,
   eventBody,
@@ -205,7 +203,7 @@ export interface NotificationDeliveryContext {
   readonly sender: WebhookSender;
   readonly policy: DeliveryPolicy;
   /**
-   * The lane this copy came through (webhook/lanes.ts). Without it, every attempt is made with the
+   * The lane this copy came through (delivery/lanes.ts). Without it, every attempt is made with the
    * sender's whole time and a receiver's speed is neither looked at nor remembered.
    */
   readonly lanes?: DeliveryLanes;
@@ -213,20 +211,8 @@ export interface NotificationDeliveryContext {
   readonly random?: () => number;
 }
 
-/** What the queue should do with this copy of the notification. */
-export type NotificationDecision = {
-  readonly outcome: NotificationOutcome;
-  readonly attempt: number;
-  readonly detail?: string;
-  /** This attempt's failure disabled the subscription. */
-  readonly disabled?: boolean;
-} & (
-  | { readonly action: 'done' }
-  | { readonly action: 'retry'; readonly delaySeconds: number }
-  | { readonly action: 'dead-letter' }
-  /** In the fast lane, for a receiver that is failing or slow: no attempt here; to the slow lane at once. */
-  | { readonly action: 'slow-lane' }
-);
+/** What the queue should do with this copy of the notification: the delivery engine's decision. */
+export type NotificationDecision = DeliveryDecision;
 
 /** The secrets an event is signed with at `now`: the current one, and the previous during the overlap. */
 export function notificationSecrets(subscription: Subscription, now: number, overlapMs: number): string[] {
@@ -238,6 +224,18 @@ export function notificationSecrets(subscription: Subscription, now: number, ove
 }
 
 const USER_AGENT = 'erp-integration-gateway-webhook/1';
+
+/**
+ * Change notifications' rules where the engine's two uses differ: a subscription's URL is its
+ * integrator's, so a refused one counts against it; 410 disables the subscription (its receiver
+ * is gone for good: CONTRACT 4c's status says so); a failure that disables it ends its event.
+ */
+const NOTIFICATION_RULES = {
+  refusalFails: true,
+  goneDisables: true,
+  disablingEnds: true,
+  deliveredOutcome: 'delivered',
+} as const;
 
 /**
  * Makes the next attempt to deliver one event of a subscription and records it in
@@ -252,7 +250,6 @@ export async function deliverNotification(
   ctx: NotificationDeliveryContext,
 ): Promise<NotificationDecision> {
   const now = ctx.now ?? Date.now;
-  const maxAttempts = ctx.policy.retrySchedule.length + 1;
   const [subscription, attemptsMade] = await Promise.all([
     ctx.store.get(message.subscription),
     ctx.store.attemptsMade(copy.messageId),
@@ -274,12 +271,11 @@ export async function deliverNotification(
     await ctx.store.record({
       ...base,
       ...entry,
-      outcome: decision.outcome,
-      retryInSeconds: decision.action === 'retry' ? decision.delaySeconds : undefined,
+      outcome: decision.outcome as NotificationOutcome,
     });
     return decision;
   };
-  if (attemptsMade >= maxAttempts) {
+  if (!attemptsLeft(attemptsMade, ctx.policy.retrySchedule)) {
     // Its last attempt was recorded but the message came back (its move to the dead-letter queue failed).
     return {
       action: 'dead-letter',
@@ -298,105 +294,47 @@ export async function deliverNotification(
     );
   }
 
-  /** A failed attempt: counted against the subscription; retried, dead-lettered or disabled. */
-  async function failure(
-    outcome: 'retrying' | 'gone' | 'refused',
-    detail: string,
-    entry: { httpStatus?: number; error?: string; durationMs?: number },
-    retryAfterSeconds?: number,
-  ): Promise<NotificationDecision> {
-    const last = attempt >= maxAttempts || copy.finalReceive;
-    const retries = outcome === 'retrying' && !last;
-    const at = now();
-    const disabled = await ctx.store.failed(subscription!.id, message.eventId, at, {
-      disableIfFailingSince: at - ctx.policy.disableAfterMs,
-      finished: !retries,
-      disableNow: outcome === 'gone',
-      reason:
-        outcome === 'gone'
-          ? 'the receiver answered 410 Gone'
-          : `every attempt failed for ${Math.round(ctx.policy.disableAfterMs / 360_000) / 10} hours (last: ${detail})`,
-    });
-    if (disabled || !retries) {
-      const done =
-        outcome === 'retrying'
-          ? ({ action: disabled ? 'done' : 'dead-letter', outcome: 'failed' } as const)
-          : ({ action: 'done', outcome } as const);
-      return record({ ...done, attempt, detail, disabled }, entry);
-    }
-    const delaySeconds = retryDelaySeconds(ctx.policy.retrySchedule, attempt, retryAfterSeconds, ctx.random);
-    return record({ action: 'retry', outcome: 'retrying', attempt, delaySeconds, detail, disabled }, entry);
-  }
-
-  const target = checkWebhookUrl(subscription.url, ctx.policy.allowPrivateTargets);
-  if (!target.ok) return failure('refused', target.reason, { error: target.reason });
-  const { lanes } = ctx;
-  if (lanes?.lane === 'fast' && laneOf(subscription) === 'slow') {
-    // Nothing recorded: no attempt was made. Its number is the one it will have.
-    return {
-      action: 'slow-lane',
-      outcome: 'retrying',
-      attempt,
-      detail: subscription.failingSince !== null ? 'the receiver is failing' : 'the receiver answers slowly',
-    };
-  }
-  const timestamp = Math.floor(startedAt / 1000);
+  const timestamp = (at: number) => Math.floor(at / 1000);
   const body = eventBody(message.type, message.tenant, subscription, message.at);
-  const signature = notificationSecrets(subscription, startedAt, ctx.policy.secretOverlapMs)
-    .map((secret) => signNotification(secret, message.eventId, timestamp, body))
-    .join(' ');
-  const timeoutMs = lanes && answerTimeout(lanes);
-  const result = await ctx.sender.send(
+  // The subscription's part of the engine's store: SVC_SUBSCRIPTION and SVC_NOTIFICATION_DELIVERY.
+  const store: ReceiverStore = {
+    record: (entry) => ctx.store.record({ ...base, ...entry, outcome: entry.outcome as NotificationOutcome }),
+    delivered: (at, slowAt) =>
+      ctx.store.delivered(subscription.id, message.eventId, message.type === 'subscription.ping', at, slowAt),
+    slow: (at) => ctx.store.markSlow(subscription.id, at),
+    failed: (at, failure) => ctx.store.failed(subscription.id, message.eventId, at, failure),
+  };
+  return deliverAttempt(
     {
-      url: target.url,
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': USER_AGENT,
-        'webhook-id': message.eventId,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': signature,
-      },
-      body,
+      attempt,
+      url: subscription.url,
+      health: subscription,
+      request: (url, at) => ({
+        url,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          'webhook-id': message.eventId,
+          'webhook-timestamp': String(timestamp(at)),
+          'webhook-signature': notificationSecrets(subscription, at, ctx.policy.secretOverlapMs)
+            .map((secret) => signNotification(secret, message.eventId, timestamp(at), body))
+            .join(' '),
+        },
+        body,
+      }),
     },
-    timeoutMs === undefined ? undefined : { timeoutMs },
-  );
-  const { durationMs } = result;
-  if (result.kind === 'refused')
-    return failure('refused', result.reason, { error: result.reason, durationMs });
-  if (result.kind === 'error' && result.timedOut && lanes?.lane === 'fast' && attempt < maxAttempts) {
-    // Not (yet) a failure: the contract gives a receiver 10 s. The next attempt, at once, has them.
-    await ctx.store.markSlow(subscription.id, now());
-    const detail = fastLaneTimedOut(lanes);
-    return record(
-      { action: 'retry', outcome: 'retrying', attempt, delaySeconds: 0, detail },
-      { error: detail, durationMs },
-    );
-  }
-  if (result.kind === 'error') return failure('retrying', result.error, { error: result.error, durationMs });
-  const httpStatus = result.status;
-  if (httpStatus >= 200 && httpStatus < 300) {
-    // Its speed decides its next attempts' lane: slow since now, as it was, or fast again.
-    const slowAt = lanes
-      ? answeredSlowly(lanes, durationMs)
-        ? (subscription.slowSince ?? startedAt)
-        : null
-      : subscription.slowSince;
-    await ctx.store.delivered(
-      subscription.id,
-      message.eventId,
-      message.type === 'subscription.ping',
-      now(),
-      slowAt,
-    );
-    return record({ action: 'done', outcome: 'delivered', attempt }, { httpStatus, durationMs });
-  }
-  if (httpStatus === 410) return failure('gone', 'HTTP 410', { httpStatus, durationMs });
-  const redirect = httpStatus >= 300 && httpStatus < 400;
-  return failure(
-    'retrying',
-    `HTTP ${httpStatus}`,
-    { httpStatus, durationMs, error: redirect ? 'redirect not followed' : undefined },
-    parseRetryAfter(result.retryAfter, now()),
+    store,
+    {
+      sender: ctx.sender,
+      retrySchedule: ctx.policy.retrySchedule,
+      allowPrivateTargets: ctx.policy.allowPrivateTargets,
+      disableAfterMs: ctx.policy.disableAfterMs,
+      finalReceive: copy.finalReceive,
+      lanes: ctx.lanes,
+      now: ctx.now,
+      random: ctx.random,
+    },
+    NOTIFICATION_RULES,
   );
 }
 

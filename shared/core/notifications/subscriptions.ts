@@ -50,7 +50,7 @@ export interface Subscription {
   /** The one event waiting or being delivered (coalescing), and since when. */
   readonly waitingEvent: string | null;
   readonly waitingSince: number | null;
-  /** Since when its receiver answers slower than the fast lane allows (webhook/lanes.ts). */
+  /** Since when its receiver answers slower than the fast lane allows (delivery/lanes.ts). */
   readonly slowSince: number | null;
 }
 

@@ -1,3 +1,13 @@
+import {
+  attemptsLeft,
+  type DeliveryDecision,
+  type DeliveryEngineContext,
+  deliverAttempt,
+  type ReceiverStore,
+} from '../delivery/engine.js';
+import type { DeliveryLanes } from '../delivery/lanes.js';
+import { retryDelaySeconds } from '../delivery/retry-policy.js';
+import type { WebhookRequest, WebhookSender } from '../delivery/sender.js';
 import type {
   DeliveryOutcome,
   DeliveryRecord,
@@ -7,42 +17,7 @@ import type {
 } from './delivery-log.js';
 import { type EndpointPolicy, observeEndpoint, signingSecrets } from './endpoint.js';
 import { type DocumentReceivedEvent, webhookEventId } from './event.js';
-import { answeredSlowly, answerTimeout, type DeliveryLanes, fastLaneTimedOut, laneOf } from './lanes.js';
-import { parseRetryAfter, retryDelaySeconds } from './retry-policy.js';
 import { signWebhookWithEach } from './signature.js';
-import { checkWebhookUrl } from './target.js';
-
-/** One POST to a receiver. */
-export interface WebhookRequest {
-  readonly url: URL;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: string;
-}
-
-/** How one POST ended, as far as the service can tell. */
-export type WebhookSendResult =
-  /** The receiver answered (any status; redirects are not followed). */
-  | {
-      readonly kind: 'response';
-      readonly status: number;
-      readonly retryAfter?: string;
-      readonly durationMs: number;
-    }
-  /** The target resolved to an address the service must not connect to: nothing was sent. */
-  | { readonly kind: 'refused'; readonly reason: string; readonly durationMs: number }
-  /** DNS, connection or TLS failure, or no answer within the time-out (`timedOut`). */
-  | {
-      readonly kind: 'error';
-      readonly error: string;
-      readonly durationMs: number;
-      readonly timedOut?: boolean;
-    };
-
-/** The port through which the core POSTs a webhook. */
-export interface WebhookSender {
-  /** `timeoutMs`: how long this attempt waits for the answer's status line (default: the sender's). */
-  send(request: WebhookRequest, options?: { readonly timeoutMs?: number }): Promise<WebhookSendResult>;
-}
 
 /** What the queue should do with this copy of the event. */
 export type WebhookDecision =
@@ -77,6 +52,20 @@ export type WebhookDecision =
     /** The tenant database's error that ended this attempt, for the handler's report (a missing permission). */
     readonly databaseError?: unknown;
   };
+
+/**
+ * The receipt webhook's rules where the engine's two uses differ: the subject's URL is the ERP's
+ * to fix, so a refused one is recorded without counting against the endpoint; 410 stops this
+ * event only (CONTRACT 6); an endpoint that a failure disables keeps its event's next attempt,
+ * which records it `disabled`.
+ */
+const RECEIPT_RULES = (resend: boolean) =>
+  ({
+    refusalFails: false,
+    goneDisables: false,
+    disablingEnds: false,
+    deliveredOutcome: resend ? 'resent' : 'delivered',
+  }) as const;
 
 /** The copy of an event the queue handed over this time. */
 export interface EventCopy {
@@ -181,7 +170,7 @@ export async function deliverWebhook(
     const decision = failedAttempt(Math.max(1, copy.receiveCount), detail);
     return { ...decision, outcome: 'not_recorded', databaseError: error };
   }
-  if (target.attemptsMade >= maxAttempts) {
+  if (!attemptsLeft(target.attemptsMade, ctx.retrySchedule)) {
     // Its last attempt was made and recorded, but the message came back (its move to the
     // dead-letter queue failed): it goes there now, unsent.
     return {
@@ -240,115 +229,51 @@ export async function deliverWebhook(
   if (subject.webhookUrl === null) {
     return finish({ action: 'done', outcome: 'skipped' }, { error: 'the subject has no WEBHOOK_URL' });
   }
-  const url = checkWebhookUrl(subject.webhookUrl, ctx.allowPrivateTargets);
-  if (!url.ok) {
-    return finish({ action: 'done', outcome: 'refused', detail: url.reason }, { error: url.reason });
-  }
-  const { lanes } = ctx;
-  if (lanes?.lane === 'fast' && laneOf(endpoint) === 'slow') {
-    return {
-      action: 'slow-lane',
-      outcome: 'slow_lane',
-      detail: endpoint.failingSince !== null ? 'the endpoint is failing' : 'the endpoint answers slowly',
-    };
-  }
 
   const [secret = null, ...alsoSignedWith] = signingSecrets(
     endpoint,
     startedAt,
     ctx.endpointPolicy.secretOverlapMs,
   );
-  const request = webhookRequest(
-    url.url,
-    eventId,
-    event.documentId,
-    secret,
-    Math.floor(startedAt / 1000),
-    alsoSignedWith,
-  );
-  const timeoutMs = lanes && answerTimeout(lanes);
-  const result = await ctx.sender.send(request, timeoutMs === undefined ? undefined : { timeoutMs });
-  const durationMs = result.durationMs;
-
-  /** Counts a failed attempt against the endpoint; says so when that disabled it. */
-  async function endpointFailed(decision: WebhookDecision): Promise<WebhookDecision> {
-    try {
-      const at = now();
-      const disabled = await ctx.log.endpointFailed(
-        event.subjectId,
-        at,
-        at - ctx.endpointPolicy.disableAfterMs,
-      );
-      if (disabled) return { ...decision, endpointDisabled: { failingSince: endpoint.failingSince ?? at } };
-    } catch (error) {
-      ctx.onRecordFailure?.(error, { ...base, outcome: decision.outcome as DeliveryOutcome });
-    }
-    return decision;
-  }
-  if (result.kind === 'refused') {
-    return finish(
-      { action: 'done', outcome: 'refused', detail: result.reason },
-      { error: result.reason, durationMs },
-    );
-  }
-  if (result.kind === 'error' && result.timedOut && lanes?.lane === 'fast' && attempt < maxAttempts) {
-    // Not (yet) a failure: the contract gives a receiver 10 s. The next attempt, at once, has them.
-    try {
-      await ctx.log.endpointSlow(event.subjectId, now());
-    } catch (error) {
-      ctx.onRecordFailure?.(error, { ...base, outcome: 'retrying' });
-    }
-    const detail = fastLaneTimedOut(lanes);
-    return finish(
-      { action: 'retry', outcome: 'retrying', delaySeconds: 0, detail, ...enabled },
-      { error: detail, durationMs, retryInSeconds: 0 },
-    );
-  }
-  if (result.kind === 'error') {
-    const decision = await endpointFailed({ ...failedAttempt(attempt, result.error), ...enabled });
-    return finish(decision, {
-      error: result.error,
-      durationMs,
-      retryInSeconds: decision.action === 'retry' ? decision.delaySeconds : undefined,
-    });
-  }
-  const httpStatus = result.status;
-  if (httpStatus >= 200 && httpStatus < 300) {
-    // Its speed decides its next attempts' lane: slow since now, as it was, or fast again.
-    const slowAt = lanes
-      ? answeredSlowly(lanes, durationMs)
-        ? (endpoint.slowSince ?? startedAt)
-        : null
-      : endpoint.slowSince;
-    if (endpoint.failingSince !== null || slowAt !== endpoint.slowSince) {
-      try {
+  // The endpoint's part of the engine's store: what WEBHOOK_DELIVERY and WEBHOOK_ENDPOINT keep.
+  const store: ReceiverStore = {
+    record: (entry) => ctx.log.record({ ...key, ...entry, outcome: entry.outcome as DeliveryOutcome }),
+    async delivered(_at, slowAt) {
+      // Written only when it changes something: most deliveries cost no statement here.
+      if (endpoint.failingSince !== null || slowAt !== endpoint.slowSince) {
         await ctx.log.endpointDelivered(event.subjectId, slowAt);
-      } catch (error) {
-        ctx.onRecordFailure?.(error, { ...base, outcome: 'delivered' });
       }
-    }
-    const outcome = resend ? 'resent' : 'delivered';
-    return finish({ action: 'done', outcome, ...enabled }, { httpStatus, durationMs });
-  }
-  if (httpStatus === 410) {
-    const decision = await endpointFailed({
-      action: 'done',
-      outcome: 'gone',
-      detail: 'HTTP 410',
-      ...enabled,
-    });
-    return finish(decision, { httpStatus, durationMs });
-  }
-  // Redirects are not followed: a receiver that moved must have its WEBHOOK_URL updated.
-  const error = httpStatus >= 300 && httpStatus < 400 ? 'redirect not followed' : undefined;
-  const decision = await endpointFailed({
-    ...failedAttempt(attempt, `HTTP ${httpStatus}`, parseRetryAfter(result.retryAfter, now())),
+    },
+    slow: (at) => ctx.log.endpointSlow(event.subjectId, at),
+    failed: (at, failure) => ctx.log.endpointFailed(event.subjectId, at, failure.disableIfFailingSince),
+  };
+  const decision: DeliveryDecision = await deliverAttempt(
+    {
+      attempt,
+      url: subject.webhookUrl,
+      health: endpoint,
+      request: (url, at) =>
+        webhookRequest(url, eventId, event.documentId, secret, Math.floor(at / 1000), alsoSignedWith),
+    },
+    store,
+    {
+      sender: ctx.sender,
+      retrySchedule: ctx.retrySchedule,
+      allowPrivateTargets: ctx.allowPrivateTargets,
+      disableAfterMs: ctx.endpointPolicy.disableAfterMs,
+      finalReceive: copy.finalReceive,
+      lanes: ctx.lanes,
+      now: ctx.now,
+      random: ctx.random,
+      onStoreFailure: (error, entry) =>
+        ctx.onRecordFailure?.(error, { ...key, ...entry, outcome: entry.outcome as DeliveryOutcome }),
+    } satisfies DeliveryEngineContext,
+    RECEIPT_RULES(resend),
+  );
+  const { disabled, ...rest } = decision;
+  return {
+    ...(rest as WebhookDecision),
     ...enabled,
-  });
-  return finish(decision, {
-    httpStatus,
-    error,
-    durationMs,
-    retryInSeconds: decision.action === 'retry' ? decision.delaySeconds : undefined,
-  });
+    ...(disabled ? { endpointDisabled: { failingSince: endpoint.failingSince ?? now() } } : {}),
+  };
 }
