@@ -6,8 +6,6 @@ import type { TenantConfig } from './tenants.js';
 export interface WebApiJobSettings {
   /** `COMMAND_TIMEOUT_ASYNC` (seconds): when set, it replaces every tenant's `CommandTimeoutAsync`. */
   readonly commandTimeoutAsyncOverride: number | undefined;
-  /** `WEB_API_JOB_QUEUE_URL`: the job queue (needed by getDataAsync only). */
-  readonly jobQueueUrl: string | undefined;
   /** `WEB_API_JOB_MAX_ATTEMPTS`: attempts a job gets (counted in WS_JOURNAL); the last ends a failing job. */
   readonly jobMaxAttempts: number;
   /**
@@ -15,8 +13,6 @@ export interface WebApiJobSettings {
    * room for receives that never reached the worker (a throttled consumer).
    */
   readonly jobMaxReceives: number;
-  /** `WEB_API_JOB_DEAD_LETTER_QUEUE_URL`: where the worker moves a job it gave up (needed by the worker only). */
-  readonly jobDeadLetterQueueUrl: string | undefined;
   /** `WEB_API_JOB_LEASE_SECONDS`: how long a worker holds a job; the worker's time-out. */
   readonly jobLeaseSeconds: number;
   /** `WEB_API_JOB_STALE_SECONDS`: a job running longer than this has lost its worker (997 ends it). */
@@ -32,10 +28,8 @@ export interface WebApiJobSettings {
 
 const NAMES = [
   'COMMAND_TIMEOUT_ASYNC',
-  'WEB_API_JOB_QUEUE_URL',
   'WEB_API_JOB_MAX_ATTEMPTS',
   'WEB_API_JOB_MAX_RECEIVES',
-  'WEB_API_JOB_DEAD_LETTER_QUEUE_URL',
   'WEB_API_JOB_LEASE_SECONDS',
   'WEB_API_JOB_STALE_SECONDS',
   'WEB_API_SYNC_TIME_LIMIT',
@@ -65,10 +59,8 @@ export function getWebApiJobSettings(): WebApiJobSettings {
   }
   const settings: WebApiJobSettings = Object.freeze({
     commandTimeoutAsyncOverride: override,
-    jobQueueUrl: process.env.WEB_API_JOB_QUEUE_URL?.trim() || undefined,
     jobMaxAttempts,
     jobMaxReceives,
-    jobDeadLetterQueueUrl: process.env.WEB_API_JOB_DEAD_LETTER_QUEUE_URL?.trim() || undefined,
     jobLeaseSeconds,
     jobStaleSeconds,
     // Below the HTTP API's 30 s, with room to cancel, journal and answer.

@@ -48,8 +48,6 @@ export interface WebhookSettings {
    * consumer) use up only this margin; a message at this receive count has its last chance.
    */
   readonly maxReceives: number;
-  /** `DOCUMENT_RECEIVED_DEAD_LETTER_QUEUE_URL`: where the function moves an event whose attempts are used up. */
-  readonly deadLetterQueueUrl: string | undefined;
   /** Lets webhooks reach loopback and private addresses (local stack only). */
   readonly allowPrivateTargets: boolean;
   /** Time an attempt may take before it counts as failed (CONTRACT.md section 6: 10 s). */
@@ -72,7 +70,6 @@ export function getWebhookSettings(): WebhookSettings {
     schedule,
     process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     process.env.WEBHOOK_MAX_RECEIVES,
-    process.env.DOCUMENT_RECEIVED_DEAD_LETTER_QUEUE_URL,
     process.env.WEBHOOK_SECRET_OVERLAP_HOURS,
     process.env.WEBHOOK_DISABLE_AFTER_HOURS,
     process.env.WEBHOOK_FAST_LANE_SECONDS,
@@ -101,7 +98,6 @@ export function getWebhookSettings(): WebhookSettings {
     retrySchedule: Object.freeze(retrySchedule),
     maxAttempts,
     maxReceives,
-    deadLetterQueueUrl: process.env.DOCUMENT_RECEIVED_DEAD_LETTER_QUEUE_URL?.trim() || undefined,
     allowPrivateTargets: boolFromEnv('WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
     timeoutMs: 10_000,
     fastAnswerMs: 1000 * intFromEnv('WEBHOOK_FAST_LANE_SECONDS', DEFAULT_WEBHOOK_FAST_LANE_SECONDS, 1, 10),

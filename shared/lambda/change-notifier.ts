@@ -1,4 +1,4 @@
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSRecord } from 'aws-lambda';
 import { createSqsDeadLetterQueue } from '../adapters/sqs/dead-letter-queue.js';
 import { createSqsMessageVisibility } from '../adapters/sqs/message-visibility.js';
 import { createSqsSlowLane, laneCopy } from '../adapters/sqs/slow-lane.js';
@@ -20,6 +20,7 @@ import type { NotificationMessage } from '../core/notifications/subscriptions.js
 import { changeFeedStore } from './change-feed.js';
 import { notificationQueue, subscriptionStore } from './notifications.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog, serviceMetrics } from './observability.js';
+import { type Invocation, invocationFields, queueConsumer } from './queue-consumer.js';
 import { defaultSender } from './webhook-sender.js';
 
 /** What the consumer needs besides the registry and the databases; tests replace it. */
@@ -213,36 +214,37 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
     return false;
   }
 
-  let coldStart = true;
-  return async function changeNotifier(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
-    const invocation = { requestId: context?.awsRequestId, function: context?.functionName, coldStart };
-    coldStart = false;
-    const failures: string[] = [];
-    await Promise.all(
-      event.Records.map(async (record) => {
-        const message = parseNotifierMessage(record.body);
-        const fields = {
-          ...invocation,
-          messageId: record.messageId,
-          ...(message ? { tenant: message.tenant, kind: message.kind } : {}),
-          ...(message?.kind === 'notify'
-            ? { subscription: message.subscription, eventId: message.eventId, type: message.type }
-            : {}),
-        };
-        try {
-          if (!message) {
-            serviceLog().error('change notifier: not a message of the service, dropped', fields);
-            return;
-          }
-          if (message.kind === 'pass') return await pass(message.tenant, fields);
-          if (!(await notify(record, message, fields))) failures.push(record.messageId);
-        } catch (error) {
-          reportPermissionDenied(error, fields);
-          serviceLog().error('change notifier record failed', { ...fields, ...describeError(error) });
-          failures.push(record.messageId);
-        }
-      }),
-    );
-    return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
+  const fieldsOf = (record: SQSRecord, invocation: Invocation) => {
+    const message = parseNotifierMessage(record.body);
+    return {
+      message,
+      fields: {
+        ...invocationFields(invocation),
+        messageId: record.messageId,
+        ...(message ? { tenant: message.tenant, kind: message.kind } : {}),
+        ...(message?.kind === 'notify'
+          ? { subscription: message.subscription, eventId: message.eventId, type: message.type }
+          : {}),
+      },
+    };
   };
+  return queueConsumer({
+    async handle(record, invocation) {
+      const { message, fields } = fieldsOf(record, invocation);
+      if (!message) {
+        serviceLog().error('change notifier: not a message of the service, dropped', fields);
+        return 'done';
+      }
+      if (message.kind === 'pass') {
+        await pass(message.tenant, fields);
+        return 'done';
+      }
+      return (await notify(record, message, fields)) ? 'done' : 'kept';
+    },
+    failed(record, error, invocation) {
+      const { fields } = fieldsOf(record, invocation);
+      reportPermissionDenied(error, fields);
+      serviceLog().error('change notifier record failed', { ...fields, ...describeError(error) });
+    },
+  });
 }

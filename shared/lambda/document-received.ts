@@ -1,4 +1,4 @@
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSRecord } from 'aws-lambda';
 import { createEmbeddedWebhookDeliveryLog } from '../adapters/embedded-sql/webhook-delivery-log.js';
 import { createMssqlWebhookDeliveryLog } from '../adapters/mssql/webhook-delivery-log.js';
 import { createSqsDeadLetterQueue, type DeadLetterQueue } from '../adapters/sqs/dead-letter-queue.js';
@@ -23,6 +23,7 @@ import {
   webhookEventId,
 } from '../core/webhook/event.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog, serviceMetrics } from './observability.js';
+import { invocationFields, queueConsumer } from './queue-consumer.js';
 import { defaultSender } from './webhook-sender.js';
 
 /** What the document-received consumer needs; tests replace any of it. */
@@ -36,7 +37,7 @@ export interface DocumentReceivedDependencies {
   readonly visibility: (lane: DeliveryLane) => MessageVisibility;
   /** Where the fast lane hands an event over (core/delivery/lanes.ts). */
   readonly slowLane: () => SlowLane;
-  readonly deadLetterQueue: (settings: WebhookSettings) => DeadLetterQueue;
+  readonly deadLetterQueue: () => DeadLetterQueue;
   readonly now?: () => number;
   readonly random?: () => number;
 }
@@ -52,12 +53,8 @@ const FAILED_ATTEMPTS = new Set(['retrying', 'failed', 'gone']);
 const defaultVisibility = (lane: DeliveryLane): MessageVisibility =>
   createSqsMessageVisibility(queueUrl(lane === 'fast' ? 'documentReceived' : 'documentReceivedSlow'));
 
-function defaultDeadLetterQueue(settings: WebhookSettings): DeadLetterQueue {
-  if (!settings.deadLetterQueueUrl) {
-    throw new ConfigurationError('DOCUMENT_RECEIVED_DEAD_LETTER_QUEUE_URL must be set');
-  }
-  return createSqsDeadLetterQueue(settings.deadLetterQueueUrl);
-}
+const defaultDeadLetterQueue = (): DeadLetterQueue =>
+  createSqsDeadLetterQueue(queueUrl('documentReceivedDeadLetter'));
 
 const defaults: DocumentReceivedDependencies = {
   tenant: (id) => findTenant(id, serviceLog()),
@@ -195,7 +192,7 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
       let deadLetterMessageId: string | undefined;
       let moved = false;
       try {
-        deadLetterMessageId = await deps.deadLetterQueue(deps.settings()).send(record, tenant);
+        deadLetterMessageId = await deps.deadLetterQueue().send(record, tenant);
         moved = true;
         serviceMetrics().count({ [MetricName.deadLettered]: 1 }, [{ queue: 'document-received' }]);
       } catch (error) {
@@ -312,54 +309,31 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
     return apply(record, decision, fields, started, event.tenant, lane);
   }
 
-  let coldStart = true;
-  return async function deliverDocumentWebhooks(
-    event: SQSEvent,
-    context?: Context,
-  ): Promise<SQSBatchResponse> {
-    const invocation = {
-      requestId: context?.awsRequestId,
-      function: context?.functionName,
-      coldStart,
-    };
-    coldStart = false;
-    const groups = new Map<string, { record: SQSRecord; event: DocumentReceivedEvent | Error }[]>();
-    for (const record of event.Records) {
-      let parsed: DocumentReceivedEvent | Error;
-      try {
-        parsed = parseDocumentReceivedEvent(record.body);
-      } catch (error) {
-        parsed = error instanceof InvalidDocumentEventError ? error : new Error('unreadable event');
-      }
-      const key = parsed instanceof Error ? `message:${record.messageId}` : webhookEventId(parsed);
-      const group = groups.get(key) ?? [];
-      group.push({ record, event: parsed });
-      groups.set(key, group);
+  const parse = (record: SQSRecord): DocumentReceivedEvent | Error => {
+    try {
+      return parseDocumentReceivedEvent(record.body);
+    } catch (error) {
+      return error instanceof InvalidDocumentEventError ? error : new Error('unreadable event');
     }
-    const failures: string[] = [];
-    await Promise.all(
-      [...groups.values()].map(async (group) => {
-        for (const { record, event: parsed } of group) {
-          let finished = false;
-          try {
-            finished = await handleRecord(record, parsed, invocation);
-          } catch (error) {
-            // Not deleted: the message comes back after the queue's visibility time-out.
-            reportPermissionDenied(error, {
-              ...invocation,
-              messageId: record.messageId,
-              tenant: parsed instanceof Error ? undefined : parsed.tenant,
-            });
-            log('error', 'webhook record failed', {
-              ...invocation,
-              messageId: record.messageId,
-              ...describeError(error),
-            });
-          }
-          if (!finished) failures.push(record.messageId);
-        }
-      }),
-    );
-    return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
   };
+  return queueConsumer({
+    async handle(record, invocation) {
+      return (await handleRecord(record, parse(record), invocationFields(invocation))) ? 'done' : 'kept';
+    },
+    // Copies of one event in a batch one after the other, so that the second sees the first's delivery.
+    inOrder(record) {
+      const parsed = parse(record);
+      return parsed instanceof Error ? undefined : webhookEventId(parsed);
+    },
+    failed(record, error, invocation) {
+      // Not deleted: the message comes back after the queue's visibility time-out.
+      const parsed = parse(record);
+      const fields = { ...invocationFields(invocation), messageId: record.messageId };
+      reportPermissionDenied(error, {
+        ...fields,
+        tenant: parsed instanceof Error ? undefined : parsed.tenant,
+      });
+      log('error', 'webhook record failed', { ...fields, ...describeError(error) });
+    },
+  });
 }

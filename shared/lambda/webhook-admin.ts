@@ -3,6 +3,7 @@ import { createEmbeddedWebhookAdminStore } from '../adapters/embedded-sql/webhoo
 import { createMssqlWebhookAdminStore } from '../adapters/mssql/webhook-admin-store.js';
 import { createSqsDocumentEventQueue } from '../adapters/sqs/document-event-queue.js';
 import { byDialect, openDatabase } from '../config/databases.js';
+import { queueUrl } from '../config/queues.js';
 import { ConfigurationError } from '../config/settings.js';
 import { type DatabaseConnection, findTenant, type TenantConfig } from '../config/tenants.js';
 import type { Database } from '../core/database.js';
@@ -26,9 +27,7 @@ export interface WebhookAdminDependencies {
 }
 
 function defaultQueue(): DocumentEventQueue {
-  const queueUrl = process.env.DOCUMENT_RECEIVED_QUEUE_URL;
-  if (!queueUrl) throw new ConfigurationError('DOCUMENT_RECEIVED_QUEUE_URL must be set');
-  return createSqsDocumentEventQueue(queueUrl);
+  return createSqsDocumentEventQueue(queueUrl('documentReceived'));
 }
 
 const defaults: WebhookAdminDependencies = {

@@ -467,7 +467,6 @@ const SETTINGS: WebhookSettings = {
   retrySchedule: [1, 2, 4],
   maxAttempts: 4,
   maxReceives: 10,
-  deadLetterQueueUrl: 'http://queue.example/dlq',
   allowPrivateTargets: false,
   timeoutMs: 10_000,
   fastAnswerMs: 2_000,

@@ -1,13 +1,14 @@
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSRecord } from 'aws-lambda';
 import { createSqsDeadLetterQueue, type DeadLetterQueue } from '../../adapters/sqs/dead-letter-queue.js';
 import { openDatabase } from '../../config/databases.js';
-import { ConfigurationError } from '../../config/settings.js';
+import { queueUrl } from '../../config/queues.js';
 import { findTenant } from '../../config/tenants.js';
-import { getWebApiJobSettings, type WebApiJobSettings } from '../../config/web-api.js';
+import { getWebApiJobSettings } from '../../config/web-api.js';
 import { describeError } from '../../core/log.js';
 import { MetricName } from '../../core/metrics.js';
 import { type JobOutcome, parseWebApiJob, runJob } from '../../core/web-api/jobs.js';
 import { logFormatFromEnv, serviceLog, serviceMetrics } from '../observability.js';
+import { type Invocation, invocationFields, queueConsumer } from '../queue-consumer.js';
 import { tenantWebApiStore } from './store.js';
 
 /** Time kept back from the Lambda's remaining time to write the journal after an operation is cut off. */
@@ -19,28 +20,23 @@ const remainingMs = (context: Context | undefined, leaseSeconds: number) =>
     : leaseSeconds * 1000;
 
 /** What one record came to, for its summary line: a job's outcome, or why it was dropped. */
-type RecordOutcome = JobOutcome | 'not_a_job' | 'unknown_tenant' | 'error';
+type JobRecordOutcome = JobOutcome | 'not_a_job' | 'unknown_tenant' | 'error';
 
 /** What the worker needs besides the job itself; tests replace any of it. */
 export interface JobWorkerDependencies {
-  readonly deadLetterQueue: (settings: WebApiJobSettings) => DeadLetterQueue;
+  readonly deadLetterQueue: () => DeadLetterQueue;
 }
 
 const defaults: JobWorkerDependencies = {
-  deadLetterQueue(settings) {
-    if (!settings.jobDeadLetterQueueUrl) {
-      throw new ConfigurationError('WEB_API_JOB_DEAD_LETTER_QUEUE_URL must be set');
-    }
-    return createSqsDeadLetterQueue(settings.jobDeadLetterQueueUrl);
-  },
+  deadLetterQueue: () => createSqsDeadLetterQueue(queueUrl('webApiJobsDeadLetter')),
 };
 
 async function processRecord(
   record: SQSRecord,
-  context: Context,
+  invocation: Invocation,
   fields: Record<string, unknown>,
-  signal: AbortSignal | undefined,
-): Promise<RecordOutcome> {
+): Promise<JobRecordOutcome> {
+  const { context, signal } = invocation;
   const job = parseWebApiJob(record.body);
   if (!job) return 'not_a_job';
   Object.assign(fields, { tenant: job.tenant, journalId: job.journalId, callRequestId: job.requestId });
@@ -53,7 +49,7 @@ async function processRecord(
     {
       store,
       leaseSeconds: settings.jobLeaseSeconds,
-      requestId: context.awsRequestId ?? job.requestId,
+      requestId: context?.awsRequestId ?? job.requestId,
       log: serviceLog(),
       metrics: serviceMetrics(),
     },
@@ -82,72 +78,59 @@ export function webApiJobWorker(overrides: Partial<JobWorkerDependencies> = {}) 
   const deps: JobWorkerDependencies = { ...defaults, ...overrides };
   // A bad LOG_FORMAT fails the cold start, by name.
   logFormatFromEnv();
-  let coldStart = true;
-  return async function runJobs(
-    event: SQSEvent,
-    context: Context,
-    // Lambda's runtime passes a callback here (no `signal`); the local stack's poller passes the
-    // invocation's abort signal, which a fault test aborts to kill the worker.
-    invocation?: { readonly signal?: AbortSignal },
-  ): Promise<SQSBatchResponse> {
-    const signal = invocation?.signal instanceof AbortSignal ? invocation.signal : undefined;
-    const cold = coldStart;
-    coldStart = false;
-    /** True when the record is to be delivered again. */
-    const again = await Promise.all(
-      event.Records.map(async (record): Promise<boolean> => {
-        const started = performance.now();
-        const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
-        // `attempt` is the journal's count once the worker has taken the job.
-        const fields: Record<string, unknown> = {
-          requestId: context?.awsRequestId,
-          messageId: record.messageId,
-          function: context?.functionName,
-          receiveCount,
-          coldStart: cold,
-        };
-        let outcome: RecordOutcome;
+  return queueConsumer({
+    async handle(record, invocation) {
+      const started = performance.now();
+      const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
+      // `attempt` is the journal's count once the worker has taken the job.
+      const fields: Record<string, unknown> = {
+        ...invocationFields(invocation),
+        messageId: record.messageId,
+        receiveCount,
+      };
+      let outcome: JobRecordOutcome;
+      try {
+        outcome = await processRecord(record, invocation, fields);
+      } catch (error) {
+        serviceLog().error('job delivery failed', { ...fields, ...describeError(error) });
+        outcome = 'error';
+      }
+      let retry = outcome === 'retry' || outcome === 'error';
+      const settings = getWebApiJobSettings();
+      if (outcome === 'error' && receiveCount >= settings.jobMaxAttempts) {
+        // The journal could not be read or written, so its attempts cannot be counted: the
+        // receive count stands in for them, and the job goes to the dead-letter queue now (the
+        // queue's own redrive would wait for maxReceiveCount, which leaves room for throttling).
         try {
-          outcome = await processRecord(record, context, fields, signal);
-        } catch (error) {
-          serviceLog().error('job delivery failed', { ...fields, ...describeError(error) });
-          outcome = 'error';
-        }
-        let retry = outcome === 'retry' || outcome === 'error';
-        const settings = getWebApiJobSettings();
-        if (outcome === 'error' && receiveCount >= settings.jobMaxAttempts) {
-          // The journal could not be read or written, so its attempts cannot be counted: the
-          // receive count stands in for them, and the job goes to the dead-letter queue now (the
-          // queue's own redrive would wait for maxReceiveCount, which leaves room for throttling).
-          try {
-            const tenant = typeof fields.tenant === 'string' ? fields.tenant : undefined;
-            fields.deadLetterMessageId = await deps.deadLetterQueue(settings).send(record, tenant);
-            fields.deadLetter = true;
-            retry = false;
-          } catch (error) {
-            serviceLog().error('could not move the job to the dead-letter queue', {
-              ...fields,
-              ...describeError(error),
-            });
-          }
-        }
-        if (retry && receiveCount >= settings.jobMaxReceives) {
-          // The queue's own redrive moves it on its next receive.
+          const tenant = typeof fields.tenant === 'string' ? fields.tenant : undefined;
+          fields.deadLetterMessageId = await deps.deadLetterQueue().send(record, tenant);
           fields.deadLetter = true;
+          retry = false;
+        } catch (error) {
+          serviceLog().error('could not move the job to the dead-letter queue', {
+            ...fields,
+            ...describeError(error),
+          });
         }
-        if (fields.deadLetter) {
-          serviceMetrics().count({ [MetricName.deadLettered]: 1 }, [{ queue: 'web-api-jobs' }]);
-        }
-        const durationMs = Math.round(performance.now() - started);
-        const level = outcome === 'not_a_job' || outcome === 'unknown_tenant' ? 'error' : 'info';
-        serviceLog()[level]('job', { ...fields, outcome, durationMs });
-        return retry;
-      }),
-    );
-    return {
-      batchItemFailures: event.Records.filter((_record, index) => again[index]).map((record) => ({
-        itemIdentifier: record.messageId,
-      })),
-    };
-  };
+      }
+      if (retry && receiveCount >= settings.jobMaxReceives) {
+        // The queue's own redrive moves it on its next receive.
+        fields.deadLetter = true;
+      }
+      if (fields.deadLetter) {
+        serviceMetrics().count({ [MetricName.deadLettered]: 1 }, [{ queue: 'web-api-jobs' }]);
+      }
+      const durationMs = Math.round(performance.now() - started);
+      const level = outcome === 'not_a_job' || outcome === 'unknown_tenant' ? 'error' : 'info';
+      serviceLog()[level]('job', { ...fields, outcome, durationMs });
+      return retry ? 'kept' : 'done';
+    },
+    failed(record, error, invocation) {
+      serviceLog().error('job delivery failed', {
+        ...invocationFields(invocation),
+        messageId: record.messageId,
+        ...describeError(error),
+      });
+    },
+  });
 }

@@ -1,0 +1,88 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+
+/** Fields of an invocation that every log line of its records carries. */
+export interface Invocation {
+  readonly requestId: string | undefined;
+  readonly function: string | undefined;
+  readonly coldStart: boolean;
+  /** The Lambda context, where one was given (the remaining time). */
+  readonly context: Context | undefined;
+  /** Aborted when the local stack kills the invocation (a fault test); Lambda passes none. */
+  readonly signal: AbortSignal | undefined;
+}
+
+/** The invocation's fields of a record's log lines. */
+export const invocationFields = (invocation: Invocation) => ({
+  requestId: invocation.requestId,
+  function: invocation.function,
+  coldStart: invocation.coldStart,
+});
+
+/** What became of a record: `done` is deleted from its queue; `kept` comes back after its visibility. */
+export type RecordOutcome = 'done' | 'kept';
+
+export interface QueueConsumer {
+  /** One record: what became of it. A throw keeps it too (and `failed` is told). */
+  handle(record: SQSRecord, invocation: Invocation): Promise<RecordOutcome>;
+  /** Records with the same key run one after another (copies of one event); others side by side. */
+  inOrder?(record: SQSRecord): string | undefined;
+  /** A record whose handling threw (it is kept): for the log. */
+  failed(record: SQSRecord, error: unknown, invocation: Invocation): void;
+}
+
+/** A kept record, as the batch processor learns of it. */
+class KeptRecord extends Error {
+  override readonly name = 'KeptRecord';
+}
+
+/**
+ * The one loop of the service's SQS consumers (the change notifier, the receipt webhook, the Web
+ * API's jobs): Powertools' `BatchProcessor` with `processPartialResponse`, the records side by
+ * side, those kept reported as `batchItemFailures` (the event sources have
+ * `ReportBatchItemFailures`), never the whole batch thrown back for a few (`throwOnFullBatchFailure`
+ * off: a batch of kept records is answered like any other). A processor per invocation: the local
+ * stack runs a function's invocations side by side in one process, and a processor holds its
+ * batch's state. A handler names only what one record does.
+ */
+export function queueConsumer(consumer: QueueConsumer) {
+  let coldStart = true;
+  return async function consume(
+    event: SQSEvent,
+    context?: Context,
+    // Lambda's runtime passes a callback here (no `signal`); the local stack's poller passes the
+    // invocation's abort signal, which a fault test aborts to kill the function.
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<SQSBatchResponse> {
+    const invocation: Invocation = {
+      requestId: context?.awsRequestId,
+      function: context?.functionName,
+      coldStart,
+      context,
+      signal: options?.signal instanceof AbortSignal ? options.signal : undefined,
+    };
+    coldStart = false;
+    const queued = new Map<string, Promise<unknown>>();
+    async function one(record: SQSRecord): Promise<void> {
+      let outcome: RecordOutcome;
+      try {
+        outcome = await consumer.handle(record, invocation);
+      } catch (error) {
+        consumer.failed(record, error, invocation);
+        throw error;
+      }
+      if (outcome === 'kept') throw new KeptRecord(record.messageId);
+    }
+    async function recordHandler(record: SQSRecord): Promise<void> {
+      const key = consumer.inOrder?.(record);
+      if (key === undefined) return one(record);
+      const turn = (queued.get(key) ?? Promise.resolve()).catch(() => undefined).then(() => one(record));
+      queued.set(key, turn);
+      return turn;
+    }
+    return processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), {
+      context,
+      throwOnFullBatchFailure: false,
+    });
+  };
+}
