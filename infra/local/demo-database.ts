@@ -3,7 +3,6 @@ import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promi
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
-import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { applyServiceRole } from '../../shared/adapters/mssql/service-role.js';
 import {
   openDatabase,

@@ -6,7 +6,6 @@ import { createSqsMessageVisibility, type MessageVisibility } from '../adapters/
 import { createSqsSlowLane, laneCopy, type SlowLane } from '../adapters/sqs/slow-lane.js';
 import { byDialect, openDatabase } from '../config/databases.js';
 import { queueUrl } from '../config/queues.js';
-import { ConfigurationError } from '../config/settings.js';
 import { type DatabaseConnection, findTenant, type TenantConfig } from '../config/tenants.js';
 import { getWebhookSettings, type WebhookSettings } from '../config/webhook.js';
 import type { Database } from '../core/database.js';

@@ -111,7 +111,7 @@ export function record(figure: Omit<Figure, 'met'>): Figure {
   };
   figures.push(done);
   const p = (m: number, q?: number) =>
-    `median ${m.toFixed(2)} ${figure.unit}` + (q === undefined ? '' : `, p95 ${q.toFixed(2)} ${figure.unit}`);
+    `median ${m.toFixed(2)} ${figure.unit}${q === undefined ? '' : `, p95 ${q.toFixed(2)} ${figure.unit}`}`;
   const value =
     figure.kind === 'ratio'
       ? `ratio ${figure.value.toFixed(2)}x`

@@ -175,7 +175,7 @@ function adminFakes() {
   const claimed = new Set<string>();
   const store: WebhookAdminStore = {
     findEvent: async (eventId) =>
-      eventId === 'msg_' + 'a'.repeat(32) ? { eventId, subjectId: 7, documentId: 70 } : undefined,
+      eventId === `msg_${'a'.repeat(32)}` ? { eventId, subjectId: 7, documentId: 70 } : undefined,
     eventsToRecover: async (_since, subjectId, limit) =>
       Array.from({ length: subjectId === 7 ? 2 : 1005 }, (_, i) => ({
         eventId: `msg_${i}`,
