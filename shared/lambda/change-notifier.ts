@@ -6,7 +6,6 @@ import { openDatabase } from '../config/databases.js';
 import { queueUrl } from '../config/queues.js';
 import { findTenant } from '../config/tenants.js';
 import { getWebhookSettings } from '../config/webhook.js';
-import { slowLaneDelay } from '../core/delivery/lanes.js';
 import type { WebhookSender } from '../core/delivery/sender.js';
 import { describeError } from '../core/log.js';
 import { MetricName } from '../core/metrics.js';
@@ -18,6 +17,7 @@ import {
 } from '../core/notifications/notifier.js';
 import type { NotificationMessage } from '../core/notifications/subscriptions.js';
 import { changeFeedStore } from './change-feed.js';
+import { carryOut, type DecisionLog, type DeliveryQueues, waitsOut } from './delivery-decisions.js';
 import { notificationQueue, subscriptionStore } from './notifications.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog, serviceMetrics } from './observability.js';
 import { type Invocation, invocationFields, queueConsumer } from './queue-consumer.js';
@@ -39,6 +39,21 @@ function staleWaitingMs(): number {
 }
 
 const FAILED = new Set(['retrying', 'failed', 'gone', 'refused']);
+
+const NOTIFICATION_LOG: DecisionLog = {
+  message: 'notification',
+  what: 'notification',
+  level: (outcome) => (FAILED.has(outcome) ? 'warn' : 'info'),
+};
+
+/** Change notifications' queues: the notifications queue is the fast lane (core/delivery/lanes.ts). */
+const NOTIFICATION_QUEUES: DeliveryQueues = {
+  slowLane: () => createSqsSlowLane(queueUrl('changeNotificationsSlow')),
+  deadLetterQueue: () => createSqsDeadLetterQueue(queueUrl('changeNotificationsDeadLetter')),
+  visibility: (lane) =>
+    createSqsMessageVisibility(queueUrl(lane === 'fast' ? 'changeNotifications' : 'changeNotificationsSlow')),
+  metricQueue: 'change-notifications',
+};
 
 /**
  * The SQS consumer of change notifications' three queues (CONTRACT 4c): a `pass` message (on the
@@ -104,17 +119,10 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
   ): Promise<boolean> {
     const settings = getWebhookSettings();
     const receiveCount = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
-    const { lane, series, dueAt } = laneCopy(record);
-    const laneQueue = lane === 'fast' ? 'changeNotifications' : 'changeNotificationsSlow';
+    const copy = laneCopy(record);
+    const { lane, series } = copy;
     if (lane === 'slow') Object.assign(fields, { lane, series });
-    if (dueAt !== undefined && dueAt > now() + 1000) {
-      // Handed over with a delay longer than SQS holds a message back: it waits out the rest here.
-      await createSqsMessageVisibility(queueUrl(laneQueue)).postpone(
-        record.receiptHandle,
-        (dueAt - now()) / 1000,
-      );
-      return false;
-    }
+    if (await waitsOut(record, copy, NOTIFICATION_QUEUES, now())) return false;
     const tenant = await findTenant(message.tenant, serviceLog());
     let decision: NotificationDecision;
     if (!tenant) {
@@ -133,12 +141,9 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
         {
           store: subscriptionStore(db, tenant.id),
           sender: await sender(),
-          policy: {
-            retrySchedule: settings.retrySchedule,
-            allowPrivateTargets: settings.allowPrivateTargets,
-            secretOverlapMs: settings.endpointPolicy.secretOverlapMs,
-            disableAfterMs: settings.endpointPolicy.disableAfterMs,
-          },
+          retrySchedule: settings.retrySchedule,
+          allowPrivateTargets: settings.allowPrivateTargets,
+          endpointPolicy: settings.endpointPolicy,
           lanes: { lane, fastAnswerMs: settings.fastAnswerMs },
           now,
         },
@@ -161,57 +166,14 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
       serviceMetrics().count({ [MetricName.webhookEndpointDisabled]: 1 }, [{}]);
       serviceLog().warn('subscription disabled', logFields);
     }
-    if (decision.action === 'done') {
-      serviceLog()[FAILED.has(decision.outcome) ? 'warn' : 'info']('notification', logFields);
-      return true;
-    }
-    // The fast lane never waits for a receiver that is slow or failing: its next attempt (now, or
-    // after the retry's delay) is the slow lane's.
-    const handOver = slowLaneDelay(decision, lane);
-    if (handOver !== undefined) {
-      try {
-        await createSqsSlowLane(queueUrl('changeNotificationsSlow')).hand(
-          record,
-          message.tenant,
-          handOver,
-          now(),
-        );
-        const level = decision.action === 'slow-lane' ? 'info' : 'warn';
-        serviceLog()[level]('notification', { ...logFields, lane: 'slow', retryInSeconds: handOver });
-        return true;
-      } catch (error) {
-        // Kept in the fast lane: it comes back after its delay (or the queue's visibility time-out).
-        serviceLog().error('could not hand the notification to the slow lane', {
-          ...logFields,
-          ...describeError(error),
-        });
-      }
-    }
-    if (decision.action === 'dead-letter') {
-      try {
-        await createSqsDeadLetterQueue(queueUrl('changeNotificationsDeadLetter')).send(
-          record,
-          message.tenant,
-        );
-        serviceMetrics().count({ [MetricName.deadLettered]: 1 }, [{ queue: 'change-notifications' }]);
-        serviceLog().error('notification', { ...logFields, deadLetter: true });
-        return true;
-      } catch (error) {
-        serviceLog().error('could not move the message to the dead-letter queue', {
-          ...logFields,
-          ...describeError(error),
-        });
-        return false;
-      }
-    }
-    const delaySeconds = decision.action === 'retry' ? decision.delaySeconds : 0;
-    serviceLog().warn('notification', { ...logFields, retryInSeconds: delaySeconds });
-    try {
-      await createSqsMessageVisibility(queueUrl(laneQueue)).postpone(record.receiptHandle, delaySeconds);
-    } catch (error) {
-      serviceLog().error('could not set the message visibility', { ...logFields, ...describeError(error) });
-    }
-    return false;
+    return carryOut(
+      record,
+      decision,
+      { lane, tenant: message.tenant, now: now() },
+      NOTIFICATION_QUEUES,
+      NOTIFICATION_LOG,
+      { ...fields, attempt: decision.attempt },
+    );
   }
 
   const fieldsOf = (record: SQSRecord, invocation: Invocation) => {

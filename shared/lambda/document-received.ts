@@ -9,7 +9,7 @@ import { queueUrl } from '../config/queues.js';
 import { type DatabaseConnection, findTenant, type TenantConfig } from '../config/tenants.js';
 import { getWebhookSettings, type WebhookSettings } from '../config/webhook.js';
 import type { Database } from '../core/database.js';
-import { type DeliveryLane, slowLaneDelay } from '../core/delivery/lanes.js';
+import type { DeliveryLane } from '../core/delivery/lanes.js';
 import type { WebhookSender } from '../core/delivery/sender.js';
 import { describeError } from '../core/log.js';
 import { MetricName } from '../core/metrics.js';
@@ -21,6 +21,7 @@ import {
   parseDocumentReceivedEvent,
   webhookEventId,
 } from '../core/webhook/event.js';
+import { carryOut, type DecisionLog, waitsOut } from './delivery-decisions.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog, serviceMetrics } from './observability.js';
 import { invocationFields, queueConsumer } from './queue-consumer.js';
 import { defaultSender } from './webhook-sender.js';
@@ -105,6 +106,12 @@ const LEVELS: Record<string, LogLevel> = {
   slow_lane: 'info',
 };
 
+const RECEIPT_LOG: DecisionLog = {
+  message: 'webhook',
+  what: 'event',
+  level: (outcome) => LEVELS[outcome] ?? 'warn',
+};
+
 /**
  * The SQS consumer of document-received events, in both delivery lanes (core/delivery/lanes.ts):
  * the document-received queue is the fast lane, where every event comes first; an event whose
@@ -159,73 +166,14 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
     if (decision.endpointEnabled) {
       log('info', 'webhook endpoint enabled again: its WEBHOOK_URL changed', fields);
     }
-    if (decision.action === 'done') {
-      log(LEVELS[decision.outcome] ?? 'info', 'webhook', {
-        ...fields,
-        outcome: decision.outcome,
-        detail: decision.detail,
-      });
-      return true;
-    }
-    // The fast lane never waits for a receiver that is slow or failing: its next attempt (now, or
-    // after the retry's delay) is the slow lane's.
-    const handOver = slowLaneDelay(decision, lane);
-    if (handOver !== undefined && tenant !== undefined) {
-      const level = decision.action === 'slow-lane' ? 'info' : (LEVELS[decision.outcome] ?? 'warn');
-      try {
-        await deps.slowLane().hand(record, tenant, handOver, (deps.now ?? Date.now)());
-        log(level, 'webhook', {
-          ...fields,
-          outcome: decision.outcome,
-          detail: decision.detail,
-          lane: 'slow',
-          retryInSeconds: handOver,
-        });
-        return true;
-      } catch (error) {
-        // Kept in the fast lane: it comes back after its delay (or the queue's visibility time-out).
-        log('error', 'could not hand the event to the slow lane', { ...fields, ...describeError(error) });
-      }
-    }
-    if (decision.action === 'dead-letter') {
-      let deadLetterMessageId: string | undefined;
-      let moved = false;
-      try {
-        deadLetterMessageId = await deps.deadLetterQueue().send(record, tenant);
-        moved = true;
-        serviceMetrics().count({ [MetricName.deadLettered]: 1 }, [{ queue: 'document-received' }]);
-      } catch (error) {
-        // Kept and made visible again: its next receive finds the attempts used up and tries
-        // again, and at maxReceiveCount the queue's own redrive moves it.
-        log('error', 'could not move the message to the dead-letter queue', {
-          ...fields,
-          ...describeError(error),
-        });
-      }
-      log('error', 'webhook', {
-        ...fields,
-        outcome: decision.outcome,
-        detail: decision.detail,
-        deadLetter: moved,
-        ...(moved ? { deadLetterMessageId } : {}),
-      });
-      if (moved) return true;
-    } else if (decision.action === 'retry') {
-      log(LEVELS[decision.outcome] ?? 'warn', 'webhook', {
-        ...fields,
-        outcome: decision.outcome,
-        detail: decision.detail,
-        retryInSeconds: decision.delaySeconds,
-      });
-    }
-    const delaySeconds = decision.action === 'retry' ? decision.delaySeconds : 0;
-    try {
-      await deps.visibility(lane).postpone(record.receiptHandle, delaySeconds);
-    } catch (error) {
-      // The message still comes back, after the queue's own visibility time-out.
-      log('error', 'could not set the message visibility', { ...fields, ...describeError(error) });
-    }
-    return false;
+    return carryOut(
+      record,
+      decision,
+      { lane, tenant, now: (deps.now ?? Date.now)() },
+      { ...deps, metricQueue: 'document-received' },
+      RECEIPT_LOG,
+      fields,
+    );
   }
 
   /** True when the record is finished and may be deleted. */
@@ -236,7 +184,8 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
   ): Promise<boolean> {
     const receiveCount = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
     const started = performance.now();
-    const { lane, series, dueAt } = laneCopy(record);
+    const inLane = laneCopy(record);
+    const { lane, series } = inLane;
     // `attempt` is the receive count until the delivery log tells the attempt it recorded.
     const fields: Record<string, unknown> = {
       ...invocation,
@@ -256,12 +205,7 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
         lane,
       );
     }
-    const now = (deps.now ?? Date.now)();
-    if (dueAt !== undefined && dueAt > now + 1000) {
-      // Handed over with a delay longer than SQS holds a message back: it waits out the rest here.
-      await deps.visibility(lane).postpone(record.receiptHandle, (dueAt - now) / 1000);
-      return false;
-    }
+    if (await waitsOut(record, inLane, deps, (deps.now ?? Date.now)())) return false;
     Object.assign(fields, {
       tenant: event.tenant,
       subjectId: event.subjectId,

@@ -37,12 +37,9 @@ export function notificationLaneCases(store: () => SubscriptionStore, tenant: st
     const ctx = (lane: 'fast' | 'slow'): NotificationDeliveryContext => ({
       store: subscriptions,
       sender,
-      policy: {
-        retrySchedule: [1, 2, 4],
-        allowPrivateTargets: false,
-        secretOverlapMs: 3_600_000,
-        disableAfterMs: 3_600_000,
-      },
+      retrySchedule: [1, 2, 4],
+      allowPrivateTargets: false,
+      endpointPolicy: { secretOverlapMs: 3_600_000, disableAfterMs: 3_600_000 },
       lanes: { lane, fastAnswerMs: 2000 },
     });
     const event = (messageId: string) => ({

@@ -95,15 +95,14 @@ const message: NotificationMessage = {
 const policy = {
   retrySchedule: [5, 30],
   allowPrivateTargets: false,
-  secretOverlapMs: 86_400_000,
-  disableAfterMs: 3_600_000,
+  endpointPolicy: { secretOverlapMs: 86_400_000, disableAfterMs: 3_600_000 },
 };
 const deliver = (
   store: SubscriptionStore,
   send: ReturnType<typeof sender>['sender'],
   copy = { messageId: 'm-1', finalReceive: false },
   msg = message,
-) => deliverNotification(msg, copy, { store, sender: send, policy, now: () => NOW, random: () => 0.5 });
+) => deliverNotification(msg, copy, { store, sender: send, ...policy, now: () => NOW, random: () => 0.5 });
 
 describe('change notifications: events and their signatures', () => {
   it('signs as the Standard Webhooks libraries verify with the whsec_ secret; the body names no row', () => {

@@ -112,7 +112,7 @@ describe('Function: createMssqlWebApiStore', () => {
       await store.finishJournal(41, { state: 'finished', answer: '{}', vlResult: 1, rowName: undefined }),
     ).toBe(false);
     expect(statements[0]!.sql).toContain(
-      'BEGIN TRANSACTION; INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID) VALUES (@p1, @p2, @p3, @p4, @p5); SET @id = CAST(SCOPE_IDENTITY() AS int); INSERT INTO dbo.SVC_JOURNAL (JOURNAL_ID, TENANT) VALUES (@id, @p6); COMMIT TRANSACTION;',
+      'BEGIN TRANSACTION; INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID) VALUES (@p1, @p2, @p3, @p4, @p5); SET @id = CAST(SCOPE_IDENTITY() AS int); INSERT INTO dbo.SVC_JOURNAL (JOURNAL_ID, TENANT) VALUES (@id, @p6); IF XACT_STATE() = 1 COMMIT TRANSACTION;',
     );
     expect(statements[0]!.params).toEqual([1, 7, 'async', '{}', 'r', 'demo']);
     expect(statements[1]!.sql).toContain("WHERE ID = @p1 AND STATE = N'running'");

@@ -33,6 +33,34 @@ const CLAIM = `DECLARE @now datetime2(3) = SYSUTCDATETIME(), @accepted bit = 0;
       END CATCH
     END`;
 
+/**
+ * `statements` in one transaction with XACT_ABORT on, then `after` (outside it): a client's
+ * attention (a request time-out) then rolls the transaction back instead of leaving it open on the
+ * pooled connection, which nothing would ever end (sp_reset_connection does not). SQL Server
+ * restores the setting when the batch ends; the T-SQL engine (Babelfish) keeps it on the session,
+ * so the batch restores it itself on every way out it controls. A transaction its statements doomed
+ * (a refused claim, caught inside) is rolled back, as nothing was written; any other error rolls
+ * everything back and is raised again. Declares `@id int` for the statements.
+ */
+const inOneTransaction = (
+  statements: string,
+  after: string,
+) => `DECLARE @id int, @xactAbortWas int = @@OPTIONS & 16384;
+    SET XACT_ABORT ON;
+    BEGIN TRY
+      BEGIN TRANSACTION;
+      ${statements}
+      IF XACT_STATE() = 1 COMMIT TRANSACTION;
+      ELSE IF XACT_STATE() = -1 ROLLBACK TRANSACTION;
+    END TRY
+    BEGIN CATCH
+      IF XACT_STATE() <> 0 ROLLBACK TRANSACTION;
+      IF @xactAbortWas = 0 SET XACT_ABORT OFF;
+      THROW;
+    END CATCH
+    IF @xactAbortWas = 0 SET XACT_ABORT OFF;
+    ${after}`;
+
 export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
   findApplication: `SELECT ID AS id, API_KEY AS apiKey, API_HASH AS apiHash, AKTIVNI AS active
     FROM dbo.WS_APPLICATION WHERE API_KEY = @p1`,
@@ -44,54 +72,27 @@ export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
   // One batch, one round trip, one transaction: the journal row only when the claim was accepted
   // (else no rows), and no claim left behind when the journal row cannot be written, so that the
   // client's retry of the same signed request is taken rather than refused as a replay. One commit
-  // is also one log flush instead of two.
-  // XACT_ABORT ON: a client's attention (a request timeout) then rolls the transaction back instead
-  // of leaving it open on the pooled connection, which nothing would ever end (sp_reset_connection
-  // does not). SQL Server restores the setting when the batch ends; the T-SQL engine (Babelfish)
-  // keeps it on the session, so the batch restores it itself on every way out it controls.
-  // With it, a refused claim (2627/2601, caught inside) dooms the transaction: it is rolled back, as
-  // nothing was written. Any other error rolls everything back and is raised again.
-  // SCOPE_IDENTITY, not OUTPUT: the T-SQL engine (Babelfish) drops OUTPUT rows in such a batch.
-  claimAndOpenJournal: `DECLARE @id int, @xactAbortWas int = @@OPTIONS & 16384;
-    SET XACT_ABORT ON;
-    BEGIN TRY
-      BEGIN TRANSACTION;
-      ${CLAIM}
+  // is also one log flush instead of two. SCOPE_IDENTITY, not OUTPUT: the T-SQL engine (Babelfish)
+  // drops OUTPUT rows in such a batch.
+  claimAndOpenJournal: inOneTransaction(
+    `${CLAIM}
       IF @accepted = 1
       BEGIN
         INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID)
           VALUES (@p1, @p4, @p5, @p6, @p7);
         SET @id = CAST(SCOPE_IDENTITY() AS int);
         INSERT INTO dbo.SVC_JOURNAL (JOURNAL_ID, TENANT) VALUES (@id, @p8);
-      END
-      IF XACT_STATE() = 1 COMMIT TRANSACTION;
-      ELSE IF XACT_STATE() = -1 ROLLBACK TRANSACTION;
-    END TRY
-    BEGIN CATCH
-      IF XACT_STATE() <> 0 ROLLBACK TRANSACTION;
-      IF @xactAbortWas = 0 SET XACT_ABORT OFF;
-      THROW;
-    END CATCH
-    IF @xactAbortWas = 0 SET XACT_ABORT OFF;
-    IF @id IS NOT NULL SELECT @id AS id;`,
-  // The journal row and whose call it is, in one transaction (XACT_ABORT as claimAndOpenJournal's).
-  openJournal: `DECLARE @id int, @xactAbortWas int = @@OPTIONS & 16384;
-    SET XACT_ABORT ON;
-    BEGIN TRY
-      BEGIN TRANSACTION;
-      INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID)
+      END`,
+    'IF @id IS NOT NULL SELECT @id AS id;',
+  ),
+  // The journal row and whose call it is.
+  openJournal: inOneTransaction(
+    `INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID)
         VALUES (@p1, @p2, @p3, @p4, @p5);
       SET @id = CAST(SCOPE_IDENTITY() AS int);
-      INSERT INTO dbo.SVC_JOURNAL (JOURNAL_ID, TENANT) VALUES (@id, @p6);
-      COMMIT TRANSACTION;
-    END TRY
-    BEGIN CATCH
-      IF XACT_STATE() <> 0 ROLLBACK TRANSACTION;
-      IF @xactAbortWas = 0 SET XACT_ABORT OFF;
-      THROW;
-    END CATCH
-    IF @xactAbortWas = 0 SET XACT_ABORT OFF;
-    SELECT @id AS id;`,
+      INSERT INTO dbo.SVC_JOURNAL (JOURNAL_ID, TENANT) VALUES (@id, @p6);`,
+    'SELECT @id AS id;',
+  ),
   finishJournal: `UPDATE dbo.WS_JOURNAL
     SET STATE = @p2, ANSWER = @p3, VL_RESULT = @p4, ROW_NAME = @p5, FINISHED_AT = SYSUTCDATETIME(),
         LEASE_UNTIL = NULL

@@ -4,6 +4,8 @@
  * with the event's own key columns first and then the same columns of an attempt. One writer per
  * dialect builds both inserts from this; no SQL text of either dialect lives here.
  */
+
+import type { Database } from '../../core/database.js';
 import type { AttemptEntry } from '../../core/delivery/engine.js';
 import { sqlTimestamp } from './times.js';
 
@@ -40,4 +42,15 @@ export function attemptParameters(entry: AttemptEntry, messageId: string, tenant
     messageId.slice(0, MAX_MESSAGE_ID_LENGTH),
     tenant,
   ];
+}
+
+/** Writes one attempt with `statement` (a dialect's insert of it), the log's own values first. */
+export async function recordAttempt(
+  db: Pick<Database, 'query'>,
+  statement: string,
+  own: readonly unknown[],
+  entry: AttemptEntry & { readonly messageId: string },
+  tenant: string,
+): Promise<void> {
+  await db.query(statement, [...own, ...attemptParameters(entry, entry.messageId, tenant)]);
 }

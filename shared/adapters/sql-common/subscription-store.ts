@@ -7,7 +7,7 @@
  */
 import type { Database, Row } from '../../core/database.js';
 import type { Subscription, SubscriptionStore } from '../../core/notifications/subscriptions.js';
-import { attemptParameters } from './attempt-log.js';
+import { recordAttempt } from './attempt-log.js';
 import { sqlTimeMs, sqlTimestamp } from './times.js';
 
 const MAX_ERROR_LENGTH = 400;
@@ -212,14 +212,8 @@ export function createSqlSubscriptionStore(
       const [row] = await db.query(sql.attemptsMade, mine(messageId));
       return Number(row?.n ?? 0);
     },
-    async record(entry) {
-      await db.query(sql.record, [
-        entry.subscriptionId,
-        entry.eventId,
-        entry.eventType,
-        ...attemptParameters(entry, entry.messageId, tenant),
-      ]);
-    },
+    record: (entry) =>
+      recordAttempt(db, sql.record, [entry.subscriptionId, entry.eventId, entry.eventType], entry, tenant),
     async delivered(id, event, ping, now, slowAt) {
       await db.query(
         sql.delivered,

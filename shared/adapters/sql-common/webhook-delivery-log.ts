@@ -5,7 +5,7 @@
  */
 import type { Database } from '../../core/database.js';
 import type { EndpointMemory, WebhookDeliveryLog } from '../../core/webhook/delivery-log.js';
-import { attemptParameters } from './attempt-log.js';
+import { recordAttempt } from './attempt-log.js';
 import { sqlTimeMs, sqlTimestamp } from './times.js';
 
 /**
@@ -127,13 +127,7 @@ export function createSqlWebhookDeliveryLog(
       );
       return rows.some((row) => row.disabledAt !== null && row.disabledAt !== undefined);
     },
-    async record(entry) {
-      await db.query(sql.insert, [
-        entry.eventId,
-        entry.subjectId,
-        entry.documentId,
-        ...attemptParameters(entry, entry.messageId, tenant),
-      ]);
-    },
+    record: (entry) =>
+      recordAttempt(db, sql.insert, [entry.eventId, entry.subjectId, entry.documentId], entry, tenant),
   };
 }

@@ -104,6 +104,33 @@ export interface DeliveryEngineContext {
   readonly onStoreFailure?: (error: unknown, entry: AttemptEntry) => void;
 }
 
+/** What each use of the engine is given, and passes on to it (with its own store). */
+export interface DeliveryUseContext
+  extends Pick<
+    DeliveryEngineContext,
+    'sender' | 'retrySchedule' | 'allowPrivateTargets' | 'lanes' | 'now' | 'random'
+  > {
+  /** Rotation overlap and disabling (WEBHOOK_SECRET_OVERLAP_HOURS, WEBHOOK_DISABLE_AFTER_HOURS), in ms. */
+  readonly endpointPolicy: { readonly secretOverlapMs: number; readonly disableAfterMs: number };
+}
+
+/** The engine's context for one copy of an event of a use. */
+export const engineContext = (
+  use: DeliveryUseContext,
+  finalReceive: boolean,
+  onStoreFailure?: DeliveryEngineContext['onStoreFailure'],
+): DeliveryEngineContext => ({
+  sender: use.sender,
+  retrySchedule: use.retrySchedule,
+  allowPrivateTargets: use.allowPrivateTargets,
+  disableAfterMs: use.endpointPolicy.disableAfterMs,
+  finalReceive,
+  lanes: use.lanes,
+  now: use.now,
+  random: use.random,
+  onStoreFailure,
+});
+
 /** What the queue should do with this copy of the event. */
 export type DeliveryDecision = {
   readonly outcome: string;

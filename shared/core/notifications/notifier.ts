@@ -3,11 +3,11 @@ import { isRecorded } from '../data-api/changes.js';
 import {
   attemptsLeft,
   type DeliveryDecision,
+  type DeliveryUseContext,
   deliverAttempt,
+  engineContext,
   type ReceiverStore,
 } from '../delivery/engine.js';
-import type { DeliveryLanes } from '../delivery/lanes.js';
-import type { WebhookSender } from '../delivery/sender.js';
 import {
   EVENT_ID,
   eventBody,
@@ -189,26 +189,8 @@ export interface NotificationCopy {
   readonly finalReceive: boolean;
 }
 
-export interface DeliveryPolicy {
-  readonly retrySchedule: readonly number[];
-  readonly allowPrivateTargets: boolean;
-  /** After a rotation, how long the previous secret signs too (ms). */
-  readonly secretOverlapMs: number;
-  /** A subscription failing this long is disabled (ms). */
-  readonly disableAfterMs: number;
-}
-
-export interface NotificationDeliveryContext {
+export interface NotificationDeliveryContext extends DeliveryUseContext {
   readonly store: SubscriptionStore;
-  readonly sender: WebhookSender;
-  readonly policy: DeliveryPolicy;
-  /**
-   * The lane this copy came through (delivery/lanes.ts). Without it, every attempt is made with the
-   * sender's whole time and a receiver's speed is neither looked at nor remembered.
-   */
-  readonly lanes?: DeliveryLanes;
-  readonly now?: () => number;
-  readonly random?: () => number;
 }
 
 /** What the queue should do with this copy of the notification: the delivery engine's decision. */
@@ -275,7 +257,7 @@ export async function deliverNotification(
     });
     return decision;
   };
-  if (!attemptsLeft(attemptsMade, ctx.policy.retrySchedule)) {
+  if (!attemptsLeft(attemptsMade, ctx.retrySchedule)) {
     // Its last attempt was recorded but the message came back (its move to the dead-letter queue failed).
     return {
       action: 'dead-letter',
@@ -316,7 +298,7 @@ export async function deliverNotification(
           'user-agent': USER_AGENT,
           'webhook-id': message.eventId,
           'webhook-timestamp': String(timestamp(at)),
-          'webhook-signature': notificationSecrets(subscription, at, ctx.policy.secretOverlapMs)
+          'webhook-signature': notificationSecrets(subscription, at, ctx.endpointPolicy.secretOverlapMs)
             .map((secret) => signNotification(secret, message.eventId, timestamp(at), body))
             .join(' '),
         },
@@ -324,16 +306,7 @@ export async function deliverNotification(
       }),
     },
     store,
-    {
-      sender: ctx.sender,
-      retrySchedule: ctx.policy.retrySchedule,
-      allowPrivateTargets: ctx.policy.allowPrivateTargets,
-      disableAfterMs: ctx.policy.disableAfterMs,
-      finalReceive: copy.finalReceive,
-      lanes: ctx.lanes,
-      now: ctx.now,
-      random: ctx.random,
-    },
+    engineContext(ctx, copy.finalReceive),
     NOTIFICATION_RULES,
   );
 }

@@ -1,13 +1,13 @@
 import {
   attemptsLeft,
   type DeliveryDecision,
-  type DeliveryEngineContext,
+  type DeliveryUseContext,
   deliverAttempt,
+  engineContext,
   type ReceiverStore,
 } from '../delivery/engine.js';
-import type { DeliveryLanes } from '../delivery/lanes.js';
 import { retryDelaySeconds } from '../delivery/retry-policy.js';
-import type { WebhookRequest, WebhookSender } from '../delivery/sender.js';
+import type { WebhookRequest } from '../delivery/sender.js';
 import type {
   DeliveryOutcome,
   DeliveryRecord,
@@ -15,7 +15,7 @@ import type {
   EndpointMemory,
   WebhookDeliveryLog,
 } from './delivery-log.js';
-import { type EndpointPolicy, observeEndpoint, signingSecrets } from './endpoint.js';
+import { observeEndpoint, signingSecrets } from './endpoint.js';
 import { type DocumentReceivedEvent, webhookEventId } from './event.js';
 import { signWebhookWithEach } from './signature.js';
 
@@ -80,21 +80,8 @@ export interface EventCopy {
   readonly finalReceive: boolean;
 }
 
-export interface DeliveryContext {
+export interface DeliveryContext extends DeliveryUseContext {
   readonly log: WebhookDeliveryLog;
-  readonly sender: WebhookSender;
-  /** Seconds between attempts; the last attempt is number `retrySchedule.length + 1`. */
-  readonly retrySchedule: readonly number[];
-  readonly allowPrivateTargets: boolean;
-  /** Rotation overlap and disabling (WEBHOOK_SECRET_OVERLAP_HOURS, WEBHOOK_DISABLE_AFTER_HOURS). */
-  readonly endpointPolicy: EndpointPolicy;
-  /**
-   * The lane this copy came through (lanes.ts). Without it, every attempt is made with the
-   * sender's whole time and a receiver's speed is neither looked at nor remembered.
-   */
-  readonly lanes?: DeliveryLanes;
-  readonly now?: () => number;
-  readonly random?: () => number;
   /** Told when an attempt could not be recorded (the decision stands). */
   readonly onRecordFailure?: (error: unknown, entry: DeliveryRecord) => void;
 }
@@ -256,18 +243,9 @@ export async function deliverWebhook(
         webhookRequest(url, eventId, event.documentId, secret, Math.floor(at / 1000), alsoSignedWith),
     },
     store,
-    {
-      sender: ctx.sender,
-      retrySchedule: ctx.retrySchedule,
-      allowPrivateTargets: ctx.allowPrivateTargets,
-      disableAfterMs: ctx.endpointPolicy.disableAfterMs,
-      finalReceive: copy.finalReceive,
-      lanes: ctx.lanes,
-      now: ctx.now,
-      random: ctx.random,
-      onStoreFailure: (error, entry) =>
-        ctx.onRecordFailure?.(error, { ...key, ...entry, outcome: entry.outcome as DeliveryOutcome }),
-    } satisfies DeliveryEngineContext,
+    engineContext(ctx, copy.finalReceive, (error, entry) =>
+      ctx.onRecordFailure?.(error, { ...key, ...entry, outcome: entry.outcome as DeliveryOutcome }),
+    ),
     RECEIPT_RULES(resend),
   );
   const { disabled, ...rest } = decision;
