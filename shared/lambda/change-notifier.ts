@@ -8,7 +8,6 @@ import { findTenant } from '../config/tenants.js';
 import { getWebhookSettings } from '../config/webhook.js';
 import type { WebhookSender } from '../core/delivery/sender.js';
 import { describeError } from '../core/log.js';
-import { MetricName } from '../core/metrics.js';
 import {
   deliverNotification,
   type NotificationDecision,
@@ -19,7 +18,7 @@ import type { NotificationMessage } from '../core/notifications/subscriptions.js
 import { changeFeedStore } from './change-feed.js';
 import { carryOut, type DecisionLog, type DeliveryQueues, waitsOut } from './delivery-decisions.js';
 import { notificationQueue, subscriptionStore } from './notifications.js';
-import { logFormatFromEnv, reportPermissionDenied, serviceLog, serviceMetrics } from './observability.js';
+import { logFormatFromEnv, reportPermissionDenied, serviceLog } from './observability.js';
 import { type Invocation, invocationFields, queueConsumer } from './queue-consumer.js';
 import { defaultSender } from './webhook-sender.js';
 
@@ -44,6 +43,7 @@ const NOTIFICATION_LOG: DecisionLog = {
   message: 'notification',
   what: 'notification',
   level: (outcome) => (FAILED.has(outcome) ? 'warn' : 'info'),
+  failures: FAILED,
 };
 
 /** Change notifications' queues: the notifications queue is the fast lane (core/delivery/lanes.ts). */
@@ -149,23 +149,6 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
         },
       );
     }
-    const logFields = {
-      ...fields,
-      attempt: decision.attempt,
-      outcome: decision.outcome,
-      detail: decision.detail,
-    };
-    serviceMetrics().count(
-      {
-        [MetricName.webhookAttempts]: 1,
-        [MetricName.webhookFailures]: FAILED.has(decision.outcome) ? 1 : 0,
-      },
-      [{}, { outcome: decision.outcome }],
-    );
-    if (decision.disabled) {
-      serviceMetrics().count({ [MetricName.webhookEndpointDisabled]: 1 }, [{}]);
-      serviceLog().warn('subscription disabled', logFields);
-    }
     return carryOut(
       record,
       decision,
@@ -173,6 +156,9 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
       NOTIFICATION_QUEUES,
       NOTIFICATION_LOG,
       { ...fields, attempt: decision.attempt },
+      decision.disabled
+        ? { message: 'subscription disabled', fields: { outcome: decision.outcome, detail: decision.detail } }
+        : undefined,
     );
   }
 

@@ -28,6 +28,8 @@ export interface DecisionLog {
   readonly what: string;
   /** The level of a line about an outcome. */
   readonly level: (outcome: string) => LogLevel;
+  /** The outcomes that count as failed attempts (`WebhookFailures`). */
+  readonly failures: ReadonlySet<string>;
 }
 
 /** A decision of the delivery engine (core/delivery/engine.ts), or of a use before it. */
@@ -36,6 +38,12 @@ export interface QueueDecision {
   readonly outcome: string;
   readonly detail?: string;
   readonly delaySeconds?: number;
+}
+
+/** This attempt's failure disabled its receiver: the use's one warning about it. */
+export interface Disabling {
+  readonly message: string;
+  readonly fields?: Record<string, unknown>;
 }
 
 /**
@@ -67,7 +75,20 @@ export async function carryOut(
   queues: DeliveryQueues,
   log: DecisionLog,
   fields: Record<string, unknown>,
+  disabling?: Disabling,
 ): Promise<boolean> {
+  serviceMetrics().count(
+    {
+      [MetricName.webhookAttempts]: 1,
+      [MetricName.webhookFailures]: log.failures.has(decision.outcome) ? 1 : 0,
+    },
+    [{}, { outcome: decision.outcome }],
+  );
+  if (disabling) {
+    // Once per disabling: the one attempt whose failure disabled it says so.
+    serviceMetrics().count({ [MetricName.webhookEndpointDisabled]: 1 }, [{}]);
+    serviceLog().warn(disabling.message, { ...fields, ...disabling.fields });
+  }
   const line = { ...fields, outcome: decision.outcome, detail: decision.detail };
   if (decision.action === 'done') {
     serviceLog()[log.level(decision.outcome)](log.message, line);

@@ -3,7 +3,7 @@ import { createEmbeddedWebhookDeliveryLog } from '../adapters/embedded-sql/webho
 import { createMssqlWebhookDeliveryLog } from '../adapters/mssql/webhook-delivery-log.js';
 import { createSqsDeadLetterQueue, type DeadLetterQueue } from '../adapters/sqs/dead-letter-queue.js';
 import { createSqsMessageVisibility, type MessageVisibility } from '../adapters/sqs/message-visibility.js';
-import { createSqsSlowLane, laneCopy, type SlowLane } from '../adapters/sqs/slow-lane.js';
+import { createSqsSlowLane, laneCopy } from '../adapters/sqs/slow-lane.js';
 import { byDialect, openDatabase } from '../config/databases.js';
 import { queueUrl } from '../config/queues.js';
 import { type DatabaseConnection, findTenant, type TenantConfig } from '../config/tenants.js';
@@ -12,7 +12,6 @@ import type { Database } from '../core/database.js';
 import type { DeliveryLane } from '../core/delivery/lanes.js';
 import type { WebhookSender } from '../core/delivery/sender.js';
 import { describeError } from '../core/log.js';
-import { MetricName } from '../core/metrics.js';
 import { deliverWebhook, type WebhookDecision } from '../core/webhook/deliver.js';
 import type { WebhookDeliveryLog } from '../core/webhook/delivery-log.js';
 import {
@@ -21,23 +20,18 @@ import {
   parseDocumentReceivedEvent,
   webhookEventId,
 } from '../core/webhook/event.js';
-import { carryOut, type DecisionLog, waitsOut } from './delivery-decisions.js';
-import { logFormatFromEnv, reportPermissionDenied, serviceLog, serviceMetrics } from './observability.js';
+import { carryOut, type DecisionLog, type DeliveryQueues, waitsOut } from './delivery-decisions.js';
+import { logFormatFromEnv, reportPermissionDenied, serviceLog } from './observability.js';
 import { invocationFields, queueConsumer } from './queue-consumer.js';
 import { defaultSender } from './webhook-sender.js';
 
-/** What the document-received consumer needs; tests replace any of it. */
-export interface DocumentReceivedDependencies {
+/** What the document-received consumer needs, its queues among them; tests replace any of it. */
+export interface DocumentReceivedDependencies extends Omit<DeliveryQueues, 'metricQueue'> {
   /** The tenant of an event, from the registry (read again early for one it does not know). */
   readonly tenant: (id: string) => Promise<TenantConfig | undefined>;
   readonly database: (connection: DatabaseConnection) => Promise<Database>;
   readonly settings: () => WebhookSettings;
   readonly sender: (settings: WebhookSettings) => Promise<WebhookSender>;
-  /** The queue of a lane, for postponing a message received from it. */
-  readonly visibility: (lane: DeliveryLane) => MessageVisibility;
-  /** Where the fast lane hands an event over (core/delivery/lanes.ts). */
-  readonly slowLane: () => SlowLane;
-  readonly deadLetterQueue: () => DeadLetterQueue;
   readonly now?: () => number;
   readonly random?: () => number;
 }
@@ -110,6 +104,7 @@ const RECEIPT_LOG: DecisionLog = {
   message: 'webhook',
   what: 'event',
   level: (outcome) => LEVELS[outcome] ?? 'warn',
+  failures: FAILED_ATTEMPTS,
 };
 
 /**
@@ -146,23 +141,6 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
       durationMs: Math.round(performance.now() - started),
     };
     reportPermissionDenied(decision.databaseError, fields);
-    serviceMetrics().count(
-      {
-        [MetricName.webhookAttempts]: 1,
-        [MetricName.webhookFailures]: FAILED_ATTEMPTS.has(decision.outcome) ? 1 : 0,
-      },
-      [{}, { outcome: decision.outcome }],
-    );
-    if (decision.endpointDisabled) {
-      // Once per disabling: the one attempt whose failure disabled it says so.
-      serviceMetrics().count({ [MetricName.webhookEndpointDisabled]: 1 }, [{}]);
-      log('warn', 'webhook endpoint disabled', {
-        ...fields,
-        failingSince: new Date(decision.endpointDisabled.failingSince).toISOString(),
-        detail:
-          'every attempt failed for WEBHOOK_DISABLE_AFTER_HOURS; later events are recorded as disabled, not sent',
-      });
-    }
     if (decision.endpointEnabled) {
       log('info', 'webhook endpoint enabled again: its WEBHOOK_URL changed', fields);
     }
@@ -173,6 +151,14 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
       { ...deps, metricQueue: 'document-received' },
       RECEIPT_LOG,
       fields,
+      decision.endpointDisabled && {
+        message: 'webhook endpoint disabled',
+        fields: {
+          failingSince: new Date(decision.endpointDisabled.failingSince).toISOString(),
+          detail:
+            'every attempt failed for WEBHOOK_DISABLE_AFTER_HOURS; later events are recorded as disabled, not sent',
+        },
+      },
     );
   }
 

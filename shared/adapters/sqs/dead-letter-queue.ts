@@ -1,7 +1,7 @@
 import type { MessageAttributeValue, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import { sqsClient, sqsModule } from './client.js';
 import { isLaneAttribute, laneCopy } from './slow-lane.js';
+import { sendTenantMessage } from './tenant-message.js';
 
 /**
  * A consumer's own move of a message to its dead-letter queue. The queues' `maxReceiveCount`
@@ -44,16 +44,11 @@ function messageAttributes(record: SQSRecord): Record<string, MessageAttributeVa
 export function createSqsDeadLetterQueue(queueUrl: string, client?: SQSClient): DeadLetterQueue {
   return {
     async send(record, tenant) {
-      const { SendMessageCommand } = await sqsModule();
-      const sent = await (client ?? (await sqsClient())).send(
-        new SendMessageCommand({
-          QueueUrl: queueUrl,
-          MessageBody: record.body,
-          MessageAttributes: messageAttributes(record),
-          ...(tenant ? { MessageGroupId: tenant } : {}),
-        }),
+      return sendTenantMessage(
+        { queueUrl, body: record.body, tenant, attributes: messageAttributes(record) },
+        undefined,
+        client,
       );
-      return sent.MessageId;
     },
   };
 }

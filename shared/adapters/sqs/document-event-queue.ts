@@ -1,7 +1,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DocumentEventQueue } from '../../core/webhook/admin.js';
 import { documentReceivedMessage } from '../../core/webhook/event.js';
-import { sqsClient, sqsModule } from './client.js';
+import { sendTenantMessage } from './tenant-message.js';
 
 /**
  * The document-received queue, for events the admin function sends again: the same message the
@@ -10,15 +10,11 @@ import { sqsClient, sqsModule } from './client.js';
 export function createSqsDocumentEventQueue(queueUrl: string, client?: SQSClient): DocumentEventQueue {
   return {
     async send(event) {
-      const { SendMessageCommand } = await sqsModule();
-      const sent = await (client ?? (await sqsClient())).send(
-        new SendMessageCommand({
-          QueueUrl: queueUrl,
-          MessageBody: documentReceivedMessage(event),
-          MessageGroupId: event.tenant,
-        }),
+      return sendTenantMessage(
+        { queueUrl, body: documentReceivedMessage(event), tenant: event.tenant },
+        undefined,
+        client,
       );
-      return sent.MessageId;
     },
   };
 }

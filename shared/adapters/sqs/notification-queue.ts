@@ -1,10 +1,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { ServiceError } from '../../core/errors.js';
 import type { NotificationQueue } from '../../core/notifications/subscriptions.js';
-import { sqsClient, sqsModule } from './client.js';
-
-/** SQS holds a message back at most 15 minutes. */
-const MAX_DELAY_SECONDS = 900;
+import { sendTenantMessage } from './tenant-message.js';
 
 /**
  * The queues of change notifications: events to deliver (their fast lane), and the notifier's
@@ -25,12 +22,7 @@ export function createSqsNotificationQueue(
   urls: NotificationQueueUrls,
   client?: SQSClient,
 ): NotificationQueue {
-  async function send(
-    queueUrl: string | undefined,
-    body: unknown,
-    tenant: string,
-    delaySeconds = 0,
-  ): Promise<void> {
+  async function send(queueUrl: string | undefined, body: unknown, tenant: string, delaySeconds = 0) {
     if (!queueUrl) {
       throw new ServiceError(
         503,
@@ -38,26 +30,11 @@ export function createSqsNotificationQueue(
         'Change notifications are not set up in this deployment',
       );
     }
-    const { SendMessageCommand } = await sqsModule();
-    try {
-      await (client ?? (await sqsClient())).send(
-        new SendMessageCommand({
-          QueueUrl: queueUrl,
-          MessageBody: JSON.stringify(body),
-          MessageGroupId: tenant,
-          ...(delaySeconds > 0
-            ? { DelaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.round(delaySeconds))) }
-            : {}),
-        }),
-      );
-    } catch (error) {
-      throw new ServiceError(
-        503,
-        'queue_unavailable',
-        'The notification queue is not reachable; try again later',
-        { cause: error },
-      );
-    }
+    await sendTenantMessage(
+      { queueUrl, body: JSON.stringify(body), tenant, delaySeconds },
+      'The notification queue is not reachable; try again later',
+      client,
+    );
   }
   return {
     notify: (message) => send(urls.notifications, message, message.tenant),

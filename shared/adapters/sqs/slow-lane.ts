@@ -1,7 +1,7 @@
 import type { MessageAttributeValue, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import type { DeliveryLane } from '../../core/delivery/lanes.js';
-import { sqsClient, sqsModule } from './client.js';
+import { MAX_DELAY_SECONDS, sendTenantMessage } from './tenant-message.js';
 
 /**
  * The delivery lanes on SQS (core/delivery/lanes.ts): a queue each, the slow lane's messages
@@ -22,9 +22,6 @@ const SERIES = 'svcSeries';
 const DUE_AT = 'svcDueAt';
 /** Whether a message attribute is one of the lanes' own marks. */
 export const isLaneAttribute = (name: string) => name === LANE || name === SERIES || name === DUE_AT;
-
-/** SQS holds a sent message back at most 15 minutes. */
-const MAX_DELAY_SECONDS = 900;
 
 /** Where a received record stands among the lanes, from its message attributes. */
 export function laneCopy(record: Pick<SQSRecord, 'messageId' | 'messageAttributes'>): LaneCopy {
@@ -57,15 +54,10 @@ export function createSqsSlowLane(queueUrl: string, client?: SQSClient): SlowLan
       if (delay > MAX_DELAY_SECONDS) {
         attributes[DUE_AT] = { DataType: 'Number', StringValue: String(now + delay * 1000) };
       }
-      const { SendMessageCommand } = await sqsModule();
-      await (client ?? (await sqsClient())).send(
-        new SendMessageCommand({
-          QueueUrl: queueUrl,
-          MessageBody: record.body,
-          MessageGroupId: tenant,
-          MessageAttributes: attributes,
-          ...(delay > 0 ? { DelaySeconds: Math.min(delay, MAX_DELAY_SECONDS) } : {}),
-        }),
+      await sendTenantMessage(
+        { queueUrl, body: record.body, tenant, delaySeconds: delay, attributes },
+        undefined,
+        client,
       );
     },
   };

@@ -1,6 +1,5 @@
 import {
   attemptsLeft,
-  type DeliveryDecision,
   type DeliveryUseContext,
   deliverAttempt,
   engineContext,
@@ -234,7 +233,7 @@ export async function deliverWebhook(
     slow: (at) => ctx.log.endpointSlow(event.subjectId, at),
     failed: (at, failure) => ctx.log.endpointFailed(event.subjectId, at, failure.disableIfFailingSince),
   };
-  const decision: DeliveryDecision = await deliverAttempt(
+  const decision = await deliverAttempt(
     {
       attempt,
       url: subject.webhookUrl,

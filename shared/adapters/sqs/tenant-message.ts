@@ -1,0 +1,44 @@
+import type { MessageAttributeValue, SQSClient } from '@aws-sdk/client-sqs';
+import { ServiceError } from '../../core/errors.js';
+import { sqsClient, sqsModule } from './client.js';
+
+/** SQS holds a message back at most 15 minutes. */
+export const MAX_DELAY_SECONDS = 900;
+
+/**
+ * Sends one message of a tenant's: its `MessageGroupId` the tenant, so that SQS fair queues keep
+ * one tenant's burst from delaying the others' (CONTRACT 6). SQS unreachable or refusing: a 503
+ * whose message says which queue (`unavailable`), as for a database, so the caller tries again;
+ * without it, SQS's own error. Resolves to the message's id.
+ */
+export async function sendTenantMessage(
+  message: {
+    readonly queueUrl: string;
+    readonly body: string;
+    /** None only for a message whose tenant cannot be read (sent on to a dead-letter queue). */
+    readonly tenant: string | undefined;
+    /** Seconds SQS holds it back (at most 15 minutes). */
+    readonly delaySeconds?: number;
+    readonly attributes?: Record<string, MessageAttributeValue>;
+  },
+  unavailable?: string,
+  client?: SQSClient,
+): Promise<string | undefined> {
+  const { SendMessageCommand } = await sqsModule();
+  const delay = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.round(message.delaySeconds ?? 0)));
+  try {
+    const sent = await (client ?? (await sqsClient())).send(
+      new SendMessageCommand({
+        QueueUrl: message.queueUrl,
+        MessageBody: message.body,
+        ...(message.tenant ? { MessageGroupId: message.tenant } : {}),
+        ...(message.attributes ? { MessageAttributes: message.attributes } : {}),
+        ...(delay > 0 ? { DelaySeconds: delay } : {}),
+      }),
+    );
+    return sent.MessageId;
+  } catch (error) {
+    if (unavailable === undefined) throw error;
+    throw new ServiceError(503, 'queue_unavailable', unavailable, { cause: error });
+  }
+}
