@@ -5,25 +5,12 @@ import { KeySetUnavailableError, publicJwk, TokenRejectedError } from '../adapte
 import { processWide } from '../config/process-wide.js';
 import { getSettings } from '../config/settings.js';
 import { type TenantConfig, tokenSigningAlgorithm } from '../config/tenants.js';
-import {
-  type Caller,
-  callerIdentity,
-  requireScope,
-  type Scope,
-  type SourceGrant,
-  type SourceScopeFamily,
-  sourceGrant,
-} from '../core/auth/caller.js';
+import type { Caller } from '../core/auth/caller.js';
 import { secretFingerprint } from '../core/auth/client-credentials.js';
 import { ServiceError } from '../core/errors.js';
 import { describeError } from '../core/log.js';
 import { requireBasicAuth, unauthorized } from './basic-auth.js';
-import type { HttpRequest } from './http.js';
-import { serviceLog } from './observability.js';
-import { noteCaller } from './request-scope.js';
-
-/** Who made each request, once authenticated (the grants of its routes read it). */
-const callers = new WeakMap<HttpRequest, Caller>();
+import type { CallerRequestContext, HttpRequest, TenantRequestContext } from './request-context.js';
 
 /**
  * The service's address as the tenant's clients call it, `<base_url>` of CONTRACT 4d:
@@ -109,7 +96,8 @@ function withdrawnClientReason(tenant: TenantConfig, token: VerifiedToken): stri
   return undefined;
 }
 
-async function bearerCaller(tenant: TenantConfig, request: HttpRequest, token: string): Promise<Caller> {
+async function bearerCaller(ctx: TenantRequestContext, token: string): Promise<Caller> {
+  const { tenant, request } = ctx;
   const trusted = trustedIssuers(tenant, request);
   const key = trustDigest(token, trusted);
   const now = Date.now();
@@ -129,8 +117,8 @@ async function bearerCaller(tenant: TenantConfig, request: HttpRequest, token: s
       if (getSettings().credentialCacheMs > 0) rememberedTokens.set(key, verified);
     } catch (error) {
       if (error instanceof KeySetUnavailableError) {
-        serviceLog().warn('identity provider keys unavailable', {
-          requestId: request.requestId,
+        ctx.log.warn('identity provider keys unavailable', {
+          requestId: ctx.requestId,
           tenant: tenant.id,
           ...describeError(error),
         });
@@ -143,8 +131,8 @@ async function bearerCaller(tenant: TenantConfig, request: HttpRequest, token: s
       }
       if (!(error instanceof TokenRejectedError)) throw error;
       // The reason stays in the log; the caller hears only invalid_token (RFC 6750).
-      serviceLog().info('bearer token refused', {
-        requestId: request.requestId,
+      ctx.log.info('bearer token refused', {
+        requestId: ctx.requestId,
         tenant: tenant.id,
         reason: error.message,
       });
@@ -156,8 +144,8 @@ async function bearerCaller(tenant: TenantConfig, request: HttpRequest, token: s
   // Checked on every request, remembered token or not: the registry as read now decides.
   const withdrawn = ownIssuer ? withdrawnClientReason(tenant, found) : undefined;
   if (withdrawn) {
-    serviceLog().info('bearer token refused', {
-      requestId: request.requestId,
+    ctx.log.info('bearer token refused', {
+      requestId: ctx.requestId,
       tenant: tenant.id,
       reason: withdrawn,
     });
@@ -175,13 +163,12 @@ async function bearerCaller(tenant: TenantConfig, request: HttpRequest, token: s
 
 /**
  * The caller of a Data API request (CONTRACT 4d): HTTP Basic against the tenant's users, or a
- * bearer token of an issuer it trusts, as its `dataApiAuth` allows. Names the caller in the
- * request's log lines.
+ * bearer token of an issuer it trusts, as its `dataApiAuth` allows. From now on the request's
+ * route sees the caller, and its log lines name it.
  */
-export async function authenticateCaller(tenant: TenantConfig, request: HttpRequest): Promise<Caller> {
-  const known = callers.get(request);
-  if (known) return known;
-  const header = request.headers.authorization;
+export async function authenticateCaller(ctx: TenantRequestContext): Promise<CallerRequestContext> {
+  const { tenant } = ctx;
+  const header = ctx.request.headers.authorization;
   let caller: Caller;
   const bearer = header === undefined ? undefined : /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
   if (header !== undefined && /^Bearer(\s|$)/i.test(header)) {
@@ -189,7 +176,7 @@ export async function authenticateCaller(tenant: TenantConfig, request: HttpRequ
       throw unauthorized(tenant, 'This tenant accepts HTTP Basic credentials only');
     }
     if (!bearer) throw invalidToken(tenant);
-    caller = await bearerCaller(tenant, request, bearer[1]!);
+    caller = await bearerCaller(ctx, bearer[1]!);
   } else {
     if (header !== undefined && !tenant.dataApiAuth.includes('basic')) {
       throw unauthorized(
@@ -203,28 +190,5 @@ export async function authenticateCaller(tenant: TenantConfig, request: HttpRequ
     }
     caller = { kind: 'basic', user: await requireBasicAuth(tenant, header, getSettings().credentialCacheMs) };
   }
-  callers.set(request, caller);
-  noteCaller(request.requestId, callerIdentity(caller));
-  return caller;
-}
-
-/** The authenticated caller of `request` (after {@link authenticateCaller}). */
-export function callerOf(request: HttpRequest): Caller | undefined {
-  return callers.get(request);
-}
-
-/** Refuses the request's caller unless it holds `scope` (403 `insufficient_scope`). */
-export function requireCallerScope(tenant: TenantConfig, request: HttpRequest, scope: Scope): void {
-  const caller = callers.get(request);
-  if (caller) requireScope(caller, tenant.id, scope);
-}
-
-/** What the request's caller may do with sources of `family`; undefined for a Basic user (everything). */
-export function callerGrant(
-  tenant: TenantConfig,
-  request: HttpRequest,
-  family: SourceScopeFamily,
-): SourceGrant | undefined {
-  const caller = callers.get(request);
-  return caller && caller.kind === 'bearer' ? sourceGrant(caller, tenant.id, family) : undefined;
+  return ctx.authenticated(caller);
 }

@@ -11,10 +11,10 @@ import {
 } from '../core/data-api/changes.js';
 import { cancelledBy, type Database, type DataSourceInfo } from '../core/database.js';
 import { describeError } from '../core/log.js';
-import { authenticate, dataApiContext, renderDataApiError, singleQueryParam } from './data-api.js';
-import { type HttpRequest, httpHandler } from './http.js';
+import { dataApiContext, dataApiHandler, singleQueryParam } from './data-api.js';
 import { answerResponse } from './large-answers.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog } from './observability.js';
+import type { HttpRequest, TenantRequestContext } from './request-context.js';
 
 /** The change feed's store for a database, in its dialect. */
 export function changeFeedStore(db: Database): ChangeFeedStore {
@@ -27,11 +27,11 @@ export function changeFeedStore(db: Database): ChangeFeedStore {
  * objects at all, no permission) answers no: the path would not answer either.
  */
 export async function changeFeedRecording(
-  tenant: TenantConfig,
-  request: HttpRequest,
+  ctx: TenantRequestContext,
 ): Promise<(source: DataSourceInfo) => Promise<boolean>> {
+  const { tenant } = ctx;
   if (tenant.changeFeed.length === 0) return async () => false;
-  const store = changeFeedStore(cancelledBy(await openDatabase(tenant.database), request.signal));
+  const store = changeFeedStore(cancelledBy(await openDatabase(tenant.database), ctx.signal));
   return async (source) => (await store.state(source).catch(() => undefined)) !== undefined;
 }
 
@@ -62,13 +62,13 @@ function changesLink(request: HttpRequest, rel: string, token: string): string {
  * ETag: the links are the state, and the same token answers more as the ERP writes.
  */
 export function changesHandler() {
-  return httpHandler(async function changesRoute(request) {
-    const tenant = await authenticate(request, 'changes.read');
-    const ctx = await dataApiContext(tenant, request, undefined, 'changes.read');
+  return dataApiHandler(async function changesRoute(ctx) {
+    const { tenant, request } = ctx;
+    const data = await dataApiContext(ctx, undefined, 'changes.read');
     // The store's statements stop in the database when the invocation's time is up, as the reads do.
-    const db = cancelledBy(await openDatabase(tenant.database), request.signal);
+    const db = cancelledBy(await openDatabase(tenant.database), ctx.signal);
     const feed = changeFeedContext(tenant, changeFeedStore(db));
-    const { answer, link } = await getChanges(ctx, feed, request.params.dataSource ?? '', {
+    const { answer, link } = await getChanges(data, feed, request.params.dataSource ?? '', {
       token: singleQueryParam(request, 'token', 'invalid_sync_token'),
       rows: singleQueryParam(request, 'rows', 'invalid_paging'),
       columns: singleQueryParam(request, 'columns', 'invalid_columns'),
@@ -78,7 +78,7 @@ export function changesHandler() {
       'cache-control': 'private, no-store',
       link: changesLink(request, link.rel, link.token),
     });
-  }, renderDataApiError);
+  }, 'changes.read');
 }
 
 /**
