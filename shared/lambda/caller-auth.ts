@@ -190,5 +190,5 @@ export async function authenticateCaller(ctx: TenantRequestContext): Promise<Cal
     }
     caller = { kind: 'basic', user: await requireBasicAuth(tenant, header, getSettings().credentialCacheMs) };
   }
-  return ctx.authenticated(caller);
+  return ctx.setCaller(caller);
 }

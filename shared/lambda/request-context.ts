@@ -80,6 +80,14 @@ export class RequestContext {
   /** How each line of the request names its caller (CONTRACT 4d), once known. */
   #callerName: string | undefined;
 
+  /** The service's log, each line with the request's own fields (its caller, once known) beside those given. */
+  readonly log: Log = {
+    debug: (message, fields) => serviceLog().debug(message, this.#withOwnFields(fields)),
+    info: (message, fields) => serviceLog().info(message, this.#withOwnFields(fields)),
+    warn: (message, fields) => serviceLog().warn(message, this.#withOwnFields(fields)),
+    error: (message, fields) => serviceLog().error(message, this.#withOwnFields(fields)),
+  };
+
   constructor(
     event: APIGatewayProxyEventV2,
     request: HttpRequest,
@@ -107,13 +115,13 @@ export class RequestContext {
   }
 
   /** The tenant is known: the route sees it from now on. */
-  forTenant(tenant: TenantConfig): TenantRequestContext {
+  setTenant(tenant: TenantConfig): TenantRequestContext {
     this.#tenant = tenant;
     return this as TenantRequestContext;
   }
 
   /** The caller is authenticated: the route sees it, and every later line of the request names it. */
-  authenticated(this: TenantRequestContext, caller: Caller): CallerRequestContext {
+  setCaller(this: TenantRequestContext, caller: Caller): CallerRequestContext {
     this.#caller = caller;
     this.nameCaller(callerIdentity(caller));
     return this as CallerRequestContext;
@@ -130,14 +138,6 @@ export class RequestContext {
     if (invocation.aborted) cancel();
     else invocation.addEventListener('abort', cancel, { once: true });
   }
-
-  /** The service's log, each line with the request's own fields (its caller, once known) beside those given. */
-  readonly log: Log = {
-    debug: (message, fields) => serviceLog().debug(message, this.#withOwnFields(fields)),
-    info: (message, fields) => serviceLog().info(message, this.#withOwnFields(fields)),
-    warn: (message, fields) => serviceLog().warn(message, this.#withOwnFields(fields)),
-    error: (message, fields) => serviceLog().error(message, this.#withOwnFields(fields)),
-  };
 
   #withOwnFields(given: LogFields | undefined): LogFields | undefined {
     if (this.#callerName === undefined || given === undefined || given.caller !== undefined) return given;

@@ -14,7 +14,7 @@ import {
   type TenantLimits,
 } from '../core/tenant-limits.js';
 import { serviceMetrics } from './observability.js';
-import type { TenantRequestContext } from './request-context.js';
+import type { RequestContext } from './request-context.js';
 
 /** The code of a request refused for its tenant's fair share (CONTRACT.md section 2). */
 export const TENANT_RATE_LIMITED = 'tenant_rate_limited';
@@ -88,7 +88,7 @@ const FALLBACK_DEADLINE_MS = 30_000;
 export type SlotRelease = () => Promise<void>;
 
 /**
- * Admits a request of its tenant or throws `TenantRateLimitedError`, before any database work, and
+ * Admits a request of `tenant` or throws `TenantRateLimitedError`, before any database work, and
  * notes the tenant's `RateLimit-Policy` on the request, which every answer then carries (the IETF
  * draft allows it on any answer), so that a client learns its limits without being refused first.
  * Answers how to give back the slot it took (none when uncounted): the tenant's route does once
@@ -97,8 +97,10 @@ export type SlotRelease = () => Promise<void>;
  * A store that does not answer within its time limit lets the request through, uncounted (logged,
  * and the metric TenantLimitsUnavailable): fairness is lost for that moment, the service is not.
  */
-export async function admitTenantRequest(ctx: TenantRequestContext): Promise<SlotRelease | undefined> {
-  const { tenant } = ctx;
+export async function admitTenantRequest(
+  tenant: TenantConfig,
+  ctx: RequestContext,
+): Promise<SlotRelease | undefined> {
   const limits = tenantLimits(tenant);
   ctx.rateLimitPolicy = rateLimitPolicyField(limits);
   const started = performance.now();

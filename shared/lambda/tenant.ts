@@ -21,9 +21,8 @@ export function tenantRoute(route: TenantRoute): Route {
       const id = ctx.request.params.tenant ?? '';
       const tenant = await findTenant(id, serviceLog());
       if (!tenant) throw notFound('tenant_not_found', `Tenant "${id.slice(0, 64)}" does not exist`);
-      const admitted = ctx.forTenant(tenant);
-      releaseSlot = await admitTenantRequest(admitted);
-      return await route(admitted);
+      releaseSlot = await admitTenantRequest(tenant, ctx);
+      return await route(ctx.setTenant(tenant));
     } finally {
       // After the answer has left, the instance busy until the slot is back (after-answer.ts):
       // the slot costs the answer no round trip. Without a host for that, before the answer.

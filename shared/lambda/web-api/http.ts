@@ -165,7 +165,7 @@ export type WebApiRoute = (ctx: TenantRequestContext, format: AnswerFormat) => P
 
 /**
  * Wraps a Web API route as a Lambda handler: unknown tenant 404, every error in the negotiated
- * format (before the tenant is known, its default aside: `renderWebApiError`).
+ * format (by the tenant's `DefContentType` once it is known, JSON before: `renderWebApiError`).
  */
 export function webApiHandler(route: WebApiRoute) {
   return httpHandler(
