@@ -1,9 +1,9 @@
 import { SERVICE_VERSION } from '../../shared/config/version.js';
 import { describeDataApi } from '../../shared/core/data-api/description.js';
 import { registerAfterAnswerExtension } from '../../shared/lambda/after-answer.js';
-import { tenantBaseUrl } from '../../shared/lambda/caller-auth.js';
 import { changeFeedRecording } from '../../shared/lambda/change-feed.js';
 import { conditionalAnswer, dataApiContext, dataApiHandler } from '../../shared/lambda/data-api.js';
+import { tenantBaseUrl } from '../../shared/lambda/token-issuer.js';
 
 // During init, as Lambda requires: the tenant's slot goes back after the answer (after-answer.ts).
 await registerAfterAnswerExtension();

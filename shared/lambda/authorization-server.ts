@@ -5,11 +5,11 @@ import { SCOPES } from '../core/auth/caller.js';
 import { grantClientCredentials, OAuthError } from '../core/auth/client-credentials.js';
 import { notFound } from '../core/errors.js';
 import { verifySecretRemembered } from './basic-auth.js';
-import { ownKeySet, tenantBaseUrl } from './caller-auth.js';
 import { answerableError, renderDataApiError } from './data-api-errors.js';
 import { httpHandler, type RenderedError } from './http.js';
 import type { HttpRequest, HttpResponse } from './request-context.js';
 import { type TenantRoute, tenantRoute } from './tenant.js';
+import { ownKeySet, tenantBaseUrl } from './token-issuer.js';
 
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 

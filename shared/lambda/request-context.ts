@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { TenantConfig } from '../config/tenants.js';
-import { type Caller, callerIdentity } from '../core/auth/caller.js';
+import type { Caller } from '../core/auth/caller.js';
 import type { Log, LogFields } from '../core/log.js';
 import { serviceLog } from './observability.js';
 
@@ -120,10 +120,10 @@ export class RequestContext {
     return this as TenantRequestContext;
   }
 
-  /** The caller is authenticated: the route sees it, and every later line of the request names it. */
-  setCaller(this: TenantRequestContext, caller: Caller): CallerRequestContext {
+  /** The caller is authenticated: the route sees it, and every later line of the request names it `name`. */
+  setCaller(this: TenantRequestContext, caller: Caller, name: string): CallerRequestContext {
     this.#caller = caller;
-    this.nameCaller(callerIdentity(caller));
+    this.nameCaller(name);
     return this as CallerRequestContext;
   }
 
