@@ -1,10 +1,9 @@
 import { registerAfterAnswerExtension } from '../../shared/lambda/after-answer.js';
-import { renderDataApiError } from '../../shared/lambda/data-api.js';
+import { dataApiHandler } from '../../shared/lambda/data-api.js';
 import { getFileRoute } from '../../shared/lambda/get-file.js';
-import { httpHandler } from '../../shared/lambda/http.js';
 
 // During init, as Lambda requires: the tenant's slot goes back after the answer (after-answer.ts).
 await registerAfterAnswerExtension();
 
 /** GET /{tenant}/JsonAPI/File/getFile/{fileGUID} */
-export const handler = httpHandler(getFileRoute, renderDataApiError);
+export const handler = dataApiHandler(getFileRoute, 'files.read');

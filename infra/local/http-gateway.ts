@@ -65,7 +65,7 @@ export function methodsAtPath(routes: readonly LambdaRoute[]): (pathname: string
  * Emulates API Gateway HTTP API in front of the Lambda handlers: builds payload-2.0 events
  * exactly as AWS does (base64 for binary bodies, lower-case headers) and writes their results.
  * At the time limit it answers 503 as HTTP API does; the handler's context says the time is up
- * at that moment too, so its database work is cancelled (see `HttpRequest.signal`).
+ * at that moment too, so its database work is cancelled (see `RequestContext.signal`).
  */
 export function createHttpGateway(
   routes: readonly LambdaRoute[],

@@ -5,24 +5,26 @@ import { SCOPES } from '../core/auth/caller.js';
 import { grantClientCredentials, OAuthError } from '../core/auth/client-credentials.js';
 import { notFound } from '../core/errors.js';
 import { verifySecretRemembered } from './basic-auth.js';
-import { ownKeySet, tenantBaseUrl } from './caller-auth.js';
 import { answerableError, renderDataApiError } from './data-api-errors.js';
-import { type HttpRequest, type HttpResponse, httpHandler, type RenderedError } from './http.js';
-import { noteCaller } from './request-scope.js';
-import { requireTenant } from './tenant.js';
+import { httpHandler, type RenderedError } from './http.js';
+import type { HttpRequest, HttpResponse } from './request-context.js';
+import { type TenantRoute, tenantRoute } from './tenant.js';
+import { ownKeySet, tenantBaseUrl } from './token-issuer.js';
 
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
-/** The tenant, when the gateway is its authorization server (it has `oauthClients`); else 404. */
-async function authorizationServerTenant(request: HttpRequest): Promise<TenantConfig> {
-  const tenant = await requireTenant(request);
-  if (tenant.oauthClients.length === 0 || tenant.tokenSigningKeys.length === 0) {
-    throw notFound(
-      'authorization_server_not_configured',
-      `Tenant "${tenant.id}" has no OAuth 2.0 clients of the gateway: its tokens come from its own identity provider, if any`,
-    );
-  }
-  return tenant;
+/** `route` for a tenant whose authorization server the gateway is (it has `oauthClients`); else 404. */
+function authorizationServerRoute(route: TenantRoute) {
+  return tenantRoute(async function ownClientsRoute(ctx) {
+    const { tenant } = ctx;
+    if (tenant.oauthClients.length === 0 || tenant.tokenSigningKeys.length === 0) {
+      throw notFound(
+        'authorization_server_not_configured',
+        `Tenant "${tenant.id}" has no OAuth 2.0 clients of the gateway: its tokens come from its own identity provider, if any`,
+      );
+    }
+    return route(ctx);
+  });
 }
 
 /**
@@ -71,8 +73,8 @@ const json = (body: unknown, headers: Record<string, string>): HttpResponse => (
 });
 
 /** `POST /{tenant}/oauth2/token`: the client credentials grant (CONTRACT 4d). */
-async function tokenRoute(request: HttpRequest): Promise<HttpResponse> {
-  const tenant = await authorizationServerTenant(request);
+const tokenRoute: TenantRoute = async (ctx) => {
+  const { tenant, request } = ctx;
   const [signingKey] = tenant.tokenSigningKeys;
   const answer = await grantClientCredentials(
     {
@@ -89,7 +91,7 @@ async function tokenRoute(request: HttpRequest): Promise<HttpResponse> {
         ),
       issuer: joseTokenIssuer(signingKey!, tokenSigningAlgorithm(signingKey!) ?? 'ES256'),
       now: Date.now(),
-      onClient: (clientId) => noteCaller(request.requestId, `client:${clientId}`),
+      onClient: (clientId) => ctx.nameCaller(`client:${clientId}`),
     },
     {
       contentType: request.headers['content-type'],
@@ -98,7 +100,7 @@ async function tokenRoute(request: HttpRequest): Promise<HttpResponse> {
     },
   );
   return json(answer, NO_STORE);
-}
+};
 
 /** RFC 8414 metadata of the tenant's authorization server. */
 function metadata(request: HttpRequest, tenant: TenantConfig): Record<string, unknown> {
@@ -123,14 +125,16 @@ function metadata(request: HttpRequest, tenant: TenantConfig): Record<string, un
  * fair share as every route does, and an unknown tenant is 404.
  */
 export function authorizationServerHandler() {
-  const token = httpHandler(tokenRoute, renderTokenError);
-  const published = httpHandler(async function publishedRoute(request) {
-    const tenant = await authorizationServerTenant(request);
-    // Public documents: caches may keep them a while (a rotated key is published before it signs).
-    const cache = { 'cache-control': 'public, max-age=300' };
-    if (request.path.endsWith('/jwks.json')) return json(ownKeySet(tenant), cache);
-    return json(metadata(request, tenant), cache);
-  }, renderDataApiError);
+  const token = httpHandler(authorizationServerRoute(tokenRoute), renderTokenError);
+  const published = httpHandler(
+    authorizationServerRoute(async function publishedRoute({ tenant, request }) {
+      // Public documents: caches may keep them a while (a rotated key is published before it signs).
+      const cache = { 'cache-control': 'public, max-age=300' };
+      if (request.path.endsWith('/jwks.json')) return json(ownKeySet(tenant), cache);
+      return json(metadata(request, tenant), cache);
+    }),
+    renderDataApiError,
+  );
   return async function authorizationServer(...args: Parameters<typeof token>) {
     const [event] = args;
     const method = event.requestContext?.http?.method ?? 'GET';

@@ -2,19 +2,12 @@ import { createEmbeddedChangeFeedStore } from '../adapters/embedded-sql/change-f
 import { createMssqlChangeFeedStore } from '../adapters/mssql/change-feed-store.js';
 import { byDialect, openDatabase } from '../config/databases.js';
 import { hasQueue } from '../config/queues.js';
-import { loadTenantRegistry, type TenantConfig } from '../config/tenants.js';
-import {
-  type ChangeFeedContext,
-  type ChangeFeedStore,
-  getChanges,
-  removeExpiredChanges,
-} from '../core/data-api/changes.js';
+import { loadTenantRegistry } from '../config/tenants.js';
+import { type ChangeFeedStore, removeExpiredChanges } from '../core/data-api/changes.js';
 import { cancelledBy, type Database, type DataSourceInfo } from '../core/database.js';
 import { describeError } from '../core/log.js';
-import { authenticate, dataApiContext, renderDataApiError, singleQueryParam } from './data-api.js';
-import { type HttpRequest, httpHandler } from './http.js';
-import { answerResponse } from './large-answers.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog } from './observability.js';
+import type { TenantRequestContext } from './request-context.js';
 
 /** The change feed's store for a database, in its dialect. */
 export function changeFeedStore(db: Database): ChangeFeedStore {
@@ -27,58 +20,12 @@ export function changeFeedStore(db: Database): ChangeFeedStore {
  * objects at all, no permission) answers no: the path would not answer either.
  */
 export async function changeFeedRecording(
-  tenant: TenantConfig,
-  request: HttpRequest,
+  ctx: TenantRequestContext,
 ): Promise<(source: DataSourceInfo) => Promise<boolean>> {
+  const { tenant } = ctx;
   if (tenant.changeFeed.length === 0) return async () => false;
-  const store = changeFeedStore(cancelledBy(await openDatabase(tenant.database), request.signal));
+  const store = changeFeedStore(cancelledBy(await openDatabase(tenant.database), ctx.signal));
   return async (source) => (await store.state(source).catch(() => undefined)) !== undefined;
-}
-
-/** A tenant's change feed on its application database's store. */
-function changeFeedContext(tenant: TenantConfig, store: ChangeFeedStore): ChangeFeedContext {
-  return {
-    store,
-    recorded: tenant.changeFeed,
-    retentionDays: tenant.changeRetentionDays,
-    // The registry refuses a changeFeed without signing keys.
-    tokens: { keys: tenant.signingKeys.map((key) => Buffer.from(key, 'utf8')), tenant: tenant.id },
-  };
-}
-
-/** `<path?token=…[&rows=…][&columns=…]>; rel="next"|"sync"`: the caller's rows and columns go on. */
-function changesLink(request: HttpRequest, rel: string, token: string): string {
-  const query = new URLSearchParams();
-  query.set('token', token);
-  const rows = request.query.get('rows');
-  if (rows !== null) query.set('rows', rows);
-  const columns = request.query.get('columns');
-  if (columns !== null) query.set('columns', columns);
-  return `<${request.path}?${query.toString()}>; rel="${rel}"`;
-}
-
-/**
- * GET /{tenant}/JsonAPI/Data/getChanges/{DataSource}[?token=][&rows=][&columns=] (CONTRACT 4b). No
- * ETag: the links are the state, and the same token answers more as the ERP writes.
- */
-export function changesHandler() {
-  return httpHandler(async function changesRoute(request) {
-    const tenant = await authenticate(request, 'changes.read');
-    const ctx = await dataApiContext(tenant, request, undefined, 'changes.read');
-    // The store's statements stop in the database when the invocation's time is up, as the reads do.
-    const db = cancelledBy(await openDatabase(tenant.database), request.signal);
-    const feed = changeFeedContext(tenant, changeFeedStore(db));
-    const { answer, link } = await getChanges(ctx, feed, request.params.dataSource ?? '', {
-      token: singleQueryParam(request, 'token', 'invalid_sync_token'),
-      rows: singleQueryParam(request, 'rows', 'invalid_paging'),
-      columns: singleQueryParam(request, 'columns', 'invalid_columns'),
-    });
-    return answerResponse(answer, {
-      'content-type': 'application/json',
-      'cache-control': 'private, no-store',
-      link: changesLink(request, link.rel, link.token),
-    });
-  }, renderDataApiError);
 }
 
 /**
@@ -112,7 +59,7 @@ export function changeRetentionHandler(options: { now?: () => number } = {}) {
         // The notifier's backstop, on the connection this run has open anyway (CONTRACT 4c).
         if (hasQueue('notifierPasses')) {
           try {
-            // Imported here: getChanges, which shares this module, never needs it.
+            // Imported here: the functions that share this module for its store (getChanges, the description) never need it.
             const [{ restartStalledNotifier }, { notificationQueue, subscriptionStore }] = await Promise.all([
               import('../core/notifications/notifier.js'),
               import('./notifications.js'),

@@ -5,17 +5,18 @@ import { byDialect, openDatabase } from '../config/databases.js';
 import { getSettings } from '../config/settings.js';
 import type { TenantConfig } from '../config/tenants.js';
 import type { Answer, AnswerLimits } from '../core/answers.js';
-import type { Scope, SourceScopeFamily } from '../core/auth/caller.js';
+import { requireScope, type Scope, type SourceScopeFamily, sourceGrant } from '../core/auth/caller.js';
 import type { ConditionTranslator } from '../core/condition/index.js';
 import type { DataAnswer, DataApiContext, NextPage } from '../core/data-api/read.js';
 import { cancelledBy, type SqlDialectName } from '../core/database.js';
 import { badRequest } from '../core/errors.js';
 import { matchesIfNoneMatch } from '../core/files/entity-tag.js';
-import { authenticateCaller, callerGrant, requireCallerScope } from './caller-auth.js';
+import { authenticateCaller } from './caller-auth.js';
 import { renderDataApiError } from './data-api-errors.js';
-import { type HttpRequest, type HttpResponse, httpHandler } from './http.js';
+import { httpHandler } from './http.js';
 import { answerResponse, largeAnswerLimits } from './large-answers.js';
-import { requireTenant } from './tenant.js';
+import type { CallerRequestContext, HttpRequest, HttpResponse } from './request-context.js';
+import { tenantRoute } from './tenant.js';
 
 /** The Data API's error body (data-api-errors.ts: the authorization server shares it without the readers). */
 export { renderDataApiError };
@@ -25,16 +26,24 @@ export async function answerLimits(tenant: TenantConfig): Promise<AnswerLimits> 
   return largeAnswerLimits(`answers/${tenant.id}`);
 }
 
+/** A Data API route: it runs once its tenant is admitted and its caller authenticated. */
+export type DataApiRoute = (ctx: CallerRequestContext) => Promise<HttpResponse>;
+
 /**
- * Tenant from the path, then the caller (HTTP Basic or a bearer token, CONTRACT 4d): the gate of
- * every Data API route. With `scope`, a token without it is refused (403 `insufficient_scope`);
- * the source scopes are checked where a source is resolved (`dataApiContext`'s grant).
+ * A Data API route as a Lambda handler. Tenant from the path, then the caller (HTTP Basic or a
+ * bearer token, CONTRACT 4d): the gate of every Data API route. With `scope`, a token without it
+ * is refused (403 `insufficient_scope`); the source scopes are checked where a source is resolved
+ * (`dataApiContext`'s grant).
  */
-export async function authenticate(request: HttpRequest, scope?: Scope): Promise<TenantConfig> {
-  const tenant = await requireTenant(request);
-  await authenticateCaller(tenant, request);
-  if (scope) requireCallerScope(tenant, request, scope);
-  return tenant;
+export function dataApiHandler(route: DataApiRoute, scope?: Scope) {
+  return httpHandler(
+    tenantRoute(async function authenticatedRoute(ctx) {
+      const authenticated = await authenticateCaller(ctx);
+      if (scope) requireScope(authenticated.caller, authenticated.tenant.id, scope);
+      return route(authenticated);
+    }),
+    renderDataApiError,
+  );
 }
 
 /**
@@ -52,19 +61,22 @@ export function singleQueryParam(request: HttpRequest, name: string, code: strin
 /** The condition compiler of each dialect, given by the one function that reads conditions. */
 export type ConditionTranslators = Readonly<Record<SqlDialectName, ConditionTranslator>>;
 
-/** The Data API's read context of a tenant: its database, what it may read and see, its cursors' key. */
+/**
+ * The Data API's read context of the request's tenant: its database, what it may read and see (a
+ * bearer token's source scopes; a Basic user may read everything), its cursors' key.
+ */
 export async function dataApiContext(
-  tenant: TenantConfig,
-  request: HttpRequest,
+  ctx: CallerRequestContext,
   conditions?: ConditionTranslators,
   /** The scopes that let a token use a source on this route: reads `data.read`, changes `changes.read`. */
   family: SourceScopeFamily = 'data.read',
 ): Promise<DataApiContext> {
+  const { tenant, caller } = ctx;
   return {
     tenant: tenant.id,
-    grant: callerGrant(tenant, request, family),
+    grant: caller.kind === 'bearer' ? sourceGrant(caller, tenant.id, family) : undefined,
     // Reads stop in the database when the invocation's time is up.
-    reader: byDialect(cancelledBy(await openDatabase(tenant.database), request.signal), {
+    reader: byDialect(cancelledBy(await openDatabase(tenant.database), ctx.signal), {
       mssql: (db) => createMssqlDataSourceReader(db, conditions?.mssql),
       postgres: (db) => createEmbeddedDataSourceReader(db, conditions?.postgres),
     }),
@@ -89,14 +101,14 @@ export function dataApiReadHandler(
   read: (ctx: DataApiContext, request: HttpRequest) => Promise<DataAnswer>,
   conditions?: ConditionTranslators,
 ) {
-  return httpHandler(async function readRoute(request) {
-    const tenant = await authenticate(request, 'data.read');
-    const answer = await read(await dataApiContext(tenant, request, conditions), request);
+  return dataApiHandler(async function readRoute(ctx) {
+    const { request } = ctx;
+    const answer = await read(await dataApiContext(ctx, conditions), request);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (answer.next) headers.link = nextPageLink(request, answer.next);
     if (answer.kind === 'redirect') return answerResponse(answer, headers);
     return conditionalAnswer(request, answer, headers);
-  }, renderDataApiError);
+  }, 'data.read');
 }
 
 /**

@@ -1,7 +1,8 @@
 import { type FileDownload, getFile } from '../core/files/get-file.js';
-import { answerLimits, authenticate } from './data-api.js';
+import { answerLimits, type DataApiRoute } from './data-api.js';
 import { tenantDocumentStore } from './document-store.js';
-import { type HttpRequest, type HttpResponse, MAX_RESPONSE_BODY_BYTES } from './http.js';
+import { MAX_RESPONSE_BODY_BYTES } from './http.js';
+import type { HttpResponse } from './request-context.js';
 
 /**
  * A Lambda answers at most 6 MB and binary goes base64 (4/3 larger), so files above this go
@@ -38,9 +39,8 @@ export function fileDownloadResponse(download: FileDownload): HttpResponse {
   }
 }
 
-/** `GET /{tenant}/JsonAPI/File/getFile/{fileGUID}` */
-export async function getFileRoute(request: HttpRequest): Promise<HttpResponse> {
-  const tenant = await authenticate(request, 'files.read');
+/** `GET /{tenant}/JsonAPI/File/getFile/{fileGUID}` (scope `files.read`) */
+export const getFileRoute: DataApiRoute = async ({ tenant, request }) => {
   const limits = await answerLimits(tenant);
   const download = await getFile(
     {
@@ -51,4 +51,4 @@ export async function getFileRoute(request: HttpRequest): Promise<HttpResponse> 
     request.headers['if-none-match'],
   );
   return fileDownloadResponse(download);
-}
+};

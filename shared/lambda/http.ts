@@ -12,48 +12,15 @@ import {
 import { ServiceError } from '../core/errors.js';
 import { describeError } from '../core/log.js';
 import { MetricName } from '../core/metrics.js';
-import { afterAnswer, answerReturned } from './after-answer.js';
-import {
-  logFormatFromEnv,
-  reportPermissionDenied,
-  serviceLog,
-  serviceMetrics,
-  statusClass,
-} from './observability.js';
-import { endRequest } from './request-scope.js';
-import { rateLimitPolicyOf, releaseTenantSlot } from './tenant-admission.js';
+import { answerReturned } from './after-answer.js';
+import { logFormatFromEnv, reportPermissionDenied, serviceMetrics, statusClass } from './observability.js';
+import { type HttpRequest, type HttpResponse, RequestContext } from './request-context.js';
 
-/** An HTTP request as the service's routes see it: no Lambda event shapes beyond this file. */
-export interface HttpRequest {
-  readonly method: string;
-  readonly path: string;
-  readonly params: Readonly<Record<string, string | undefined>>;
-  readonly query: URLSearchParams;
-  /** Lower-case header names. */
-  readonly headers: Readonly<Record<string, string | undefined>>;
-  readonly body: Buffer;
-  readonly requestId: string;
-  /**
-   * When the request arrived at the gateway (ms since the epoch, `requestContext.timeEpoch`),
-   * never later than the handler's own clock nor more than the gateway's 30 s earlier.
-   */
-  readonly arrivedAt?: number;
-  /**
-   * Aborts just before the invocation's time is up (middy's early time-out, from the Lambda
-   * context): work bound to it, such as database statements, is cancelled rather than left running.
-   */
-  readonly signal?: AbortSignal;
-  /** When the invocation's time is up (ms since the epoch), where the Lambda context tells it. */
-  readonly deadline?: number;
-}
+/** The request and the answer of every route (request-context.ts), as this edge decodes and encodes them. */
+export type { HttpRequest, HttpResponse };
 
-export interface HttpResponse {
-  readonly status: number;
-  readonly headers?: Record<string, string>;
-  readonly body?: string | Buffer;
-}
-
-export type Route = (request: HttpRequest) => Promise<HttpResponse>;
+/** A route: what answers a request, given its context. */
+export type Route = (ctx: RequestContext) => Promise<HttpResponse>;
 /** An error's answer, and the machine code it carries (for the request's log lines). */
 export interface RenderedError {
   readonly response: HttpResponse;
@@ -78,11 +45,7 @@ function arrivalOf(timeEpoch: number | undefined): number {
 const GATEWAY_TIMEOUT_MS = 30_000;
 
 /** Decodes an API Gateway HTTP API (payload 2.0) event. */
-export function toHttpRequest(
-  event: APIGatewayProxyEventV2,
-  context?: Context,
-  signal?: AbortSignal,
-): HttpRequest {
+export function toHttpRequest(event: APIGatewayProxyEventV2, context?: Context): HttpRequest {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(event.headers ?? {})) {
     if (value !== undefined) headers[name.toLowerCase()] = value;
@@ -98,8 +61,6 @@ export function toHttpRequest(
     body: event.isBase64Encoded ? Buffer.from(rawBody, 'base64') : Buffer.from(rawBody, 'utf8'),
     requestId: context?.awsRequestId ?? event.requestContext?.requestId ?? 'local',
     arrivedAt: arrivalOf(event.requestContext?.timeEpoch),
-    signal,
-    deadline: context?.getRemainingTimeInMillis ? Date.now() + context.getRemainingTimeInMillis() : undefined,
   };
 }
 
@@ -187,17 +148,11 @@ export function toServiceError(error: unknown): ServiceError {
   return new ServiceError(500, 'internal_error', 'The request could not be completed', { cause: error });
 }
 
-/** The `RateLimit-Policy` of a counted request that failed, for its error answer. */
-const failedPolicies = new WeakMap<object, string>();
-
 /** `response` with the tenant's `RateLimit-Policy` (when counted), unless it carries one already. */
 function withRateLimitPolicy(response: HttpResponse, policy: string | undefined): HttpResponse {
   if (!policy || response.headers?.['ratelimit-policy']) return response;
   return { ...response, headers: { ...response.headers, 'ratelimit-policy': policy } };
 }
-
-/** The code of the error a request ended with, kept for its summary line. */
-const requestErrors = new WeakMap<object, string>();
 
 /** The innermost cause of an error: what the log needs, whatever wrapped it on the way out. */
 function rootCause(error: unknown): unknown {
@@ -210,37 +165,29 @@ type Event = APIGatewayProxyEventV2;
 type Result = APIGatewayProxyStructuredResultV2;
 
 /** Middleware: the one place where errors become HTTP answers. */
-export function serviceErrors(renderError: ErrorRenderer): middy.MiddlewareObj<Event, Result> {
+export function serviceErrors(renderError: ErrorRenderer): middy.MiddlewareObj<RequestContext, Result> {
   return {
     onError: async function renderServiceError(handlerRequest) {
-      const requestId =
-        handlerRequest.context?.awsRequestId ?? handlerRequest.event?.requestContext?.requestId ?? 'local';
-      let request: HttpRequest | undefined;
-      try {
-        request = toHttpRequest(handlerRequest.event, handlerRequest.context);
-      } catch {
-        request = undefined;
-      }
-      const { response, code } = renderError(handlerRequest.error, request, requestId);
-      requestErrors.set(handlerRequest, code);
-      reportPermissionDenied(handlerRequest.error, {
-        requestId,
-        tenant: handlerRequest.event?.pathParameters?.tenant,
-        route: handlerRequest.event?.routeKey,
-      });
+      const ctx = handlerRequest.event;
+      const { requestId, event } = ctx;
+      const { response, code } = renderError(handlerRequest.error, ctx.request, requestId);
+      ctx.errorCode = code;
+      reportPermissionDenied(
+        handlerRequest.error,
+        { requestId, tenant: event?.pathParameters?.tenant, route: event?.routeKey },
+        ctx.log,
+      );
       if (response.status >= 500) {
         // The cause stays here; the answer says only that the request could not be completed.
-        serviceLog().error('request failed', {
+        ctx.log.error('request failed', {
           requestId,
           status: response.status,
           code,
           ...describeError(rootCause(handlerRequest.error)),
         });
       }
-      const error = handlerRequest.error;
-      const policy = typeof error === 'object' && error !== null ? failedPolicies.get(error) : undefined;
       handlerRequest.response = toLambdaResult(
-        withRateLimitPolicy(withRequestId(response, requestId), policy),
+        withRateLimitPolicy(withRequestId(response, requestId), ctx.rateLimitPolicy),
       );
     },
   };
@@ -250,37 +197,34 @@ export function serviceErrors(renderError: ErrorRenderer): middy.MiddlewareObj<E
  * Middleware: one summary line and one metrics document per request (route, tenant, status,
  * duration, cold start). Registered before `serviceErrors`, so that it sees the rendered error.
  */
-export function requestSummary(): middy.MiddlewareObj<Event, Result> {
+export function requestSummary(): middy.MiddlewareObj<RequestContext, Result> {
   // A bad LOG_FORMAT fails the cold start, by name, not the first request.
   logFormatFromEnv();
   let coldStart = true;
-  const started = new WeakMap<object, number>();
-  function summarise(handlerRequest: middy.Request<Event, Result>) {
-    const begun = started.get(handlerRequest) ?? performance.now();
-    const event = handlerRequest.event;
+  function summarise(handlerRequest: middy.Request<RequestContext, Result>) {
+    const ctx = handlerRequest.event;
+    const event = ctx.event;
     const status = handlerRequest.response?.statusCode ?? 500;
     const route = event?.routeKey ?? 'unknown';
     const functionName = handlerRequest.context?.functionName ?? 'unknown';
-    const error = requestErrors.get(handlerRequest);
-    const log = serviceLog();
     // Headers and the answer's (a 303's presigned location, say) go through the log's redaction.
-    log.debug('request detail', {
+    ctx.log.debug('request detail', {
       requestId: handlerRequest.context?.awsRequestId,
       query: event?.rawQueryString,
       headers: event?.headers,
       responseHeaders: handlerRequest.response?.headers,
     });
-    log.info('request', {
+    ctx.log.info('request', {
       method: event?.requestContext?.http?.method,
       path: event?.rawPath,
       status,
-      durationMs: Math.round(performance.now() - begun),
+      durationMs: Math.round(performance.now() - ctx.startedAt),
       requestId: handlerRequest.context?.awsRequestId ?? event?.requestContext?.requestId,
       tenant: event?.pathParameters?.tenant,
       route,
       function: functionName,
       coldStart,
-      ...(error ? { errorCode: error } : {}),
+      ...(ctx.errorCode ? { errorCode: ctx.errorCode } : {}),
     });
     coldStart = false;
     serviceMetrics().count({ [MetricName.requests]: 1, [MetricName.serverErrors]: status >= 500 ? 1 : 0 }, [
@@ -289,9 +233,6 @@ export function requestSummary(): middy.MiddlewareObj<Event, Result> {
     ]);
   }
   return {
-    before: async function startClock(handlerRequest) {
-      started.set(handlerRequest, performance.now());
-    },
     after: async function summariseAnswer(handlerRequest) {
       summarise(handlerRequest);
     },
@@ -302,34 +243,30 @@ export function requestSummary(): middy.MiddlewareObj<Event, Result> {
 }
 
 /**
- * Wraps a route as a Lambda handler for HTTP API events. What the request took is given back after
- * its answer has left (after-answer.ts): the tenant's slot costs the answer no round trip.
+ * Wraps a route as a Lambda handler for HTTP API events: the request's context is made here, and
+ * the route, the error answer and the summary line are given it as a value. What the route took
+ * for the request (its tenant's slot, tenant.ts) it gives back once the answer has left.
  */
 export function httpHandler(route: Route, renderError: ErrorRenderer) {
-  const handler = middy<Event, Result>()
+  const handler = middy<RequestContext, Result>()
     .use(requestSummary())
     .use(serviceErrors(renderError))
-    .handler(async function handleHttp(event, context, { signal }) {
-      const request = toHttpRequest(event, context, signal);
-      try {
-        const response = withRequestId(await route(request), request.requestId);
-        return toLambdaResult(withRateLimitPolicy(response, rateLimitPolicyOf(request)));
-      } catch (error) {
-        const policy = rateLimitPolicyOf(request);
-        if (policy && typeof error === 'object' && error !== null) failedPolicies.set(error, policy);
-        throw error;
-      } finally {
-        // The tenant's slot (requireTenant) goes back once the answer has left, the instance
-        // busy until it has (after-answer.ts); without a host for that, before the answer.
-        await afterAnswer(request.requestId, () => releaseTenantSlot(request));
-      }
+    .handler(async function handleHttp(ctx, _context, { signal }) {
+      ctx.cancelWith(signal);
+      const response = withRequestId(await route(ctx), ctx.requestId);
+      return toLambdaResult(withRateLimitPolicy(response, ctx.rateLimitPolicy));
     });
   return async function answerThenWorkAfter(event: Event, context: Context): Promise<Result> {
+    const startedAt = performance.now();
+    const ctx = new RequestContext(event, toHttpRequest(event, context), {
+      startedAt,
+      deadline: context?.getRemainingTimeInMillis
+        ? Date.now() + context.getRemainingTimeInMillis()
+        : undefined,
+    });
     try {
-      return await handler(event, context);
+      return await handler(ctx, context);
     } finally {
-      // Its lines are written (the summary last): the caller it was known by is forgotten.
-      endRequest(context?.awsRequestId ?? event?.requestContext?.requestId);
       if (context?.awsRequestId) answerReturned(context.awsRequestId);
     }
   };

@@ -6,7 +6,6 @@ import type { DatabasePermissionError } from '../core/database.js';
 import type { Log } from '../core/log.js';
 import type { ServiceMetrics } from '../core/metrics.js';
 import { reportPermissionDenied as reportInCore } from '../core/permission-denied.js';
-import { withRequestFields } from './request-scope.js';
 
 /** One per process (shared/config/process-wide.ts): what the local stack and tests put in place reaches its packaged functions. */
 const observability = processWide('observability', () => ({
@@ -25,8 +24,7 @@ export function logFormatFromEnv(): LogFormat {
 /** The one log of this process, created on first use. */
 export function serviceLog(): Log {
   observability.log ??= createPowertoolsLog(logFormatFromEnv());
-  // Each line of a request names its caller once it is known (request-scope.ts).
-  return withRequestFields(observability.log);
+  return observability.log;
 }
 
 /**
@@ -60,13 +58,14 @@ export function useObservability(replacement: { log?: Log; metrics?: ServiceMetr
 export const statusClass = (status: number) => `${Math.floor(status / 100)}xx`;
 
 /**
- * When `error` is (or wraps) a missing database permission: its log line and metric, through this
- * process's log and metrics (shared/core/permission-denied.ts). Answers the permission error, or
- * undefined when it was none.
+ * When `error` is (or wraps) a missing database permission: its log line and metric, through `log`
+ * (a request's, or this process's) and this process's metrics (shared/core/permission-denied.ts).
+ * Answers the permission error, or undefined when it was none.
  */
 export function reportPermissionDenied(
   error: unknown,
   fields: Readonly<Record<string, unknown>>,
+  log: Log = serviceLog(),
 ): DatabasePermissionError | undefined {
-  return reportInCore(error, fields, serviceLog(), serviceMetrics());
+  return reportInCore(error, fields, log, serviceMetrics());
 }

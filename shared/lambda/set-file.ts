@@ -1,14 +1,12 @@
 import { badRequest } from '../core/errors.js';
 import { DEFAULT_CONTENT_TYPE } from '../core/files/media-type.js';
 import { setFile } from '../core/files/set-file.js';
-import { authenticate } from './data-api.js';
+import type { DataApiRoute } from './data-api.js';
 import { tenantDocumentStore } from './document-store.js';
-import type { HttpRequest, HttpResponse } from './http.js';
 import { readFilePart } from './multipart-form.js';
 
-/** `POST /{tenant}/JsonAPI/File/setFile[?userDBProcedure=NAME]` */
-export async function setFileRoute(request: HttpRequest): Promise<HttpResponse> {
-  const tenant = await authenticate(request, 'files.write');
+/** `POST /{tenant}/JsonAPI/File/setFile[?userDBProcedure=NAME]` (scope `files.write`) */
+export const setFileRoute: DataApiRoute = async ({ tenant, request }) => {
   const procedures = request.query.getAll('userDBProcedure');
   if (procedures.length > 1)
     throw badRequest('invalid_procedure_name', 'userDBProcedure may be given only once');
@@ -29,4 +27,4 @@ export async function setFileRoute(request: HttpRequest): Promise<HttpResponse> 
       sha256: file.sha256,
     }),
   };
-}
+};

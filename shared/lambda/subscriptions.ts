@@ -13,11 +13,10 @@ import {
   rotateSubscriptionSecret,
   type SubscriptionContext,
 } from '../core/notifications/subscriptions.js';
-import { callerOf } from './caller-auth.js';
 import { changeFeedStore } from './change-feed.js';
-import { authenticate, dataApiContext, renderDataApiError } from './data-api.js';
-import { type HttpRequest, type HttpResponse, httpHandler } from './http.js';
+import { dataApiContext, dataApiHandler } from './data-api.js';
 import { notificationQueue, subscriptionStore } from './notifications.js';
+import type { HttpResponse } from './request-context.js';
 
 /** Subscription routes' context for the caller. */
 export function subscriptionContext(tenant: TenantConfig, owner: string, db: Database): SubscriptionContext {
@@ -47,28 +46,27 @@ const json = (status: number, body: unknown): HttpResponse => ({
  * and `…/enable`. The caller's Data API credentials; a subscription belongs to who made it.
  */
 export function subscriptionsHandler() {
-  return httpHandler(async function subscriptionsRoute(request: HttpRequest) {
-    const tenant = await authenticate(request, 'subscriptions.write');
-    const owner = callerIdentity(callerOf(request)!);
-    const db = cancelledBy(await openDatabase(tenant.database), request.signal);
-    const ctx = subscriptionContext(tenant, owner, db);
+  return dataApiHandler(async function subscriptionsRoute(ctx) {
+    const { tenant, request } = ctx;
+    const db = cancelledBy(await openDatabase(tenant.database), ctx.signal);
+    const subscriptions = subscriptionContext(tenant, callerIdentity(ctx.caller), db);
     const id = request.params.subscriptionId;
     const action = id === undefined ? undefined : /\/(rotate|enable)$/.exec(request.path)?.[1];
     if (id === undefined && request.method === 'POST') {
       // The source needs changes.read too (CONTRACT 4d): a token that may not pull may not subscribe.
-      const data = await dataApiContext(tenant, request, undefined, 'changes.read');
-      const created = await createSubscription(ctx, data, request.body.toString('utf8'));
+      const data = await dataApiContext(ctx, undefined, 'changes.read');
+      const created = await createSubscription(subscriptions, data, request.body.toString('utf8'));
       const answer = json(201, created);
       const location = `${request.path.replace(/\/$/, '')}/${String(created.id)}`;
       return { ...answer, headers: { ...answer.headers, location } };
     }
-    if (id === undefined) return json(200, await listSubscriptions(ctx));
-    if (action === 'rotate') return json(200, await rotateSubscriptionSecret(ctx, id));
-    if (action === 'enable') return json(200, await enableSubscription(ctx, id));
+    if (id === undefined) return json(200, await listSubscriptions(subscriptions));
+    if (action === 'rotate') return json(200, await rotateSubscriptionSecret(subscriptions, id));
+    if (action === 'enable') return json(200, await enableSubscription(subscriptions, id));
     if (request.method === 'DELETE') {
-      await deleteSubscription(ctx, id);
+      await deleteSubscription(subscriptions, id);
       return { status: 204, headers: { 'cache-control': 'private, no-store' }, body: '' };
     }
-    return json(200, await getSubscription(ctx, id));
-  }, renderDataApiError);
+    return json(200, await getSubscription(subscriptions, id));
+  }, 'subscriptions.write');
 }

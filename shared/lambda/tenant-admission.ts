@@ -13,8 +13,8 @@ import {
   TenantAdmission,
   type TenantLimits,
 } from '../core/tenant-limits.js';
-import type { HttpRequest } from './http.js';
-import { serviceLog, serviceMetrics } from './observability.js';
+import { serviceMetrics } from './observability.js';
+import type { RequestContext } from './request-context.js';
 
 /** The code of a request refused for its tenant's fair share (CONTRACT.md section 2). */
 export const TENANT_RATE_LIMITED = 'tenant_rate_limited';
@@ -55,20 +55,7 @@ export function tenantLimits(tenant: TenantConfig): TenantLimits {
 /** One admission per process and table (process-wide: the local stack's packaged functions share it). */
 const admissions = processWide('tenant-admission', () => ({
   byTable: new Map<string, Promise<TenantAdmission>>(),
-  /** Each request's slot, given back once its answer has left (`releaseTenantSlot`). */
-  releases: new WeakMap<HttpRequest, () => Promise<void>>(),
-  /** Each counted request's `RateLimit-Policy` field, sent on its answer whatever it is. */
-  policies: new WeakMap<HttpRequest, string>(),
 }));
-
-/**
- * The `RateLimit-Policy` field of a request counted against its tenant's fair share: every answer
- * of a counted route carries it (the IETF draft allows it on any answer), so that a client learns
- * its limits without being refused first. Undefined for a request that was not counted.
- */
-export function rateLimitPolicyOf(request: HttpRequest): string | undefined {
-  return admissions.policies.get(request);
-}
 
 /**
  * The admission of this process for the configured table. The DynamoDB client is imported on first
@@ -97,41 +84,57 @@ async function admission(): Promise<TenantAdmission> {
 /** When the invocation's time is up at the latest: its slot lapses then if it is never given back. */
 const FALLBACK_DEADLINE_MS = 30_000;
 
+/** Gives back a request's slot in its tenant's share; never throws (a slot not given back lapses on its own). */
+export type SlotRelease = () => Promise<void>;
+
 /**
- * Admits a request of `tenant` or throws `TenantRateLimitedError`, before any database work. The
- * slot it takes is given back by `releaseTenantSlot(request)`, which the HTTP handler runs once the
- * answer has left (after-answer.ts); a request that never gets there (a crash, a time-out) holds
- * it until its invocation's time is up.
+ * Admits a request of `tenant` or throws `TenantRateLimitedError`, before any database work, and
+ * notes the tenant's `RateLimit-Policy` on the request, which every answer then carries (the IETF
+ * draft allows it on any answer), so that a client learns its limits without being refused first.
+ * Answers how to give back the slot it took (none when uncounted): the tenant's route does once
+ * the answer has left (tenant.ts); a request that never gets there (a crash, a time-out) holds it
+ * until its invocation's time is up.
  * A store that does not answer within its time limit lets the request through, uncounted (logged,
  * and the metric TenantLimitsUnavailable): fairness is lost for that moment, the service is not.
  */
-export async function admitTenantRequest(tenant: TenantConfig, request: HttpRequest): Promise<void> {
-  if (admissions.releases.has(request)) return;
+export async function admitTenantRequest(
+  tenant: TenantConfig,
+  ctx: RequestContext,
+): Promise<SlotRelease | undefined> {
   const limits = tenantLimits(tenant);
-  admissions.policies.set(request, rateLimitPolicyField(limits));
+  ctx.rateLimitPolicy = rateLimitPolicyField(limits);
   const started = performance.now();
   let decision: Awaited<ReturnType<TenantAdmission['admit']>>;
   try {
     decision = await (await admission()).admit(
       tenant.id,
       limits,
-      request.deadline ?? Date.now() + FALLBACK_DEADLINE_MS,
+      ctx.deadline ?? Date.now() + FALLBACK_DEADLINE_MS,
     );
   } catch (error) {
-    serviceLog().warn('tenant limits unavailable', {
-      requestId: request.requestId,
+    ctx.log.warn('tenant limits unavailable', {
+      requestId: ctx.requestId,
       tenant: tenant.id,
       ...describeError(error),
     });
     serviceMetrics().count({ [MetricName.tenantLimitsUnavailable]: 1 }, [{}]);
-    return;
+    return undefined;
   }
   if (decision.admitted) {
-    admissions.releases.set(request, decision.release);
-    return;
+    const { release } = decision;
+    return async function releaseTenantSlot() {
+      try {
+        await release();
+      } catch (error) {
+        ctx.log.warn('tenant slot not given back', {
+          requestId: ctx.requestId,
+          ...describeError(error),
+        });
+      }
+    };
   }
-  serviceLog().info('tenant throttled', {
-    requestId: request.requestId,
+  ctx.log.info('tenant throttled', {
+    requestId: ctx.requestId,
     tenant: tenant.id,
     limit: decision.limit,
     retryAfterSeconds: decision.retryAfterSeconds,
@@ -140,19 +143,4 @@ export async function admitTenantRequest(tenant: TenantConfig, request: HttpRequ
   });
   serviceMetrics().count({ [MetricName.tenantThrottled]: 1 }, [{}, { tenant: tenant.id }]);
   throw new TenantRateLimitedError(decision, limits);
-}
-
-/** Gives back the slot `request` took, if any; errors are logged, the slot then lapses on its own. */
-export async function releaseTenantSlot(request: HttpRequest): Promise<void> {
-  const release = admissions.releases.get(request);
-  if (!release) return;
-  admissions.releases.delete(request);
-  try {
-    await release();
-  } catch (error) {
-    serviceLog().warn('tenant slot not given back', {
-      requestId: request.requestId,
-      ...describeError(error),
-    });
-  }
 }

@@ -2,7 +2,7 @@ import type { JWK } from 'jose';
 
 /**
  * What the Data API's functions need of tokens before a bearer token arrives: the published keys
- * and the refusal. jose itself is loaded with the first bearer token (caller-auth.ts), so that a
+ * and the refusal. jose itself is loaded with the first bearer token (bearer-caller.ts), so that a
  * function answering only Basic callers does not parse it at its cold start.
  */
 

@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+
 /** `vltyp` that fetches the result of an earlier call (SERVICE-SPEC 4.2 rule 2). */
 export const RESULT_FOR_ID = 997;
 
@@ -103,7 +105,16 @@ export function errorAnswer(
   return { id, vlResult, data: [{ error: [{ errorCode, errorMessage }] }] } satisfies WebApiAnswer;
 }
 
-const invalid = (message: string) => new WebApiError(WebApiErrorCode.invalidEnvelope, message);
+/** 400/100: the body is not a valid envelope, `message` saying what is wrong. */
+export const invalidEnvelope = (message: string) => new WebApiError(WebApiErrorCode.invalidEnvelope, message);
+
+/** The text of a request body in either format: UTF-8, a byte order mark dropped; 400/100 otherwise. */
+export function bodyText(body: Uint8Array): string {
+  if (!isUtf8(body)) throw invalidEnvelope('The body is not valid UTF-8');
+  return Buffer.from(body.buffer, body.byteOffset, body.byteLength)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
+}
 
 /**
  * How `vltyp` is written, in JSON (the number's own text) and in XML (the element's text, spaces
@@ -115,7 +126,7 @@ const INTEGER_NUMERAL = /^-?(?:0|[1-9][0-9]{0,14})$/;
 /** The `vltyp` a numeral as written stands for; 400/100 when it is not an integer numeral. */
 export function vltypOfNumeral(numeral: string): number {
   if (!INTEGER_NUMERAL.test(numeral)) {
-    throw invalid(
+    throw invalidEnvelope(
       `vltyp must be an integer written without fraction, exponent or leading zero, got ${JSON.stringify(numeral.slice(0, 40))}`,
     );
   }
@@ -126,10 +137,11 @@ function checkedParamValue(value: unknown, where: string): ParamValue {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number') {
     // JSON.parse reads 1e400 as Infinity, which JSON.stringify would pass on as null: a filter dropped.
-    if (!Number.isFinite(value)) throw invalid(`${where} is a number outside the range of a finite number`);
+    if (!Number.isFinite(value))
+      throw invalidEnvelope(`${where} is a number outside the range of a finite number`);
     return value;
   }
-  throw invalid(`${where} must be a string, number, boolean or null`);
+  throw invalidEnvelope(`${where} must be a string, number, boolean or null`);
 }
 
 /**
@@ -142,15 +154,15 @@ export function validateEnvelope(candidate: {
   readonly params?: unknown;
 }): WebApiRequest {
   const { vltyp, params } = candidate;
-  if (vltyp === undefined || vltyp === null) throw invalid('vltyp is missing');
+  if (vltyp === undefined || vltyp === null) throw invalidEnvelope('vltyp is missing');
   if (typeof vltyp !== 'number' || !Number.isSafeInteger(vltyp)) {
-    throw invalid(`vltyp must be an integer, got ${JSON.stringify(vltyp)?.slice(0, 40)}`);
+    throw invalidEnvelope(`vltyp must be an integer, got ${JSON.stringify(vltyp)?.slice(0, 40)}`);
   }
   if (params === undefined) return { vltyp, params: [] };
-  if (!Array.isArray(params)) throw invalid('params must be an array of objects');
+  if (!Array.isArray(params)) throw invalidEnvelope('params must be an array of objects');
   const checked = params.map((entry, index): ParamObject => {
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
-      throw invalid(`params[${index}] must be an object`);
+      throw invalidEnvelope(`params[${index}] must be an object`);
     }
     for (const [name, value] of Object.entries(entry)) {
       checkedParamValue(value, `params[${index}].${name.slice(0, 64)}`);
@@ -170,14 +182,15 @@ const JOURNAL_ID = /^[1-9][0-9]{0,15}$/;
 export function journalIdOfResultRequest(params: readonly ParamObject[]): number {
   const usage =
     'vltyp 997 needs params [{"idws_journal": <journal id>}] (XML: <params><idwsJournal>…</idwsJournal></params>)';
-  if (params.length !== 1) throw invalid(`${usage}: exactly one params object`);
+  if (params.length !== 1) throw invalidEnvelope(`${usage}: exactly one params object`);
   const [entry] = params;
   const extra = Object.keys(entry!).find((key) => key !== 'idws_journal');
-  if (extra !== undefined) throw invalid(`${usage}: "${extra.slice(0, 64)}" is not allowed beside it`);
+  if (extra !== undefined)
+    throw invalidEnvelope(`${usage}: "${extra.slice(0, 64)}" is not allowed beside it`);
   const raw = entry!.idws_journal;
   const id = typeof raw === 'string' && JOURNAL_ID.test(raw) ? Number(raw) : raw;
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) {
-    throw invalid(`${usage}: the journal id must be a positive integer without leading zero`);
+    throw invalidEnvelope(`${usage}: the journal id must be a positive integer without leading zero`);
   }
   return id;
 }

@@ -1,11 +1,10 @@
-import { isUtf8 } from 'node:buffer';
 import {
+  bodyText,
   type CallResult,
+  invalidEnvelope,
   validateEnvelope,
   vltypOfNumeral,
   type WebApiAnswer,
-  WebApiError,
-  WebApiErrorCode,
   type WebApiRequest,
 } from '../../core/web-api/envelope.js';
 import { rowElementName, xmlNameOf } from '../../core/web-api/names.js';
@@ -29,15 +28,6 @@ import type { WireFormat } from './format.js';
 
 const ENVELOPE_FIELDS = new Set(['vltyp', 'params']);
 const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
-
-export const invalid = (message: string) => new WebApiError(WebApiErrorCode.invalidEnvelope, message);
-
-export function bodyText(body: Uint8Array): string {
-  if (!isUtf8(body)) throw invalid('The body is not valid UTF-8');
-  return Buffer.from(body.buffer, body.byteOffset, body.byteLength)
-    .toString('utf8')
-    .replace(/^\uFEFF/, '');
-}
 
 /**
  * The first key given twice in one object of a JSON text that `JSON.parse` accepted (which keeps
@@ -94,19 +84,21 @@ export function decodeJsonRequest(body: Uint8Array): WebApiRequest {
     );
   } catch (error) {
     if (error instanceof SyntaxError)
-      throw invalid(`The body is not valid JSON: ${error.message.slice(0, 200)}`);
+      throw invalidEnvelope(`The body is not valid JSON: ${error.message.slice(0, 200)}`);
     throw error;
   }
   const duplicate = duplicateJsonKey(text);
   if (duplicate !== undefined) {
-    throw invalid(`The key "${duplicate.slice(0, 64)}" appears twice in one JSON object`);
+    throw invalidEnvelope(`The key "${duplicate.slice(0, 64)}" appears twice in one JSON object`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw invalid('The body must be a JSON object {"vltyp": <integer>, "params": [{…}]}');
+    throw invalidEnvelope('The body must be a JSON object {"vltyp": <integer>, "params": [{…}]}');
   }
   const unknown = Object.keys(value).filter((key) => !ENVELOPE_FIELDS.has(key));
   if (unknown.length > 0) {
-    throw invalid(`Unknown field "${unknown[0]!.slice(0, 64)}": the envelope has only vltyp and params`);
+    throw invalidEnvelope(
+      `Unknown field "${unknown[0]!.slice(0, 64)}": the envelope has only vltyp and params`,
+    );
   }
   const numeral = vltypNumerals.get(value);
   if (numeral !== undefined) vltypOfNumeral(numeral);

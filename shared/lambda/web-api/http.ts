@@ -19,17 +19,11 @@ import {
   WebApiErrorCode,
   type WebApiRequest,
 } from '../../core/web-api/envelope.js';
-import {
-  databaseBusyMessage,
-  type HttpRequest,
-  type HttpResponse,
-  httpHandler,
-  isTimeLimit,
-  type RenderedError,
-} from '../http.js';
+import { databaseBusyMessage, httpHandler, isTimeLimit, type RenderedError } from '../http.js';
 import { answerResponse, largeAnswerLimits } from '../large-answers.js';
-import { serviceLog, serviceMetrics } from '../observability.js';
-import { requireTenant } from '../tenant.js';
+import { serviceMetrics } from '../observability.js';
+import type { HttpRequest, HttpResponse, TenantRequestContext } from '../request-context.js';
+import { tenantRoute } from '../tenant.js';
 import { TenantRateLimitedError } from '../tenant-admission.js';
 import { encodeAnswer, encodeObject, requestDecoder } from './codec.js';
 import { type AnswerFormat, negotiateAnswerFormat, requestFormat } from './format.js';
@@ -167,24 +161,24 @@ export function renderWebApiError(
 }
 
 /** A Web API route, once its tenant is known and its answer format negotiated. */
-export type WebApiRoute = (
-  request: HttpRequest,
-  tenant: TenantConfig,
-  format: AnswerFormat,
-) => Promise<HttpResponse>;
+export type WebApiRoute = (ctx: TenantRequestContext, format: AnswerFormat) => Promise<HttpResponse>;
 
-/** Wraps a Web API route as a Lambda handler: unknown tenant 404, every error in the negotiated format. */
+/**
+ * Wraps a Web API route as a Lambda handler: unknown tenant 404, every error in the negotiated
+ * format (by the tenant's `DefContentType` once it is known, JSON before: `renderWebApiError`).
+ */
 export function webApiHandler(route: WebApiRoute) {
-  return httpHandler(async function webApiRoute(request) {
-    let format = negotiateAnswerFormat(request.headers, 'application/json');
-    try {
-      const tenant = await requireTenant(request);
-      format = negotiateAnswerFormat(request.headers, tenant.webApi.DefContentType);
-      return await route(request, tenant, format);
-    } catch (error) {
-      throw new FormattedError(toWebApiError(error), format);
-    }
-  }, renderWebApiError);
+  return httpHandler(
+    tenantRoute(async function webApiRoute(ctx) {
+      const format = negotiateAnswerFormat(ctx.request.headers, ctx.tenant.webApi.DefContentType);
+      try {
+        return await route(ctx, format);
+      } catch (error) {
+        throw new FormattedError(toWebApiError(error), format);
+      }
+    }),
+    renderWebApiError,
+  );
 }
 
 function answer(format: AnswerFormat, body: string, requestId: string): HttpResponse {
@@ -224,41 +218,38 @@ async function callAnswer(
   }
 }
 
-async function webApiContext(tenant: TenantConfig, request: HttpRequest): Promise<WebApiContext> {
+async function webApiContext({ tenant, request, log }: TenantRequestContext): Promise<WebApiContext> {
   const db = await openDatabase(tenant.database);
   return {
     tenant: tenant.id,
     store: tenantWebApiStore(db, tenant),
     policy: webApiPolicy(tenant),
     requestId: request.requestId,
-    log: serviceLog(),
+    log,
     arrivedAt: request.arrivedAt,
   };
 }
 
 /** `GET …/test`: checks `x-api-key` and reports the version. */
-export const testRoute: WebApiRoute = async (request, tenant, format) => {
-  const { store } = await webApiContext(tenant, request);
-  await authenticateApplication(store, request.headers['x-api-key']);
-  return answer(
-    format,
-    encodeObject({ status: 'ok', version: WEB_API_VERSION }, format.kind),
-    request.requestId,
-  );
+export const testRoute: WebApiRoute = async (ctx, format) => {
+  const { store } = await webApiContext(ctx);
+  await authenticateApplication(store, ctx.request.headers['x-api-key']);
+  return answer(format, encodeObject({ status: 'ok', version: WEB_API_VERSION }, format.kind), ctx.requestId);
 };
 
 /** A signed call route (`getData`, `getDataAsync`): Content-Type first, then the use case's own checks. */
 export function signedCallRoute(
   useCase: (ctx: WebApiContext, call: SignedCall) => Promise<CallResult>,
 ): WebApiRoute {
-  return async (request, tenant, format) => {
+  return async (ctx, format) => {
+    const { tenant, request } = ctx;
     const bodyFormat = requestFormat(request.headers['content-type']);
     const decode = await requestDecoder(bodyFormat);
-    const ctx = await webApiContext(tenant, request);
+    const calls = await webApiContext(ctx);
     let decoded: WebApiRequest | undefined;
     let vlResult: number | undefined;
     try {
-      const result = await useCase(ctx, {
+      const result = await useCase(calls, {
         apiKey: request.headers['x-api-key'],
         signature: request.headers['x-svc-signature'],
         body: request.body,

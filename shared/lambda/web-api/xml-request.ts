@@ -1,12 +1,13 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import {
+  bodyText,
+  invalidEnvelope,
   type ParamObject,
   validateEnvelope,
   vltypOfNumeral,
   type WebApiRequest,
 } from '../../core/web-api/envelope.js';
 import { jsonNameOf } from '../../core/web-api/names.js';
-import { bodyText, invalid } from './codec.js';
 
 // The XML half of the codec (see codec.ts), in a module of its own so that the parser is loaded
 // only by a request that sends XML, never during a cold start.
@@ -55,7 +56,7 @@ function leafText(node: XmlNode, where: string): string {
       text += childrenOf(child)
         .map((part) => String(part[TEXT] ?? ''))
         .join('');
-    else throw invalid(`<${where}> must hold a value, not the element <${tag}>`);
+    else throw invalidEnvelope(`<${where}> must hold a value, not the element <${tag}>`);
   }
   return text;
 }
@@ -104,17 +105,17 @@ function refuseUnreadMarkup(text: string): void {
   const character = NOT_XML_CHARACTER.exec(text);
   if (character) {
     const code = character[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
-    throw invalid(`The body holds the character U+${code}, which XML does not allow`);
+    throw invalidEnvelope(`The body holds the character U+${code}, which XML does not allow`);
   }
   for (const [token] of text.matchAll(MARKUP)) {
     if (token.startsWith('<!--') || token.startsWith('<![CDATA[') || token.startsWith('<?')) {
       if (token.startsWith('<!--') && token.slice(4, -3).includes('--')) {
-        throw invalid('The body is not well-formed XML: "--" inside a comment');
+        throw invalidEnvelope('The body is not well-formed XML: "--" inside a comment');
       }
       continue;
     }
     if (token.startsWith('<!')) {
-      throw invalid(
+      throw invalidEnvelope(
         token.startsWith('<!--') || token.startsWith('<![CDATA[')
           ? 'The body is not well-formed XML: an unterminated comment or CDATA section'
           : `A markup declaration (${token.slice(0, 12)}…) is not allowed: the Web API reads no DTD`,
@@ -122,7 +123,7 @@ function refuseUnreadMarkup(text: string): void {
     }
     if (referencedCharacter(token) === undefined) {
       const shown = token.slice(0, 20);
-      throw invalid(
+      throw invalidEnvelope(
         /^&#/.test(token) && token.endsWith(';')
           ? `The character reference ${shown} names a character XML does not allow`
           : token.endsWith(';')
@@ -144,10 +145,10 @@ function decodeParams(node: XmlNode): ParamObject | undefined {
     const tag = tagOf(child);
     if (tag === TEXT) {
       if (isBlankText(child)) continue;
-      throw invalid('<params> must hold one element per parameter, not text');
+      throw invalidEnvelope('<params> must hold one element per parameter, not text');
     }
     const name = jsonNameOf(tag);
-    if (name in params) throw invalid(`The parameter <${tag}> appears twice in one <params>`);
+    if (name in params) throw invalidEnvelope(`The parameter <${tag}> appears twice in one <params>`);
     params[name] = leafText(child, tag);
   }
   return Object.keys(params).length > 0 ? params : undefined;
@@ -160,18 +161,18 @@ export function decodeXmlRequest(body: Uint8Array): WebApiRequest {
   const validation = XMLValidator.validate(text);
   if (validation !== true) {
     const { msg, line } = validation.err;
-    throw invalid(`The body is not well-formed XML: ${msg.slice(0, 200)} (line ${line})`);
+    throw invalidEnvelope(`The body is not well-formed XML: ${msg.slice(0, 200)} (line ${line})`);
   }
   let document: XmlNode[];
   try {
     document = xmlParser.parse(text) as XmlNode[];
   } catch (error) {
     // The parser's own limits (nesting deeper than 100, say) on a document the validator passed.
-    throw invalid(`The body could not be read as XML: ${(error as Error).message.slice(0, 200)}`);
+    throw invalidEnvelope(`The body could not be read as XML: ${(error as Error).message.slice(0, 200)}`);
   }
   const roots = document.filter((node) => !isBlankText(node));
   if (roots.length !== 1 || tagOf(roots[0]!) !== 'data') {
-    throw invalid('The XML root element must be <data> holding <vlTyp> and <params>');
+    throw invalidEnvelope('The XML root element must be <data> holding <vlTyp> and <params>');
   }
   let vltyp: unknown;
   const params: ParamObject[] = [];
@@ -179,17 +180,17 @@ export function decodeXmlRequest(body: Uint8Array): WebApiRequest {
     const tag = tagOf(child);
     if (tag === TEXT) {
       if (isBlankText(child)) continue;
-      throw invalid('<data> must hold elements, not text');
+      throw invalidEnvelope('<data> must hold elements, not text');
     }
     if (tag === 'vlTyp') {
-      if (vltyp !== undefined) throw invalid('<vlTyp> appears twice');
+      if (vltyp !== undefined) throw invalidEnvelope('<vlTyp> appears twice');
       // Spaces around the number are layout, as around a JSON number; the numeral itself is read as JSON's is.
       vltyp = vltypOfNumeral(leafText(child, tag).trim());
     } else if (tag === 'params') {
       const entry = decodeParams(child);
       if (entry) params.push(entry);
     } else {
-      throw invalid(`Unknown element <${tag.slice(0, 64)}> in <data>: expected <vlTyp> and <params>`);
+      throw invalidEnvelope(`Unknown element <${tag.slice(0, 64)}> in <data>: expected <vlTyp> and <params>`);
     }
   }
   return validateEnvelope({ vltyp, params });
