@@ -18,8 +18,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
+import { forScripts, MSSQL_SCRIPTS_DIR, mssqlScriptFiles, scriptBatches } from '../tools/mssql-scripts.js';
 import { applyToTenantDatabase } from '../tools/tenant-database.js';
-import { forScripts, MSSQL_SCRIPTS_DIR, mssqlScriptFiles, scriptBatches } from './mssql-scripts.js';
 import { ownerEnded } from './process-alive.js';
 
 /**
