@@ -9,9 +9,9 @@ import {
   readConnectionSecurity,
 } from '../adapters/mssql/connection-security.js';
 import { isScope, SCOPE_GRAMMAR } from '../core/auth/caller.js';
+import { processWide } from '../core/process-wide.js';
 import { changeFeedNameProblem, parseQualifiedName } from '../core/sql-names.js';
 import { forbiddenAddressReason, ipLiteralHost } from '../core/webhook/target.js';
-import { processWide } from './process-wide.js';
 import { boolFromEnv, ConfigurationError, getSettings } from './settings.js';
 
 // zod/mini: the same checks as zod at a fraction of its bundle size (this runs in every function).
@@ -222,7 +222,7 @@ const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
  * private, link-local or metadata address, only where `WEBHOOK_ALLOW_PRIVATE_TARGETS` is true (the
  * local stack and tests; then http to a loopback address only), as CONTRACT 4d says. The service
  * fetches it as it would a webhook URL: from inside the deployment's network. An IP literal is
- * judged here; a host name on the addresses it resolves to when fetched (adapters/http/jwks.ts).
+ * judged here; a host name on the addresses it resolves to when fetched (adapters/jose/jwks.ts).
  */
 function jwksUriProblem(text: string): string | undefined {
   let url: URL;

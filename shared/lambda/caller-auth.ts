@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import type { JSONWebKeySet } from 'jose';
 import type { TrustedIssuer, VerifiedToken } from '../adapters/jose/access-tokens.js';
 import { KeySetUnavailableError, publicJwk, TokenRejectedError } from '../adapters/jose/token-keys.js';
-import { processWide } from '../config/process-wide.js';
 import { getSettings } from '../config/settings.js';
 import { type TenantConfig, tokenSigningAlgorithm } from '../config/tenants.js';
 import {
@@ -17,6 +16,7 @@ import {
 import { secretFingerprint } from '../core/auth/client-credentials.js';
 import { ServiceError } from '../core/errors.js';
 import { describeError } from '../core/log.js';
+import { processWide } from '../core/process-wide.js';
 import { requireBasicAuth, unauthorized } from './basic-auth.js';
 import type { HttpRequest } from './http.js';
 import { serviceLog } from './observability.js';

@@ -1,5 +1,5 @@
-import { processWide } from '../config/process-wide.js';
 import type { Log, LogFields } from '../core/log.js';
+import { processWide } from '../core/process-wide.js';
 
 /**
  * Who made each request in progress, by its request id (CONTRACT 4d): every log line of a request
