@@ -2,7 +2,8 @@ import { createEmbeddedChangeFeedStore } from '../adapters/embedded-sql/change-f
 import { createMssqlChangeFeedStore } from '../adapters/mssql/change-feed-store.js';
 import { byDialect, openDatabase } from '../config/databases.js';
 import { hasQueue } from '../config/queues.js';
-import { loadTenantRegistry, type TenantConfig } from '../config/tenants.js';
+import { loadTenantRegistry } from '../config/tenant-registry.js';
+import type { TenantConfig } from '../config/tenants.js';
 import {
   type ChangeFeedContext,
   type ChangeFeedStore,

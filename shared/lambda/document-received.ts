@@ -7,7 +7,8 @@ import { createSqsSlowLane, laneCopy, type SlowLane } from '../adapters/sqs/slow
 import { byDialect, openDatabase } from '../config/databases.js';
 import { queueUrl } from '../config/queues.js';
 import { ConfigurationError } from '../config/settings.js';
-import { type DatabaseConnection, findTenant, type TenantConfig } from '../config/tenants.js';
+import { findTenant } from '../config/tenant-registry.js';
+import type { DatabaseConnection, TenantConfig } from '../config/tenants.js';
 import { getWebhookSettings, type WebhookSettings } from '../config/webhook.js';
 import type { Database } from '../core/database.js';
 import { describeError } from '../core/log.js';

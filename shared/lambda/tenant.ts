@@ -1,4 +1,5 @@
-import { findTenant, type TenantConfig } from '../config/tenants.js';
+import { findTenant } from '../config/tenant-registry.js';
+import type { TenantConfig } from '../config/tenants.js';
 import { notFound } from '../core/errors.js';
 import type { HttpRequest } from './http.js';
 import { serviceLog } from './observability.js';

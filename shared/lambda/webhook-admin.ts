@@ -4,7 +4,8 @@ import { createMssqlWebhookAdminStore } from '../adapters/mssql/webhook-admin-st
 import { createSqsDocumentEventQueue } from '../adapters/sqs/document-event-queue.js';
 import { byDialect, openDatabase } from '../config/databases.js';
 import { ConfigurationError } from '../config/settings.js';
-import { type DatabaseConnection, findTenant, type TenantConfig } from '../config/tenants.js';
+import { findTenant } from '../config/tenant-registry.js';
+import type { DatabaseConnection, TenantConfig } from '../config/tenants.js';
 import type { Database } from '../core/database.js';
 import { describeError } from '../core/log.js';
 import { notifyAgain } from '../core/notifications/notifier.js';
