@@ -141,13 +141,14 @@ async function sha256OfFile(path: string): Promise<string> {
     .digest('hex');
 }
 
-/** Key of the prepared demo: the scripts' names and texts and the engine archive. */
+/** Key of the prepared demo: the scripts' names and texts, what runs them, and the engine archive. */
 async function demoKey(): Promise<string> {
   const hash = createHash('sha256');
   for (const [name, path] of [
     ...mssqlScriptFiles().map((name) => [name, join(MSSQL_SCRIPTS_DIR, name)]),
     ['erp-stand-in.sql', ERP_STAND_IN],
     ['tenant-database.ts', join(ROOT, 'infra', 'tools', 'tenant-database.ts')],
+    ['mssql-scripts.ts', join(ROOT, 'infra', 'tools', 'mssql-scripts.ts')],
   ] as [string, string][]) {
     hash.update(name).update('\0').update(readFileSync(path)).update('\0');
   }
