@@ -38,7 +38,7 @@ export function noteRequestId(response: ServerResponse, requestId: string): void
 /**
  * `log`, noting the error code of each `request` line (shared/lambda/http.ts) for the access line
  * of the same request. The functions log through the process's one log (even packaged, see
- * shared/config/process-wide.ts), so the local stack puts this one in place.
+ * shared/core/process-wide.ts), so the local stack puts this one in place.
  */
 export function notingErrorCodes(log: Log): Log {
   const note = (message: string, fields: LogFields | undefined) => {

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { findTenant } from '../../shared/config/tenants.js';
+import { findTenant } from '../../shared/config/tenant-registry.js';
 import { type LocalRoute, sendBytes, sendJson } from './local-http.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -9,7 +9,8 @@ import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-s
 import type { FauxqsServer } from 'fauxqs';
 import { useEmbeddedDatabaseOpener } from '../../shared/config/databases.js';
 import { ConfigurationError, getSettings, intFromEnv } from '../../shared/config/settings.js';
-import { parseTenantRegistry, useTenantRegistrySource } from '../../shared/config/tenants.js';
+import { useTenantRegistrySource } from '../../shared/config/tenant-registry.js';
+import { parseTenantRegistry } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
 import { describeError } from '../../shared/core/log.js';
 import { parseQualifiedName } from '../../shared/core/sql-names.js';

@@ -18,8 +18,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
+import { forScripts, MSSQL_SCRIPTS_DIR, mssqlScriptFiles, scriptBatches } from '../tools/mssql-scripts.js';
 import { applyToTenantDatabase } from '../tools/tenant-database.js';
-import { forScripts, MSSQL_SCRIPTS_DIR, mssqlScriptFiles, scriptBatches } from './mssql-scripts.js';
 import { ownerEnded } from './process-alive.js';
 
 /**
@@ -141,13 +141,14 @@ async function sha256OfFile(path: string): Promise<string> {
     .digest('hex');
 }
 
-/** Key of the prepared demo: the scripts' names and texts and the engine archive. */
+/** Key of the prepared demo: the scripts' names and texts, what runs them, and the engine archive. */
 async function demoKey(): Promise<string> {
   const hash = createHash('sha256');
   for (const [name, path] of [
     ...mssqlScriptFiles().map((name) => [name, join(MSSQL_SCRIPTS_DIR, name)]),
     ['erp-stand-in.sql', ERP_STAND_IN],
     ['tenant-database.ts', join(ROOT, 'infra', 'tools', 'tenant-database.ts')],
+    ['mssql-scripts.ts', join(ROOT, 'infra', 'tools', 'mssql-scripts.ts')],
   ] as [string, string][]) {
     hash.update(name).update('\0').update(readFileSync(path)).update('\0');
   }

@@ -85,7 +85,7 @@ export function webhookLocalRoutes(context: LocalRouteContext): [string, LocalRo
 }
 
 const SUBJECT_WEBHOOK_PATH = /^\/_local\/subjects\/([^/]+)\/webhook$/;
-/** SUBJECT's column lengths (infra/sql/mssql/demo/010-erp-schema.sql, infra/sql/embedded/010-schema.sql). */
+/** SUBJECT's column lengths (infra/sql/mssql/demo/010-erp-schema.sql, infra/sql/embedded/010-erp-schema.sql). */
 const MAX_URL_LENGTH = 500;
 const MAX_SECRET_LENGTH = 200;
 

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { reservedPrincipal, ServiceRoleError } from '../../shared/adapters/mssql/service-role.js';
 import { parseQualifiedName } from '../../shared/core/sql-names.js';
-import { forScripts } from '../local/mssql-scripts.js';
+import { forScripts } from './mssql-scripts.js';
 import { APPLY_LOCK_WAIT_SECONDS, applyToTenantDatabase, TenantDatabaseError } from './tenant-database.js';
 
 // Usage: npm run db:apply -- '<connection string>' [--plan] [--demo] [--schema] [--erp-applications]

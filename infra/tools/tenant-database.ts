@@ -10,7 +10,7 @@ import { ERP_APPLICATIONS_GRANT } from '../../shared/adapters/mssql/service-gran
 import { applyServiceRole, type ServiceRoleRequest } from '../../shared/adapters/mssql/service-role.js';
 import type { Database } from '../../shared/core/database.js';
 import { changeFeedNameProblem, type QualifiedName } from '../../shared/core/sql-names.js';
-import { mssqlScriptFiles, scriptBatches } from '../local/mssql-scripts.js';
+import { mssqlScriptFiles, scriptBatches } from './mssql-scripts.js';
 
 export interface TenantDatabaseRequest {
   /** Run the scripts: the service's objects (and with `demo` the demo's around them). */

@@ -4,7 +4,7 @@ import {
   RegistrationError,
   registerWebApiOperation,
 } from '../../shared/adapters/mssql/web-api-registration.js';
-import { forScripts } from '../local/mssql-scripts.js';
+import { forScripts } from './mssql-scripts.js';
 import { applicationEntry, newApiHash } from './web-api-application.js';
 
 // Usage (docs/api.md "Adding an application or an operation"):

@@ -1,7 +1,7 @@
 import { rememberedCatalogue } from '../core/data-api/data-source.js';
 import type { Database, SqlDialectName } from '../core/database.js';
+import { processWide } from '../core/process-wide.js';
 import { currentFunctionInstance } from './function-instance.js';
-import { processWide } from './process-wide.js';
 import { ConfigurationError, getSettings } from './settings.js';
 import type { DatabaseConnection } from './tenants.js';
 

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { processWide } from './process-wide.js';
+import { processWide } from '../core/process-wide.js';
 import { type DatabasePoolSettings, getSettings } from './settings.js';
 
 /**

@@ -1,4 +1,4 @@
-import { processWide } from './process-wide.js';
+import { processWide } from '../core/process-wide.js';
 
 /**
  * Process-wide settings, read once from the environment. A bad value fails at start with the

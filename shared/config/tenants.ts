@@ -1,5 +1,10 @@
+/**
+ * What the tenant registry must hold (CONTRACT.md section 2, docs/configuration.md): its schema, the
+ * checks of its keys, certificates, addresses and cross-tenant settings, and the parse of a document
+ * into a {@link TenantRegistry}. The registry of this process (read, kept, read again, a tenant
+ * looked up) is tenant-registry.ts's.
+ */
 import { createPrivateKey, type JsonWebKey, type KeyObject, X509Certificate } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { parse as parseConnectionString } from '@tediousjs/connection-string';
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
@@ -11,7 +16,6 @@ import {
 import { isScope, SCOPE_GRAMMAR } from '../core/auth/caller.js';
 import { changeFeedNameProblem, parseQualifiedName } from '../core/sql-names.js';
 import { forbiddenAddressReason, ipLiteralHost } from '../core/webhook/target.js';
-import { processWide } from './process-wide.js';
 import { boolFromEnv, ConfigurationError, getSettings } from './settings.js';
 
 // zod/mini: the same checks as zod at a fraction of its bundle size (this runs in every function).
@@ -222,7 +226,7 @@ const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
  * private, link-local or metadata address, only where `WEBHOOK_ALLOW_PRIVATE_TARGETS` is true (the
  * local stack and tests; then http to a loopback address only), as CONTRACT 4d says. The service
  * fetches it as it would a webhook URL: from inside the deployment's network. An IP literal is
- * judged here; a host name on the addresses it resolves to when fetched (adapters/http/jwks.ts).
+ * judged here; a host name on the addresses it resolves to when fetched (adapters/jose/jwks.ts).
  */
 function jwksUriProblem(text: string): string | undefined {
   let url: URL;
@@ -669,163 +673,4 @@ function deepFreeze<T>(value: T): T {
     Object.freeze(value);
   }
   return value;
-}
-
-/** Where the process's registry stands (one per process, see process-wide.ts). */
-interface RegistryState {
-  /** The last good registry. */
-  current?: TenantRegistry;
-  /** When it was read (ms); a registry set by `setTenantRegistry` never ages. */
-  readAt: number;
-  fixed: boolean;
-  /** The read in flight, shared by every request that needs it. */
-  reading?: Promise<TenantRegistry>;
-  /** The last read an unknown tenant asked for (ms). */
-  earlyReadAt: number;
-  /** The text of the last read, so an unchanged document is not parsed again. */
-  text?: string;
-  /** Where the local stack reads its registry from instead of the environment's source. */
-  source?: () => Promise<unknown>;
-}
-
-/** One per process (see process-wide.ts): the local stack's registry reaches its packaged functions. */
-const state = processWide<RegistryState>('tenant-registry', () => ({
-  readAt: 0,
-  fixed: false,
-  earlyReadAt: 0,
-}));
-
-/** Who hears that a re-read was refused (the registry in force stays). */
-export interface RegistryProblemLog {
-  error(message: string, fields?: Record<string, unknown>): void;
-}
-
-/**
- * How often an unknown tenant may make this process read the registry before its time: a tenant
- * added a moment ago is served at once, and a flood of unknown tenants costs at most one read per
- * this many ms.
- */
-export const EARLY_READ_INTERVAL_MS = 1000;
-
-/**
- * The tenant registry of this process, read from `TENANT_REGISTRY_FILE` (a JSON file),
- * `TENANT_REGISTRY_SECRET_ID` (Secrets Manager) or `TENANT_REGISTRY_PARAMETER` (an SSM
- * SecureString), and read again once it is older than `TENANT_REGISTRY_MAX_AGE_SECONDS`, in the
- * background: the one in memory is answered meanwhile (no read, no await of anything but itself),
- * so no request waits for a re-read; only the first read of a process, and the early read for an
- * unknown tenant, are awaited. A read that fails
- * or that does not validate keeps the registry in force and is reported to `log` with the
- * setting's path; only the very first read of a process fails the request.
- */
-export function loadTenantRegistry(log?: RegistryProblemLog): Promise<TenantRegistry> {
-  const maxAgeMs = getSettings().tenantRegistryMaxAgeSeconds * 1000;
-  if (state.current) {
-    // Past its age the registry is read again beside the requests, not in their way: they go on
-    // with the one in force until the new one is read and validated (a large registry takes
-    // seconds to fetch and check).
-    if (!state.fixed && Date.now() - state.readAt >= maxAgeMs) void readRegistry(log).catch(() => undefined);
-    return Promise.resolve(state.current);
-  }
-  return readRegistry(log);
-}
-
-/**
- * The tenant `id`, reading the registry before its time (at most once per
- * {@link EARLY_READ_INTERVAL_MS}) when the one in force does not know it.
- */
-export async function findTenant(id: string, log?: RegistryProblemLog): Promise<TenantConfig | undefined> {
-  const known = (await loadTenantRegistry(log)).get(id);
-  if (known || state.fixed || Date.now() - state.earlyReadAt < EARLY_READ_INTERVAL_MS) return known;
-  state.earlyReadAt = Date.now();
-  return (await readRegistry(log)).get(id);
-}
-
-function readRegistry(log: RegistryProblemLog | undefined): Promise<TenantRegistry> {
-  if (state.reading) return state.reading;
-  const reading = (async () => {
-    try {
-      const text = await (state.source ? state.source().then(JSON.stringify) : readRegistryText());
-      if (state.current && text === state.text) {
-        state.readAt = Date.now();
-        return state.current;
-      }
-      let document: unknown;
-      try {
-        document = JSON.parse(text);
-      } catch {
-        throw new ConfigurationError('The tenant registry is not valid JSON');
-      }
-      // A first read is awaited by its request; a re-read is checked a slice at a time.
-      const registry = state.current
-        ? await parseTenantRegistryInSlices(document)
-        : parseTenantRegistry(document);
-      Object.assign(state, { current: registry, text, readAt: Date.now() });
-      return registry;
-    } catch (error) {
-      if (!state.current) throw error;
-      // Never half a registry: the last good one stays, and is not read again for a while.
-      state.readAt = Date.now();
-      log?.error('tenant registry: a new read was refused; the registry in force stays', {
-        error: error instanceof Error ? error.message : String(error),
-        source: registrySourceName(),
-      });
-      return state.current;
-    } finally {
-      state.reading = undefined;
-    }
-  })();
-  state.reading = reading;
-  return reading;
-}
-
-/**
- * Replaces the process's registry with one that never ages (tests), or forgets it so that the next
- * request reads the registry's source again.
- */
-export function setTenantRegistry(value: TenantRegistry | undefined): void {
-  Object.assign(state, { current: value, fixed: value !== undefined, readAt: Date.now(), text: undefined });
-}
-
-/**
- * Reads the registry from `source` (the local stack: its file with the demo database filled in)
- * instead of the environment's setting, at the same pace; forgets the registry in force.
- */
-export function useTenantRegistrySource(source: (() => Promise<unknown>) | undefined): void {
-  Object.assign(state, { source, current: undefined, fixed: false, readAt: 0, text: undefined });
-}
-
-function registrySourceName(): string {
-  if (state.source) return 'local stack';
-  if (process.env.TENANT_REGISTRY_FILE) return 'TENANT_REGISTRY_FILE';
-  if (process.env.TENANT_REGISTRY_SECRET_ID) return 'TENANT_REGISTRY_SECRET_ID';
-  return 'TENANT_REGISTRY_PARAMETER';
-}
-
-/**
- * The registry document's text, read anew. Secrets Manager and SSM through Powertools Parameters
- * (its client, retries and decryption); its cache is not what decides when to read again — the
- * registry in memory above is, so a read here always asks (`forceFetch`): a cache of its own that
- * expired a moment after ours would make a change wait twice the max age.
- */
-async function readRegistryText(): Promise<string> {
-  const file = process.env.TENANT_REGISTRY_FILE;
-  const secretId = process.env.TENANT_REGISTRY_SECRET_ID;
-  const parameter = process.env.TENANT_REGISTRY_PARAMETER;
-  const options = { forceFetch: true };
-  let text: unknown;
-  if (file) {
-    text = await readFile(file, 'utf8');
-  } else if (secretId) {
-    const { getSecret } = await import('@aws-lambda-powertools/parameters/secrets');
-    text = await getSecret(secretId, options);
-  } else if (parameter) {
-    const { getParameter } = await import('@aws-lambda-powertools/parameters/ssm');
-    text = await getParameter(parameter, { ...options, decrypt: true });
-  } else {
-    throw new ConfigurationError(
-      'TENANT_REGISTRY_FILE, TENANT_REGISTRY_SECRET_ID or TENANT_REGISTRY_PARAMETER must be set',
-    );
-  }
-  if (typeof text !== 'string' || !text) throw new ConfigurationError('The tenant registry is empty');
-  return text;
 }

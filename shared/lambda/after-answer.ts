@@ -1,7 +1,7 @@
 import { AfterAnswerExtension } from '../adapters/lambda/after-answer-extension.js';
 import { currentFunctionInstance } from '../config/function-instance.js';
-import { processWide } from '../config/process-wide.js';
 import { describeError } from '../core/log.js';
+import { processWide } from '../core/process-wide.js';
 import { serviceLog } from './observability.js';
 
 /** This process's extension, once registered (one per process: a bundle is one copy in Lambda). */

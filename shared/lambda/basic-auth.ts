@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { processWide } from '../config/process-wide.js';
 import type { TenantConfig } from '../config/tenants.js';
 import { ServiceError } from '../core/errors.js';
 import { verifyPassword } from '../core/passwords.js';
+import { processWide } from '../core/process-wide.js';
 
 const MAX_REMEMBERED = 1000;
 /**

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { TrustedIssuer, VerifiedToken } from '../adapters/jose/access-tokens.js';
 import { KeySetUnavailableError, TokenRejectedError } from '../adapters/jose/token-keys.js';
-import { processWide } from '../config/process-wide.js';
 import { getSettings } from '../config/settings.js';
 import type { TenantConfig } from '../config/tenants.js';
 import type { Caller } from '../core/auth/caller.js';
 import { secretFingerprint } from '../core/auth/client-credentials.js';
 import { ServiceError } from '../core/errors.js';
 import { describeError } from '../core/log.js';
+import { processWide } from '../core/process-wide.js';
 import type { HttpRequest, TenantRequestContext } from './request-context.js';
 import { ownKeySet, tenantBaseUrl } from './token-issuer.js';
 

@@ -2,7 +2,7 @@ import { createEmbeddedChangeFeedStore } from '../adapters/embedded-sql/change-f
 import { createMssqlChangeFeedStore } from '../adapters/mssql/change-feed-store.js';
 import { byDialect, openDatabase } from '../config/databases.js';
 import { hasQueue } from '../config/queues.js';
-import { loadTenantRegistry } from '../config/tenants.js';
+import { loadTenantRegistry } from '../config/tenant-registry.js';
 import { type ChangeFeedStore, removeExpiredChanges } from '../core/data-api/changes.js';
 import { cancelledBy, type Database, type DataSourceInfo } from '../core/database.js';
 import { describeError } from '../core/log.js';

@@ -4,7 +4,7 @@ import { createSqsMessageVisibility } from '../adapters/sqs/message-visibility.j
 import { createSqsSlowLane, laneCopy } from '../adapters/sqs/slow-lane.js';
 import { openDatabase } from '../config/databases.js';
 import { queueUrl } from '../config/queues.js';
-import { findTenant } from '../config/tenants.js';
+import { findTenant } from '../config/tenant-registry.js';
 import { getWebhookSettings } from '../config/webhook.js';
 import type { WebhookSender } from '../core/delivery/sender.js';
 import { describeError } from '../core/log.js';

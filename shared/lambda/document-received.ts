@@ -6,7 +6,8 @@ import { createSqsMessageVisibility, type MessageVisibility } from '../adapters/
 import { createSqsSlowLane, laneCopy } from '../adapters/sqs/slow-lane.js';
 import { byDialect, openDatabase } from '../config/databases.js';
 import { queueUrl } from '../config/queues.js';
-import { type DatabaseConnection, findTenant, type TenantConfig } from '../config/tenants.js';
+import { findTenant } from '../config/tenant-registry.js';
+import type { DatabaseConnection, TenantConfig } from '../config/tenants.js';
 import { getWebhookSettings, type WebhookSettings } from '../config/webhook.js';
 import type { Database } from '../core/database.js';
 import type { DeliveryLane } from '../core/delivery/lanes.js';

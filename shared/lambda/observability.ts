@@ -1,13 +1,13 @@
 import { createPowertoolsLog, type LogFormat } from '../adapters/powertools/log.js';
 import { createEmfMetrics, type EmfSink, writeToStdout } from '../adapters/powertools/metrics.js';
-import { processWide } from '../config/process-wide.js';
 import { ConfigurationError } from '../config/settings.js';
 import type { DatabasePermissionError } from '../core/database.js';
 import type { Log } from '../core/log.js';
 import type { ServiceMetrics } from '../core/metrics.js';
 import { reportPermissionDenied as reportInCore } from '../core/permission-denied.js';
+import { processWide } from '../core/process-wide.js';
 
-/** One per process (shared/config/process-wide.ts): what the local stack and tests put in place reaches its packaged functions. */
+/** One per process (shared/core/process-wide.ts): what the local stack and tests put in place reaches its packaged functions. */
 const observability = processWide('observability', () => ({
   log: undefined as Log | undefined,
   metrics: undefined as ServiceMetrics | undefined,

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { InProcessTenantLoadStore } from '../adapters/memory/tenant-load-store.js';
-import { processWide } from '../config/process-wide.js';
 import { getSettings } from '../config/settings.js';
 import type { TenantConfig } from '../config/tenants.js';
 import { ServiceError } from '../core/errors.js';
 import { describeError } from '../core/log.js';
 import { MetricName } from '../core/metrics.js';
+import { processWide } from '../core/process-wide.js';
 import {
   type Refusal,
   rateLimitField,

@@ -1,4 +1,4 @@
-import { findTenant } from '../config/tenants.js';
+import { findTenant } from '../config/tenant-registry.js';
 import { notFound } from '../core/errors.js';
 import { afterAnswer } from './after-answer.js';
 import type { Route } from './http.js';

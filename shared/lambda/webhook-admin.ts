@@ -5,7 +5,8 @@ import { createSqsDocumentEventQueue } from '../adapters/sqs/document-event-queu
 import { byDialect, openDatabase } from '../config/databases.js';
 import { queueUrl } from '../config/queues.js';
 import { ConfigurationError } from '../config/settings.js';
-import { type DatabaseConnection, findTenant, type TenantConfig } from '../config/tenants.js';
+import { findTenant } from '../config/tenant-registry.js';
+import type { DatabaseConnection, TenantConfig } from '../config/tenants.js';
 import type { Database } from '../core/database.js';
 import { describeError } from '../core/log.js';
 import { notifyAgain } from '../core/notifications/notifier.js';

@@ -6,7 +6,8 @@ import { openDemoDatabase } from '../../infra/local/demo-database.js';
 import { LARGE_ANSWER_BUCKET, withSigningKey } from '../../infra/local/stack.js';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
-import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
+import { setTenantRegistry } from '../../shared/config/tenant-registry.js';
+import { parseTenantRegistry } from '../../shared/config/tenants.js';
 import { httpApiEvent } from '../support/http-api-event.js';
 import { withTestTokenKey } from '../support/token-keys.js';
 

@@ -9,7 +9,8 @@
  * (10 connections, 30 s waits) and a `SELECT 1` before every connection lent.
  */
 import sql from 'mssql';
-import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
+import { setTenantRegistry } from '../../shared/config/tenant-registry.js';
+import { parseTenantRegistry } from '../../shared/config/tenants.js';
 import { httpApiEvent, invokeHttp } from '../support/http-api-event.js';
 
 const connectionString = process.env.BENCH_CONNECTION_STRING;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { EARLY_READ_INTERVAL_MS } from '../../shared/config/tenants.js';
+import { EARLY_READ_INTERVAL_MS } from '../../shared/config/tenant-registry.js';
 import type { Log } from '../../shared/core/log.js';
 import { hashPassword } from '../../shared/core/passwords.js';
 import { serviceLog, useObservability } from '../../shared/lambda/observability.js';

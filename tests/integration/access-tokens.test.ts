@@ -10,18 +10,18 @@ import { createServer, type Server } from 'node:net';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
-  forgetKeySets,
-  identityProviderKeys,
-  JWKS_FETCH_TIMEOUT_MS,
-  MAX_JWKS_BYTES,
-  useKeySetResolver,
-} from '../../shared/adapters/http/jwks.js';
-import {
   KeySetUnavailableError,
   TokenRejectedError,
   type TrustedIssuer,
   verifyAccessToken,
 } from '../../shared/adapters/jose/access-tokens.js';
+import {
+  forgetKeySets,
+  identityProviderKeys,
+  JWKS_FETCH_TIMEOUT_MS,
+  MAX_JWKS_BYTES,
+  useKeySetResolver,
+} from '../../shared/adapters/jose/jwks.js';
 import { type IssuerKey, issuerKey, startTestIssuer, type TestIssuer } from '../support/token-issuer.js';
 
 const AUDIENCE = 'api://erp-gateway';

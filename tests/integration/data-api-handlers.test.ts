@@ -7,7 +7,8 @@ import { handler as getRowsCount } from '../../functions/data-api/getRowsCount.j
 import { startAwsEmulator } from '../../infra/local/aws-emulator.js';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
-import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
+import { setTenantRegistry } from '../../shared/config/tenant-registry.js';
+import { parseTenantRegistry } from '../../shared/config/tenants.js';
 import { DEMO_AUTH, demoDatabase } from '../support/demo.js';
 import { httpApiEvent, invokeHttp as invoke } from '../support/http-api-event.js';
 

@@ -8,11 +8,8 @@ import { withDatabase, withLogin } from '../../infra/local/tsql-engine.js';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { registerWebApiOperation } from '../../shared/adapters/mssql/web-api-registration.js';
 import { openDatabase } from '../../shared/config/databases.js';
-import {
-  type DatabaseConnection,
-  parseTenantRegistry,
-  setTenantRegistry,
-} from '../../shared/config/tenants.js';
+import { setTenantRegistry } from '../../shared/config/tenant-registry.js';
+import { type DatabaseConnection, parseTenantRegistry } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
 import { ERP_APPLICATION_REGISTER, ERP_OPERATION_PROCEDURE, REAL_ERP_LAYOUT } from '../support/erp-layout.js';
 import { httpApiEvent, invokeHttp } from '../support/http-api-event.js';

@@ -8,11 +8,8 @@ import { startTsqlDemo, type TsqlDemo, tsqlEngineDir } from '../../infra/local/t
 import { fetchServerCertificates } from '../../infra/tools/server-certificates.js';
 import { createPowertoolsLog } from '../../shared/adapters/powertools/log.js';
 import { openDatabase } from '../../shared/config/databases.js';
-import {
-  type DatabaseConnection,
-  parseTenantRegistry,
-  setTenantRegistry,
-} from '../../shared/config/tenants.js';
+import { setTenantRegistry } from '../../shared/config/tenant-registry.js';
+import { type DatabaseConnection, parseTenantRegistry } from '../../shared/config/tenants.js';
 import { type Database, DatabaseTlsError } from '../../shared/core/database.js';
 import { logFormatFromEnv, serviceLog, useObservability } from '../../shared/lambda/observability.js';
 import { DEMO_AUTH } from '../support/demo.js';

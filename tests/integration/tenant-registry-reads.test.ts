@@ -7,7 +7,7 @@ import {
   findTenant,
   loadTenantRegistry,
   setTenantRegistry,
-} from '../../shared/config/tenants.js';
+} from '../../shared/config/tenant-registry.js';
 import { type AwsJsonEndpoint, startAwsJsonEndpoint } from '../support/aws-json-endpoint.js';
 import { withTestTokenKey } from '../support/token-keys.js';
 

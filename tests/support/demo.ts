@@ -1,7 +1,8 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { openDemoDatabase } from '../../infra/local/demo-database.js';
 import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
-import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
+import { setTenantRegistry } from '../../shared/config/tenant-registry.js';
+import { parseTenantRegistry } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
 
 /** A private in-memory copy of the demo database for one test file. */

@@ -1,7 +1,7 @@
 import { inject } from 'vitest';
 import type { Database } from '../../shared/core/database.js';
 
-export { runMssqlScripts, scriptBatches } from '../../infra/local/mssql-scripts.js';
+export { runMssqlScripts, scriptBatches } from '../../infra/tools/mssql-scripts.js';
 
 /**
  * The SQL Server of the integration suites: MSSQL_URL, else the T-SQL engine that the test:tsql

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAsFunctionInstance } from '../../shared/config/function-instance.js';
 import { getSettings } from '../../shared/config/settings.js';
-import { parseTenantRegistry, setTenantRegistry } from '../../shared/config/tenants.js';
+import { setTenantRegistry } from '../../shared/config/tenant-registry.js';
+import { parseTenantRegistry } from '../../shared/config/tenants.js';
 import type { LogFields } from '../../shared/core/log.js';
 import { renderDataApiError } from '../../shared/lambda/data-api.js';
 import { httpHandler, toHttpRequest } from '../../shared/lambda/http.js';

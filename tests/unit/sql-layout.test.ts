@@ -115,3 +115,18 @@ MERGE dbo.T AS t USING (VALUES (1)) AS s (ID) ON t.ID = s.ID`
     expect([...CONVERT_FORMATS.keys()]).toEqual([...CONVERT_STYLES]);
   });
 });
+
+describe('The SQL scripts of both dialects', () => {
+  const scripts = (folder: string) => readdirSync(folder).filter((name) => name.endsWith('.sql'));
+
+  it('are numbered alike: a number is one capability, under the same name in each dialect', () => {
+    // SQL Server keeps the demo's scripts (the ERP's schema and data, the demo's procedures) apart
+    // from the service's, which db:apply runs on a tenant's database; the embedded database is
+    // always the demo's, in one folder.
+    const mssql = [...scripts('infra/sql/mssql/demo'), ...scripts('infra/sql/mssql/service')].sort();
+    const embedded = scripts('infra/sql/embedded').sort();
+    expect(embedded).toEqual(mssql);
+    const numbers = embedded.map((name) => name.slice(0, name.indexOf('-')));
+    expect(new Set(numbers).size, 'each number once').toBe(numbers.length);
+  });
+});

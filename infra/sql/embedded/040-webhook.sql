@@ -1,6 +1,6 @@
 -- =============================================================================
 -- Receipt webhook: one row per delivery attempt (and per decision not to send).
--- Same table, columns and outcomes as infra/sql/mssql/040-webhook.sql.
+-- Same table, columns and outcomes as infra/sql/mssql/service/040-webhook.sql.
 -- =============================================================================
 
 CREATE TABLE dbo."WEBHOOK_DELIVERY" (
@@ -38,7 +38,7 @@ CREATE INDEX "IX_WEBHOOK_DELIVERY_DOCUMENT" ON dbo."WEBHOOK_DELIVERY" ("SUBJECT_
 -- Outcomes of an event since a time (the admin function's recover) and a subject's last attempts.
 CREATE INDEX "IX_WEBHOOK_DELIVERY_ATTEMPTED" ON dbo."WEBHOOK_DELIVERY" ("ATTEMPTED_AT", "SUBJECT_ID");
 
--- The webhook secret memory and endpoint state (same as infra/sql/mssql/040-webhook.sql): written
+-- The webhook secret memory and endpoint state (same as infra/sql/mssql/service/040-webhook.sql): written
 -- by the service only; holds secrets, so never served by the Data API.
 CREATE TABLE dbo."WEBHOOK_ENDPOINT" (
     "TENANT"            varchar(63)  NOT NULL DEFAULT '',

@@ -1,5 +1,5 @@
 -- =============================================================================
--- Change feed (CONTRACT.md section 4b): the same objects as infra/sql/mssql/050-change-feed.sql.
+-- Change feed (CONTRACT.md section 4b): the same objects as infra/sql/mssql/service/050-change-feed.sql.
 -- A recorded table has a change table SVC_CHANGES_<TABLE> (its primary-key columns, BATCH,
 -- STAMPED_AT) filled by triggers in the writer's transaction; the service stamps committed rows
 -- with the next batch number when it reads (MVCC hides rows of transactions still open).
@@ -107,7 +107,3 @@ BEGIN
     DELETE FROM dbo."SVC_CHANGE_FEED"
     WHERE "SOURCE_SCHEMA" = feed."SOURCE_SCHEMA" AND "SOURCE_NAME" = feed."SOURCE_NAME";
 END $$;
-
--- The demo tenant records SUBJECT and DOKUMENT (its registry's "changeFeed").
-SELECT dbo.svc_change_feed_enable('dbo', 'SUBJECT');
-SELECT dbo.svc_change_feed_enable('dbo', 'DOKUMENT');

@@ -1,5 +1,5 @@
 /**
- * Change notifications' store in PostgreSQL (infra/sql/embedded/060-change-notifications.sql). The
+ * Change notifications' store in PostgreSQL (infra/sql/embedded/080-change-notifications.sql). The
  * adapter reads date-times to the second (as answers show them): the store reads its own with
  * to_char, to the millisecond.
  */

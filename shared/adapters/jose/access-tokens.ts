@@ -16,7 +16,7 @@ import {
   type IssuedToken,
   SECRET_FINGERPRINT_CLAIM,
 } from '../../core/auth/client-credentials.js';
-import { identityProviderKeys, KeySetUnavailableError } from '../http/jwks.js';
+import { identityProviderKeys, KeySetUnavailableError } from './jwks.js';
 import { TokenRejectedError } from './token-keys.js';
 
 /** The algorithms a token may be signed with (CONTRACT 4d): never `none`, never an HMAC. */

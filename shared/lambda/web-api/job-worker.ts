@@ -2,7 +2,7 @@ import type { Context, SQSRecord } from 'aws-lambda';
 import { createSqsDeadLetterQueue, type DeadLetterQueue } from '../../adapters/sqs/dead-letter-queue.js';
 import { openDatabase } from '../../config/databases.js';
 import { queueUrl } from '../../config/queues.js';
-import { findTenant } from '../../config/tenants.js';
+import { findTenant } from '../../config/tenant-registry.js';
 import { getWebApiJobSettings } from '../../config/web-api.js';
 import { describeError } from '../../core/log.js';
 import { MetricName } from '../../core/metrics.js';

@@ -4,11 +4,11 @@
 -- runs this script (docs/sql-server.md, "What the ERP owns and what the service owns").
 -- Demo ERP database – schema for SQL Server (2016+; also runs on Babelfish).
 --
--- Same objects and column names as infra/sql/embedded/010-schema.sql (PGlite).
+-- Same objects and column names as infra/sql/embedded/010-erp-schema.sql (PGlite).
 -- IDEMPOTENT: every table (with its indexes) and the view are created only when missing, procedures are
 -- created as a stub when missing and then ALTERed (permissions on them are kept),
 -- the view is created only when missing (never replaced), so the script can be run any number of times
--- (sqlcmd -I -f 65001 -i 010-schema.sql, SSMS, Azure Data Studio; GO = batch
+-- (sqlcmd -I -f 65001 -i 010-erp-schema.sql, SSMS, Azure Data Studio; GO = batch
 -- separator). The file is UTF-8 without BOM: sqlcmd needs -f 65001.
 --
 -- Flags are smallint with values 1 (yes), 0 (no) and -1 (undefined / blocked).

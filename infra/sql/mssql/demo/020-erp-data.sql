@@ -4,13 +4,13 @@
 -- Run after 010-erp-schema.sql. IDEMPOTENT: every table is filled only when it is
 -- empty, so the script can be re-run safely. DETERMINISTIC: no NEWID(), RAND()
 -- or SYSDATETIME() – the data is identical to the embedded PostgreSQL demo
--- (infra/sql/embedded/020-demo-data.sql):
+-- (infra/sql/embedded/020-erp-data.sql):
 --   * SUBJECT, UCET and the SVCDOC file bytes are literal copies of the
 --     embedded data (keep them in sync when changing either file),
 --   * DOKUMENT uses the same formulas over a cross-joined numbers CTE
 --     (no GENERATE_SERIES, works on SQL Server 2016+).
 -- FILEGUIDs are md5('svcdoc-<n>') formatted as a GUID (same value in both DBs).
--- The file is UTF-8 without BOM: sqlcmd -I -f 65001 -i 020-demo-data.sql
+-- The file is UTF-8 without BOM: sqlcmd -I -f 65001 -i 020-erp-data.sql
 -- =============================================================================
 SET ANSI_NULLS ON;
 SET QUOTED_IDENTIFIER ON;

@@ -1,11 +1,10 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { JSONWebKeySet } from 'jose';
-import { processWide } from '../../config/process-wide.js';
-import { boolFromEnv } from '../../config/settings.js';
+import { processWide } from '../../core/process-wide.js';
 import { FORBIDDEN_ADDRESSES, forbiddenAddressReason, ipLiteralHost } from '../../core/webhook/target.js';
-import { KeySetUnavailableError } from '../jose/token-keys.js';
-import { type AddressResolver, guardedLookup, systemResolver } from './guarded-lookup.js';
+import { type AddressResolver, guardedLookup, systemResolver } from '../http/guarded-lookup.js';
+import { KeySetUnavailableError } from './token-keys.js';
 
 export { KeySetUnavailableError };
 
@@ -44,6 +43,15 @@ export function useKeySetResolver(resolver?: AddressResolver): void {
   resolveAddresses = resolver ?? systemResolver;
 }
 
+/**
+ * `WEBHOOK_ALLOW_PRIVATE_TARGETS`, read here where the tenant's `jwksUri` is fetched (an adapter
+ * takes nothing from config, above it). A value other than true/false/1/0 never gets this far: the
+ * registry checks every `jwksUri` against it (config/tenants.ts) and is refused over such a value.
+ */
+function privateTargetsAllowed(): boolean {
+  return /^(?:true|1)$/i.test(process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS?.trim() ?? '');
+}
+
 /** The key set document's `keys`, or why it is not one. */
 function keySetOf(body: Buffer): JSONWebKeySet {
   let document: unknown;
@@ -71,7 +79,7 @@ function keySetOf(body: Buffer): JSONWebKeySet {
  * refuses such IP literals already; a name is judged on what it resolves to when fetched.
  */
 function fetchKeySet(url: string): Promise<JSONWebKeySet> {
-  const allowPrivateTargets = boolFromEnv('WEBHOOK_ALLOW_PRIVATE_TARGETS', false);
+  const allowPrivateTargets = privateTargetsAllowed();
   const target = URL.parse(url);
   if (!target || (target.protocol !== 'https:' && target.protocol !== 'http:')) {
     return Promise.reject(new KeySetUnavailableError('the key set URL is not an http(s) URL'));

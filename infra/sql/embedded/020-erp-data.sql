@@ -1,7 +1,7 @@
 -- =============================================================================
 -- Demo ERP database – demo data for the embedded PostgreSQL (PGlite).
 --
--- Loaded after 010-schema.sql into a fresh database.
+-- Loaded after 010-erp-schema.sql into a fresh database.
 -- Everything is DETERMINISTIC: no random(), no now(); values are derived from
 -- generate_series() arithmetic and md5()-based uuids, so every load produces
 -- byte-identical data (stable test expectations, stable ETags, ...).

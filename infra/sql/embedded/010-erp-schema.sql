@@ -1,10 +1,11 @@
 -- =============================================================================
 -- Demo ERP database – schema for the embedded PostgreSQL (PGlite).
 --
--- Loaded with db.exec() into a FRESH database, in file-name order
--- (010-schema.sql, then 020-demo-data.sql).
+-- Loaded with db.exec() into a FRESH database, in file-name order (010-erp-schema.sql,
+-- 020-erp-data.sql, then the service's scripts and the demo's). Each number is the same script's
+-- as under infra/sql/mssql/ (demo/ or service/): the same capability in both dialects.
 --
--- Conventions (mirror SQL Server names 1:1, see infra/sql/mssql/010-schema.sql):
+-- Conventions (mirror SQL Server names 1:1, see infra/sql/mssql/demo/010-erp-schema.sql):
 --   * everything lives in schema dbo,
 --   * every identifier is QUOTED and UPPER-CASE (dbo."SUBJECT"."NAZEV"),
 --   * date-times are timestamp without time zone (SQL Server datetime2),
