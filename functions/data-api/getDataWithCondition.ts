@@ -1,4 +1,4 @@
-import { translateEmbeddedCondition } from '../../shared/adapters/embedded-sql/condition.js';
+import { translateEmbeddedCondition } from '../../shared/adapters/embedded/condition.js';
 import { translateMssqlCondition } from '../../shared/adapters/mssql/condition.js';
 import { getDataWithCondition } from '../../shared/core/data-api/read.js';
 import { registerAfterAnswerExtension } from '../../shared/lambda/after-answer.js';
@@ -16,5 +16,5 @@ export const handler = dataApiReadHandler(
       singleQueryParam(request, 'condition', 'invalid_condition'),
       singleQueryParam(request, 'columns', 'invalid_columns'),
     ),
-  { mssql: translateMssqlCondition, postgres: translateEmbeddedCondition },
+  { mssql: translateMssqlCondition, embedded: translateEmbeddedCondition },
 );

@@ -4,7 +4,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
-import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
+import { createEmbeddedDatabase } from '../../shared/adapters/embedded/index.js';
 import type { Database, Row } from '../../shared/core/database.js';
 import type { Reply, Request, SerializedError } from './embedded-thread.js';
 

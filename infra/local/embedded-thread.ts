@@ -6,7 +6,7 @@
  * answer while the database works, as a tenant's SQL Server leaves the Lambdas free.
  */
 import { Worker } from 'node:worker_threads';
-import { postgresDialect } from '../../shared/adapters/embedded-sql/dialect.js';
+import { embeddedDialect } from '../../shared/adapters/embedded/dialect.js';
 import {
   type Database,
   DatabaseStatementError,
@@ -138,7 +138,7 @@ export async function openEmbeddedDatabaseThread(dataDir: Uint8Array): Promise<E
   };
 
   const database: Database = {
-    dialect: postgresDialect,
+    dialect: embeddedDialect,
     query: (sql, params, options) => query(sql, params, options),
     async *streamBatches(sql, params, batchSize, options) {
       const signal = options?.signal;
@@ -167,7 +167,7 @@ export async function openEmbeddedDatabaseThread(dataDir: Uint8Array): Promise<E
       let result: Awaited<ReturnType<typeof fn>>;
       try {
         result = await fn({
-          dialect: postgresDialect,
+          dialect: embeddedDialect,
           query: (sql, params, options) => query(sql, params, options, tx),
         });
       } catch (error) {

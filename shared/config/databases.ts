@@ -53,7 +53,7 @@ export function useEmbeddedDatabaseOpener(open: ((name: string) => Promise<Datab
 
 /**
  * The adapter of a port for the database's dialect: each SQL adapter folder
- * (`shared/adapters/mssql`, `shared/adapters/embedded-sql`) implements every port in its SQL.
+ * (`shared/adapters/mssql`, `shared/adapters/embedded`) implements every port in its SQL.
  */
 export function byDialect<T>(db: Database, adapters: Record<SqlDialectName, (db: Database) => T>): T {
   return adapters[db.dialect.name](db);

@@ -376,7 +376,7 @@ const tenant = z.strictObject({
  * the tenant's database is refused with the registry, by its path, rather than by the database later.
  */
 function changeFeedProblems(id: string, config: z.infer<typeof tenant>): string[] {
-  const dialect = config.database.kind === 'embedded' ? 'postgres' : 'mssql';
+  const dialect = config.database.kind === 'embedded' ? 'embedded' : 'mssql';
   return config.changeFeed.flatMap((name, index) => {
     const problem = changeFeedNameProblem(parseQualifiedName(name)?.name ?? name, dialect);
     return problem ? [`tenants.${id}.changeFeed.${index}: ${problem}`] : [];

@@ -1,7 +1,7 @@
 /**
  * What the core knows of a tenant database: its catalogue types and errors. The connection
  * ({@link Database}) and its {@link SqlDialect} are shared by the SQL adapters
- * (`shared/adapters/mssql`, `shared/adapters/embedded-sql`), which alone write SQL; the core reaches
+ * (`shared/adapters/mssql`, `shared/adapters/embedded`), which alone write SQL; the core reaches
  * the database only through the ports of its use cases (`DataSourceReader`, `DocumentStore`,
  * `WebApiStore`, `WebhookDeliveryLog`).
  */
@@ -64,7 +64,7 @@ export interface DataSourceName {
   readonly name: string;
 }
 
-export type SqlDialectName = 'mssql' | 'postgres';
+export type SqlDialectName = 'mssql' | 'embedded';
 
 export interface SqlDialect {
   readonly name: SqlDialectName;

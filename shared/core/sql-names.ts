@@ -17,7 +17,7 @@ export function parseQualifiedName(text: string): QualifiedName | undefined {
 /** How long an identifier may be: SQL Server's `sysname` (128 characters), PostgreSQL's 63 bytes. */
 export const IDENTIFIER_LIMITS = {
   mssql: { length: 128, unit: 'characters', database: 'SQL Server' },
-  postgres: { length: 63, unit: 'bytes', database: 'the embedded database (PostgreSQL)' },
+  embedded: { length: 63, unit: 'bytes', database: 'the embedded database (PostgreSQL)' },
 } as const;
 
 /**
@@ -46,7 +46,7 @@ export function changeFeedNameProblem(
   dialect: keyof typeof IDENTIFIER_LIMITS,
 ): string | undefined {
   const limit = IDENTIFIER_LIMITS[dialect];
-  const size = (text: string) => (dialect === 'postgres' ? Buffer.byteLength(text, 'utf8') : text.length);
+  const size = (text: string) => (dialect === 'embedded' ? Buffer.byteLength(text, 'utf8') : text.length);
   if (size(changeFeedNames(table).longest) <= limit.length) return undefined;
   return (
     `the change feed cannot record table ${table}: its name has ${size(table)} ${limit.unit}, and the names derived ` +

@@ -1,4 +1,4 @@
-import { createEmbeddedChangeFeedStore } from '../adapters/embedded-sql/change-feed-store.js';
+import { createEmbeddedChangeFeedStore } from '../adapters/embedded/change-feed-store.js';
 import { createMssqlChangeFeedStore } from '../adapters/mssql/change-feed-store.js';
 import { byDialect, openDatabase } from '../config/databases.js';
 import { hasQueue } from '../config/queues.js';
@@ -11,7 +11,7 @@ import type { TenantRequestContext } from './request-context.js';
 
 /** The change feed's store for a database, in its dialect. */
 export function changeFeedStore(db: Database): ChangeFeedStore {
-  return byDialect(db, { mssql: createMssqlChangeFeedStore, postgres: createEmbeddedChangeFeedStore });
+  return byDialect(db, { mssql: createMssqlChangeFeedStore, embedded: createEmbeddedChangeFeedStore });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createEmbeddedDataSourceReader } from '../adapters/embedded-sql/data-source-reader.js';
+import { createEmbeddedDataSourceReader } from '../adapters/embedded/data-source-reader.js';
 import { createMssqlDataSourceReader } from '../adapters/mssql/data-source-reader.js';
 import { byDialect, openDatabase } from '../config/databases.js';
 import { getSettings } from '../config/settings.js';
@@ -78,7 +78,7 @@ export async function dataApiContext(
     // Reads stop in the database when the invocation's time is up.
     reader: byDialect(cancelledBy(await openDatabase(tenant.database), ctx.signal), {
       mssql: (db) => createMssqlDataSourceReader(db, conditions?.mssql),
-      postgres: (db) => createEmbeddedDataSourceReader(db, conditions?.postgres),
+      embedded: (db) => createEmbeddedDataSourceReader(db, conditions?.embedded),
     }),
     allowed: tenant.dataSources,
     hidden: tenant.hiddenColumns,

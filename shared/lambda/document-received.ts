@@ -1,5 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
-import { createEmbeddedWebhookDeliveryLog } from '../adapters/embedded-sql/webhook-delivery-log.js';
+import { createEmbeddedWebhookDeliveryLog } from '../adapters/embedded/webhook-delivery-log.js';
 import { createMssqlWebhookDeliveryLog } from '../adapters/mssql/webhook-delivery-log.js';
 import { createSqsDeadLetterQueue, type DeadLetterQueue } from '../adapters/sqs/dead-letter-queue.js';
 import { createSqsMessageVisibility, type MessageVisibility } from '../adapters/sqs/message-visibility.js';
@@ -71,7 +71,7 @@ function lazyDeliveryLog(open: () => Promise<Database>, tenant: string): Webhook
     log ??= open().then((db) =>
       byDialect(db, {
         mssql: (mssql) => createMssqlWebhookDeliveryLog(mssql, tenant),
-        postgres: (embedded) => createEmbeddedWebhookDeliveryLog(embedded, tenant),
+        embedded: (embedded) => createEmbeddedWebhookDeliveryLog(embedded, tenant),
       }),
     );
     return log;

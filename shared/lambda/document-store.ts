@@ -1,4 +1,4 @@
-import { createEmbeddedDocumentStore } from '../adapters/embedded-sql/document-store.js';
+import { createEmbeddedDocumentStore } from '../adapters/embedded/document-store.js';
 import { createMssqlDocumentStore } from '../adapters/mssql/document-store.js';
 import { byDialect, openDatabase } from '../config/databases.js';
 import type { TenantConfig } from '../config/tenants.js';
@@ -8,6 +8,6 @@ import type { DocumentStore } from '../core/files/document-store.js';
 export async function tenantDocumentStore(tenant: TenantConfig): Promise<DocumentStore> {
   return byDialect(await openDatabase(tenant.documentDatabase ?? tenant.database), {
     mssql: createMssqlDocumentStore,
-    postgres: createEmbeddedDocumentStore,
+    embedded: createEmbeddedDocumentStore,
   });
 }

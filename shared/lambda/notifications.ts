@@ -1,4 +1,4 @@
-import { createEmbeddedSubscriptionStore } from '../adapters/embedded-sql/subscription-store.js';
+import { createEmbeddedSubscriptionStore } from '../adapters/embedded/subscription-store.js';
 import { createMssqlSubscriptionStore } from '../adapters/mssql/subscription-store.js';
 import { createSqsNotificationQueue } from '../adapters/sqs/notification-queue.js';
 import { byDialect } from '../config/databases.js';
@@ -10,7 +10,7 @@ import type { NotificationQueue, SubscriptionStore } from '../core/notifications
 export function subscriptionStore(db: Database, tenant: string): SubscriptionStore {
   return byDialect(db, {
     mssql: (mssql) => createMssqlSubscriptionStore(mssql, tenant),
-    postgres: (embedded) => createEmbeddedSubscriptionStore(embedded, tenant),
+    embedded: (embedded) => createEmbeddedSubscriptionStore(embedded, tenant),
   });
 }
 

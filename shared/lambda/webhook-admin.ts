@@ -1,5 +1,5 @@
 import type { Context } from 'aws-lambda';
-import { createEmbeddedWebhookAdminStore } from '../adapters/embedded-sql/webhook-admin-store.js';
+import { createEmbeddedWebhookAdminStore } from '../adapters/embedded/webhook-admin-store.js';
 import { createMssqlWebhookAdminStore } from '../adapters/mssql/webhook-admin-store.js';
 import { createSqsDocumentEventQueue } from '../adapters/sqs/document-event-queue.js';
 import { byDialect, openDatabase } from '../config/databases.js';
@@ -87,7 +87,7 @@ export function webhookAdminHandler(overrides: Partial<WebhookAdminDependencies>
       }
       const store = byDialect(db, {
         mssql: (mssql) => createMssqlWebhookAdminStore(mssql, tenant.id),
-        postgres: (embedded) => createEmbeddedWebhookAdminStore(embedded, tenant.id),
+        embedded: (embedded) => createEmbeddedWebhookAdminStore(embedded, tenant.id),
       });
       answer = await runWebhookAdmin(request, { store, queue: deps.queue(), now: deps.now });
       serviceLog().info('webhook admin', { ...fields, ok: true, count: answer.count });

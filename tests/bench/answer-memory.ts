@@ -4,7 +4,7 @@ import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { startAwsEmulator } from '../../infra/local/aws-emulator.js';
 import { openDemoDatabase } from '../../infra/local/demo-database.js';
 import { LARGE_ANSWER_BUCKET, withSigningKey } from '../../infra/local/stack.js';
-import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
+import { createEmbeddedDatabase } from '../../shared/adapters/embedded/index.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { setTenantRegistry } from '../../shared/config/tenant-registry.js';
 import { parseTenantRegistry } from '../../shared/config/tenants.js';

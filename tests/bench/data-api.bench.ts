@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { createEmbeddedDataSourceReader } from '../../shared/adapters/embedded-sql/data-source-reader.js';
+import { createEmbeddedDataSourceReader } from '../../shared/adapters/embedded/data-source-reader.js';
 import { createMssqlDataSourceReader } from '../../shared/adapters/mssql/data-source-reader.js';
 import { byDialect } from '../../shared/config/databases.js';
 import type { DataSourceReader } from '../../shared/core/data-api/reader.js';
@@ -40,7 +40,7 @@ export async function pagingFigures(stack: LocalStack, on?: OtherDatabase): Prom
   const db = stack.database;
   const reader = byDialect(db, {
     mssql: createMssqlDataSourceReader,
-    postgres: createEmbeddedDataSourceReader,
+    embedded: createEmbeddedDataSourceReader,
   });
   const source = (await db.findDataSource('dbo', 'DOKUMENT'))!;
   const pageUrl = (fromRow: number) =>

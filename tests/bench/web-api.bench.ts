@@ -1,5 +1,5 @@
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded-sql/web-api-store.js';
+import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded/web-api-store.js';
 import { createMssqlWebApiStore } from '../../shared/adapters/mssql/web-api-store.js';
 import { byDialect } from '../../shared/config/databases.js';
 import { getData, type WebApiContext } from '../../shared/core/web-api/calls.js';
@@ -21,7 +21,7 @@ import {
 const HASH = 'demo-api-hash';
 const AUTH = `Basic ${Buffer.from('demo:demo-password').toString('base64')}`;
 const PROCEDURE = {
-  postgres: 'SELECT * FROM "dbo"."WS_OP_UCET_SEARCH"($1::jsonb)',
+  embedded: 'SELECT * FROM "dbo"."WS_OP_UCET_SEARCH"($1::jsonb)',
   mssql: 'EXEC dbo.WS_OP_UCET_SEARCH @params = @p1',
 };
 
@@ -47,7 +47,7 @@ export async function webApiFigures(stack: LocalStack, on?: OtherDatabase): Prom
   const db = stack.database;
   const store = byDialect(db, {
     mssql: (mssql) => createMssqlWebApiStore(mssql, 'demo'),
-    postgres: (embedded) => createEmbeddedWebApiStore(embedded, 'demo'),
+    embedded: (embedded) => createEmbeddedWebApiStore(embedded, 'demo'),
   });
   let n = 0;
   // Every call differs (an extra parameter the procedure ignores), so none is a replay.

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readOpenApiDocument } from '../../infra/local/docs-routes.js';
 import { DOCUMENT_RECEIVED_QUEUE } from '../../infra/local/queues.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { createEmbeddedWebhookDeliveryLog } from '../../shared/adapters/embedded-sql/webhook-delivery-log.js';
+import { createEmbeddedWebhookDeliveryLog } from '../../shared/adapters/embedded/webhook-delivery-log.js';
 import { createMssqlWebhookDeliveryLog } from '../../shared/adapters/mssql/webhook-delivery-log.js';
 import { createEmfMetrics } from '../../shared/adapters/powertools/metrics.js';
 import { byDialect } from '../../shared/config/databases.js';
@@ -467,7 +467,7 @@ describe("Class: WebhookDeliveryLog (the stack's database)", () => {
   it('keeps at most one delivered row per event (the unique key behind "not delivered twice")', async () => {
     const log = byDialect(stack.database, {
       mssql: (db) => createMssqlWebhookDeliveryLog(db, 'demo'),
-      postgres: (db) => createEmbeddedWebhookDeliveryLog(db, 'demo'),
+      embedded: (db) => createEmbeddedWebhookDeliveryLog(db, 'demo'),
     });
     const entry = {
       eventId: 'msg_unique-key-test',
@@ -505,7 +505,7 @@ describe("Class: WebhookDeliveryLog (the stack's database)", () => {
   it('counts the attempts of one message: its retrying and failed rows only', async () => {
     const log = byDialect(stack.database, {
       mssql: (db) => createMssqlWebhookDeliveryLog(db, 'demo'),
-      postgres: (db) => createEmbeddedWebhookDeliveryLog(db, 'demo'),
+      embedded: (db) => createEmbeddedWebhookDeliveryLog(db, 'demo'),
     });
     const row = {
       eventId: 'msg_attempt-count-test',

@@ -5,7 +5,7 @@ import { handler as getDataPaginate } from '../../functions/data-api/getDataPagi
 import { handler as getDataWithCondition } from '../../functions/data-api/getDataWithCondition.js';
 import { handler as getRowsCount } from '../../functions/data-api/getRowsCount.js';
 import { startAwsEmulator } from '../../infra/local/aws-emulator.js';
-import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
+import { createEmbeddedDatabase } from '../../shared/adapters/embedded/index.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { setTenantRegistry } from '../../shared/config/tenant-registry.js';
 import { parseTenantRegistry } from '../../shared/config/tenants.js';

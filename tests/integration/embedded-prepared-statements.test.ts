@@ -1,7 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
-import { preparedStatements } from '../../shared/adapters/embedded-sql/prepared-statements.js';
+import { createEmbeddedDatabase } from '../../shared/adapters/embedded/index.js';
+import { preparedStatements } from '../../shared/adapters/embedded/prepared-statements.js';
 import { DatabaseStatementError } from '../../shared/core/database.js';
 
 let pg: PGlite;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as getFileHandler } from '../../functions/files/getFile.js';
 import { handler as setFileHandler } from '../../functions/files/setFile.js';
 import { startAwsEmulator } from '../../infra/local/aws-emulator.js';
-import { createEmbeddedDocumentStore } from '../../shared/adapters/embedded-sql/document-store.js';
+import { createEmbeddedDocumentStore } from '../../shared/adapters/embedded/document-store.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { setTenantRegistry } from '../../shared/config/tenant-registry.js';
 import { parseTenantRegistry } from '../../shared/config/tenants.js';

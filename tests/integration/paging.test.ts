@@ -1,6 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEmbeddedDataSourceReader } from '../../shared/adapters/embedded-sql/data-source-reader.js';
+import { createEmbeddedDataSourceReader } from '../../shared/adapters/embedded/data-source-reader.js';
 import type { DataSourceReader } from '../../shared/core/data-api/reader.js';
 import type { Database, DataSourceInfo, Row } from '../../shared/core/database.js';
 import { demoDatabase } from '../support/demo.js';

@@ -2,7 +2,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as getData } from '../../functions/web-api/getData.js';
 import { handler as test } from '../../functions/web-api/test.js';
-import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded-sql/web-api-store.js';
+import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded/web-api-store.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { setTenantRegistry } from '../../shared/config/tenant-registry.js';
 import { parseTenantRegistry } from '../../shared/config/tenants.js';

@@ -13,7 +13,7 @@ import { handler as getDataAsync } from '../../functions/web-api/getDataAsync.js
 import { handler as jobWorker } from '../../functions/web-api/jobWorker.js';
 import { startAwsEmulator } from '../../infra/local/aws-emulator.js';
 import { type SqsLambda, startSqsPoller } from '../../infra/local/sqs-poller.js';
-import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded-sql/web-api-store.js';
+import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded/web-api-store.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { setTenantRegistry } from '../../shared/config/tenant-registry.js';
 import { parseTenantRegistry } from '../../shared/config/tenants.js';

@@ -1,6 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded-sql/web-api-store.js';
+import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded/web-api-store.js';
 import type { Database } from '../../shared/core/database.js';
 import {
   authenticateApplication,

@@ -1,7 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe } from 'vitest';
-import { createEmbeddedWebhookAdminStore } from '../../shared/adapters/embedded-sql/webhook-admin-store.js';
-import { createEmbeddedWebhookDeliveryLog } from '../../shared/adapters/embedded-sql/webhook-delivery-log.js';
+import { createEmbeddedWebhookAdminStore } from '../../shared/adapters/embedded/webhook-admin-store.js';
+import { createEmbeddedWebhookDeliveryLog } from '../../shared/adapters/embedded/webhook-delivery-log.js';
 import type { Database } from '../../shared/core/database.js';
 import type { WebhookDeliveryLog } from '../../shared/core/webhook/delivery-log.js';
 import { demoDatabase } from '../support/demo.js';

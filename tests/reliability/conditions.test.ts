@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDemoDatabase } from '../../infra/local/demo-database.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { startTsqlDemo } from '../../infra/local/tsql-engine.js';
-import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
+import { createEmbeddedDatabase } from '../../shared/adapters/embedded/index.js';
 import { createMssqlDatabase } from '../../shared/adapters/mssql/index.js';
 import { MAX_LIKE_WILDCARDS } from '../../shared/core/condition/index.js';
 import { answerCondition, conditionReadContext } from '../support/conditions.js';

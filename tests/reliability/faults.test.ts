@@ -5,7 +5,7 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
+import { createEmbeddedDatabase } from '../../shared/adapters/embedded/index.js';
 import { registerEmbeddedDatabase } from '../../shared/config/databases.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';

@@ -8,7 +8,7 @@
  * writers end and one last sync, the copy must equal what `getData` answers. Every step is drawn
  * from a seeded random source, so a failing seed replays exactly.
  */
-import { createEmbeddedDataSourceReader } from '../../shared/adapters/embedded-sql/data-source-reader.js';
+import { createEmbeddedDataSourceReader } from '../../shared/adapters/embedded/data-source-reader.js';
 import { createMssqlDataSourceReader } from '../../shared/adapters/mssql/data-source-reader.js';
 import { type ChangeFeedContext, getChanges } from '../../shared/core/data-api/changes.js';
 import { rememberedCatalogue } from '../../shared/core/data-api/data-source.js';

@@ -1,5 +1,5 @@
-import { translateEmbeddedCondition } from '../../shared/adapters/embedded-sql/condition.js';
-import { createEmbeddedDataSourceReader } from '../../shared/adapters/embedded-sql/data-source-reader.js';
+import { translateEmbeddedCondition } from '../../shared/adapters/embedded/condition.js';
+import { createEmbeddedDataSourceReader } from '../../shared/adapters/embedded/data-source-reader.js';
 import { translateMssqlCondition } from '../../shared/adapters/mssql/condition.js';
 import { createMssqlDataSourceReader } from '../../shared/adapters/mssql/data-source-reader.js';
 import { type CompiledCondition, compileConditionWith } from '../../shared/core/condition/index.js';

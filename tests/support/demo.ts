@@ -1,6 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { openDemoDatabase } from '../../infra/local/demo-database.js';
-import { createEmbeddedDatabase } from '../../shared/adapters/embedded-sql/index.js';
+import { createEmbeddedDatabase } from '../../shared/adapters/embedded/index.js';
 import { setTenantRegistry } from '../../shared/config/tenant-registry.js';
 import { parseTenantRegistry } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { postgresDialect } from '../../shared/adapters/embedded-sql/dialect.js';
+import { embeddedDialect } from '../../shared/adapters/embedded/dialect.js';
 import { mssqlDialect } from '../../shared/adapters/mssql/dialect.js';
 import { ConditionError, MAX_LIKE_WILDCARDS } from '../../shared/core/condition/index.js';
 import { compileCondition } from '../support/conditions.js';
@@ -7,7 +7,7 @@ import { COLUMNS } from './condition-fixture.js';
 
 function refusal(input: string): ConditionError {
   let caught: unknown;
-  for (const dialect of [mssqlDialect, postgresDialect]) {
+  for (const dialect of [mssqlDialect, embeddedDialect]) {
     try {
       compileCondition(input, COLUMNS, dialect);
     } catch (error) {
@@ -343,7 +343,7 @@ describe('limits', () => {
 
   it('accepts long AND / OR chains (they are flattened)', () => {
     const input = Array.from({ length: 300 }, (_, i) => `ID = ${i}`).join(' OR ');
-    const { params } = compileCondition(input, COLUMNS, postgresDialect);
+    const { params } = compileCondition(input, COLUMNS, embeddedDialect);
     expect(params).toHaveLength(300);
   });
 
@@ -355,7 +355,7 @@ describe('limits', () => {
     let date = "'2024-01-01'";
     for (let i = 0; i < 6; i++) date = `DATEADD(day, DATEDIFF(second, ${date}, DATUM), DATUM)`;
     expect(compileCondition(`${date} > DATUM`, COLUMNS, mssqlDialect).params).toHaveLength(1);
-    expect(() => compileCondition(`${date} > DATUM`, COLUMNS, postgresDialect)).toThrow(
+    expect(() => compileCondition(`${date} > DATUM`, COLUMNS, embeddedDialect)).toThrow(
       new ConditionError('The condition is too complex: it needs more than 2000 parameters (position 1)', 1),
     );
   });
@@ -366,7 +366,7 @@ describe('limits', () => {
     const input = `${small} > DATUM`;
     expect(input.length).toBeLessThan(4000);
     expect(compileCondition(input, COLUMNS, mssqlDialect).sql.length).toBeLessThan(2000);
-    expect(() => compileCondition(input, COLUMNS, postgresDialect)).toThrow(
+    expect(() => compileCondition(input, COLUMNS, embeddedDialect)).toThrow(
       'The condition is too complex: its translation is too long (position 1)',
     );
   });
@@ -386,7 +386,7 @@ describe('columns', () => {
   it('are matched case-insensitively and written with their catalogue name', () => {
     expect(compileCondition('nazev = 1', COLUMNS, mssqlDialect).sql).toBe('([NAZEV] = @p1)');
     expect(compileCondition('[mixed case] = 1', COLUMNS, mssqlDialect).sql).toBe('([Mixed Case] = @p1)');
-    expect(compileCondition('"MIXED CASE" = 1', COLUMNS, postgresDialect).sql).toBe(
+    expect(compileCondition('"MIXED CASE" = 1', COLUMNS, embeddedDialect).sql).toBe(
       '(CAST("Mixed Case" AS numeric) = CAST($1 AS integer))',
     );
   });
@@ -414,8 +414,8 @@ describe('columns', () => {
       { name: 'a', kind: 'int', dataType: 'integer', ordinal: 1 },
       { name: 'A', kind: 'int', dataType: 'integer', ordinal: 2 },
     ] as const;
-    expect(compileCondition('"a" = 1', columns, postgresDialect).sql).toBe('("a" = CAST($1 AS integer))');
-    expect(compileCondition('A = 1', columns, postgresDialect).sql).toBe('("A" = CAST($1 AS integer))');
+    expect(compileCondition('"a" = 1', columns, embeddedDialect).sql).toBe('("a" = CAST($1 AS integer))');
+    expect(compileCondition('A = 1', columns, embeddedDialect).sql).toBe('("A" = CAST($1 AS integer))');
     expect(() => compileCondition('[a ] = 1', columns, mssqlDialect)).toThrow('Unknown column "a "');
   });
 
@@ -424,7 +424,7 @@ describe('columns', () => {
     expect(compileCondition("[we]]ird\"name] = 'x'", columns, mssqlDialect).sql).toBe(
       '([we]]ird"name] = @p1)',
     );
-    expect(compileCondition('"we]ird""name" = \'x\'', columns, postgresDialect).sql).toBe(
+    expect(compileCondition('"we]ird""name" = \'x\'', columns, embeddedDialect).sql).toBe(
       '(rtrim(lower(("we]ird""name") COLLATE "und-x-icu")) = rtrim(lower((CAST($1 AS text)) COLLATE "und-x-icu")))',
     );
   });
@@ -535,7 +535,7 @@ describe('values SQL Server refuses are refused on every database (PostgreSQL wo
     'ISNULL(CAST(ID AS BIGINT), 3000000000) = 1',
     'ISNULL(MNOZSTVI, 100000000000) = 1',
   ])('accepts %s, as SQL Server does', (input) => {
-    expect(() => compileCondition(input, COLUMNS, postgresDialect)).not.toThrow();
+    expect(() => compileCondition(input, COLUMNS, embeddedDialect)).not.toThrow();
     expect(() => compileCondition(input, COLUMNS, mssqlDialect)).not.toThrow();
   });
 });

@@ -105,7 +105,7 @@ export function checkCompiled(
   expect(sql).not.toContain("'");
   const identifiers = new Set(columns.map((c) => dialect.quoteIdent(c.name)));
   // The one collation the PostgreSQL translation names (text ordered as under SQL Server).
-  if (dialect.name === 'postgres') identifiers.add('"und-x-icu"');
+  if (dialect.name === 'embedded') identifiers.add('"und-x-icu"');
   const ident = dialect.name === 'mssql' ? /^\[(?:[^\]]|\]\])*\]/ : /^"(?:[^"]|"")*"/;
   const placeholder = dialect.name === 'mssql' ? /^@p(\d+)/ : /^\$(\d+)/;
   const seen: number[] = [];

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { postgresDialect } from '../../shared/adapters/embedded-sql/dialect.js';
+import { embeddedDialect } from '../../shared/adapters/embedded/dialect.js';
 import { mssqlDialect } from '../../shared/adapters/mssql/dialect.js';
 import { ConditionError } from '../../shared/core/condition/index.js';
 import { compileCondition } from '../support/conditions.js';
@@ -148,7 +148,7 @@ const { num, str, dt } = fc.letrec<{ num: string; str: string; dt: string }>((ti
       .map(([f, s, n]) => `${f}(${s}, ${n})`),
     fc.tuple(tie('str'), tie('str')).map(([a, b]) => `ISNULL(${a}, ${b})`),
     // Wider than any number here (a DECIMAL(38,4) is 40 characters with its sign): a number too
-    // wide for its text type is '*' or a failure, as on SQL Server (condition-postgres.test.ts).
+    // wide for its text type is '*' or a failure, as on SQL Server (condition-embedded.test.ts).
     fc
       .tuple(
         tie('num'),
@@ -342,7 +342,7 @@ const hostile = fc.oneof(
 /** Compiles for both dialects: refused with a well-formed ConditionError, or safe SQL. */
 function compileOrRefuse(input: string): 'accepted' | 'refused' {
   let outcome: 'accepted' | 'refused' = 'accepted';
-  for (const dialect of [mssqlDialect, postgresDialect]) {
+  for (const dialect of [mssqlDialect, embeddedDialect]) {
     let compiled: { sql: string; params: unknown[] };
     try {
       compiled = compileCondition(input, COLUMNS, dialect, 3);
@@ -385,7 +385,7 @@ describe('fuzz: hostile input is refused or compiled to safe SQL', () => {
     );
     fc.assert(
       fc.property(condition, injection, (input, tail) => {
-        expect(() => compileCondition(input + tail, COLUMNS, postgresDialect)).toThrow(ConditionError);
+        expect(() => compileCondition(input + tail, COLUMNS, embeddedDialect)).toThrow(ConditionError);
       }),
       { numRuns: 300 * SCALE },
     );
@@ -409,8 +409,8 @@ describe('fuzz: generated valid conditions run on PostgreSQL', () => {
     async () => {
       await fc.assert(
         fc.asyncProperty(condition, async (input) => {
-          const { sql, params } = compileCondition(input, COLUMNS, postgresDialect);
-          checkCompiled(sql, params, postgresDialect);
+          const { sql, params } = compileCondition(input, COLUMNS, embeddedDialect);
+          checkCompiled(sql, params, embeddedDialect);
           try {
             await db().query(`SELECT * FROM dbo."T" WHERE ${sql}`, params);
           } catch (error) {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { postgresDialect } from '../../shared/adapters/embedded-sql/dialect.js';
+import { embeddedDialect } from '../../shared/adapters/embedded/dialect.js';
 import {
   isInternalTable,
   parseDataSourceName,
@@ -11,7 +11,7 @@ import { ServiceError } from '../../shared/core/errors.js';
 
 function fakeCatalogue(objects: DataSourceInfo[]): Database & { lookups: number } {
   const db = {
-    dialect: postgresDialect,
+    dialect: embeddedDialect,
     lookups: 0,
     async findDataSource(schema: string | undefined, name: string) {
       db.lookups++;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { translateEmbeddedCondition } from '../../shared/adapters/embedded-sql/condition.js';
-import { createEmbeddedDataSourceReader } from '../../shared/adapters/embedded-sql/data-source-reader.js';
-import { postgresDialect } from '../../shared/adapters/embedded-sql/dialect.js';
+import { translateEmbeddedCondition } from '../../shared/adapters/embedded/condition.js';
+import { createEmbeddedDataSourceReader } from '../../shared/adapters/embedded/data-source-reader.js';
+import { embeddedDialect } from '../../shared/adapters/embedded/dialect.js';
 import { translateMssqlCondition } from '../../shared/adapters/mssql/condition.js';
 import { createMssqlDataSourceReader } from '../../shared/adapters/mssql/data-source-reader.js';
 import { mssqlDialect } from '../../shared/adapters/mssql/dialect.js';
@@ -109,7 +109,7 @@ describe('Data API SQL for SQL Server', () => {
 
 describe('Data API reads in batches', () => {
   it('pages on PostgreSQL with $1/$2, as a deferred join', async () => {
-    const { db, statements } = recordingSubjects(postgresDialect);
+    const { db, statements } = recordingSubjects(embeddedDialect);
     await getDataPaginate(ctx(db), 'SUBJECT', { fromRow: '1', rows: '10' });
     expect(statements[0]!.sql).toBe(
       'SELECT "ID", "NAZEV" FROM "dbo"."SUBJECT" WHERE "ID" = ANY(ARRAY(' +
@@ -122,7 +122,7 @@ describe('Data API reads in batches', () => {
     const batch = (from: number) =>
       Array.from({ length: 100 }, (_, i) => ({ ID: from + i, NAZEV: 'x'.repeat(100) }));
     const batches = Array.from({ length: 20 }, (_, i) => batch(i * 100));
-    const { db, batchesRead } = recordingSubjects(postgresDialect, batches);
+    const { db, batchesRead } = recordingSubjects(embeddedDialect, batches);
     const uploadedAt: number[] = [];
     const chunks: Buffer[] = [];
     const store: LargeObjectStore = {
@@ -150,7 +150,7 @@ describe('Data API reads of a table that changed', () => {
   function changing(code: string, failures: number, remembered: boolean) {
     let calls = 0;
     let lookups = 0;
-    const { db } = recordingDatabase(postgresDialect, {
+    const { db } = recordingDatabase(embeddedDialect, {
       answer: () => {
         calls++;
         if (calls <= failures) throw new DatabaseStatementError('column "GONE" does not exist', code);
@@ -210,7 +210,7 @@ describe('Data API reads beyond the ERP (CONTRACT 4a): the SQL', () => {
     });
 
   it('columns= selects the chosen columns and the primary key (to continue from), and answers only the chosen', async () => {
-    for (const dialect of [mssqlDialect, postgresDialect]) {
+    for (const dialect of [mssqlDialect, embeddedDialect]) {
       const { db, statements } = withPairs(dialect, [{ V: 1, A: 1, B: 'x' }]);
       const answer = await getDataPaginate({ ...ctx(db), cursors }, 'PAIRS', {
         fromRow: '1',
@@ -238,7 +238,7 @@ describe('Data API reads beyond the ERP (CONTRACT 4a): the SQL', () => {
         'ORDER BY [A], [B] OFFSET 0 ROWS FETCH NEXT @p3 ROWS ONLY',
       params: [2, "o'k", 50],
     });
-    const pg = withPairs(postgresDialect, []);
+    const pg = withPairs(embeddedDialect, []);
     await getDataPaginate({ ...ctx(pg.db), cursors }, 'PAIRS', { after, rows: '50' });
     expect(pg.statements[0]).toEqual({
       sql: 'SELECT "A", "B", "V" FROM "dbo"."PAIRS" WHERE ("A", "B") > ($1, $2) ORDER BY "A", "B" FETCH FIRST $3 ROWS ONLY',
@@ -270,7 +270,7 @@ describe('Data API reads beyond the ERP (CONTRACT 4a): the SQL', () => {
   });
 
   it('hidden columns are never read, in any case of the registry entry; a hidden key orders by the visible columns', async () => {
-    for (const dialect of [mssqlDialect, postgresDialect]) {
+    for (const dialect of [mssqlDialect, embeddedDialect]) {
       const { db, statements } = withPairs(dialect, [{ A: 1, V: 1 }]);
       const hidden = { 'dbo.pairs': ['b'] };
       const answer = await getDataPaginate({ ...ctx(db), cursors, hidden }, 'PAIRS', {

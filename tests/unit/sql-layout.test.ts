@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONVERT_FORMATS } from '../../shared/adapters/embedded-sql/condition.js';
+import { CONVERT_FORMATS } from '../../shared/adapters/embedded/condition.js';
 import { CONVERT_STYLES } from '../../shared/core/condition/vocabulary.js';
 
 /**
- * Each dialect's SQL lives in its adapter (`shared/adapters/mssql`, `shared/adapters/embedded-sql`):
+ * Each dialect's SQL lives in its adapter (`shared/adapters/mssql`, `shared/adapters/embedded`):
  * `shared/core` and what the adapters share (`shared/adapters/sql-common`) hold no SQL text.
  */
 const NO_SQL_FOLDERS = ['shared/core', 'shared/adapters/sql-common'];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { postgresDialect } from '../../shared/adapters/embedded-sql/dialect.js';
+import { embeddedDialect } from '../../shared/adapters/embedded/dialect.js';
 import { mssqlDialect } from '../../shared/adapters/mssql/dialect.js';
 import { createMssqlWebApiStore } from '../../shared/adapters/mssql/web-api-store.js';
 import { procedureReference, tenantDigest } from '../../shared/adapters/sql-common/web-api-store.js';
@@ -160,7 +160,7 @@ describe('Function: createMssqlWebApiStore', () => {
 describe('Function: procedureReference', () => {
   it('quotes NAME and schema.NAME for each dialect', () => {
     expect(procedureReference(mssqlDialect.quoteIdent, 'dbo.WS_OP_SLEEP')).toBe('[dbo].[WS_OP_SLEEP]');
-    expect(procedureReference(postgresDialect.quoteIdent, 'WS_OP_SLEEP')).toBe('"dbo"."WS_OP_SLEEP"');
+    expect(procedureReference(embeddedDialect.quoteIdent, 'WS_OP_SLEEP')).toBe('"dbo"."WS_OP_SLEEP"');
   });
 
   it.each(['dbo.WS_OP; DROP TABLE x', 'a.b.c', '[dbo].[X]', 'x y', ''])('refuses %j', (name) => {

@@ -434,7 +434,7 @@ function fakeDatabase(subjectUrl: string | null): Database & { inserts: unknown[
   const delivered = new Set<unknown>();
   return {
     inserts,
-    dialect: { name: 'postgres', quoteIdent: (n) => `"${n}"`, param: (i) => `$${i}`, paginate: () => '' },
+    dialect: { name: 'embedded', quoteIdent: (n) => `"${n}"`, param: (i) => `$${i}`, paginate: () => '' },
     async query(sql, params = []) {
       if (sql.startsWith('SELECT')) {
         const subject =

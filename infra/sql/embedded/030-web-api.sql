@@ -77,7 +77,7 @@ COMMENT ON TABLE dbo."SVC_JOURNAL" IS 'Kterému tenantovi patří volání v WS_
 -- 4. SVC_DELAY – a wait that does not freeze the service
 --    PGlite runs inside the service's own process: pg_sleep would stop every
 --    request. This notice asks the embedded adapter to wait p_seconds after the
---    statement instead, without holding the database (shared/adapters/embedded-sql).
+--    statement instead, without holding the database (shared/adapters/embedded).
 -- -----------------------------------------------------------------------------
 CREATE FUNCTION dbo."SVC_DELAY"(p_seconds numeric)
 RETURNS void

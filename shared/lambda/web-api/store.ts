@@ -1,4 +1,4 @@
-import { createEmbeddedWebApiStore } from '../../adapters/embedded-sql/web-api-store.js';
+import { createEmbeddedWebApiStore } from '../../adapters/embedded/web-api-store.js';
 import { createMssqlWebApiStore } from '../../adapters/mssql/web-api-store.js';
 import { byDialect } from '../../config/databases.js';
 import type { TenantConfig } from '../../config/tenants.js';
@@ -27,7 +27,7 @@ export function tenantWebApiStore(db: Database, tenant: Pick<TenantConfig, 'id' 
   }
   const store = byDialect(db, {
     mssql: (mssql) => createMssqlWebApiStore(mssql, tenant.id),
-    postgres: (embedded) => createEmbeddedWebApiStore(embedded, tenant.id),
+    embedded: (embedded) => createEmbeddedWebApiStore(embedded, tenant.id),
   });
   const cached = withLookupCache(store, cache);
   const { applications } = tenant.webApi;

@@ -7,9 +7,9 @@ import {
   changeTableName,
   createSqlChangeFeedStore,
 } from '../sql-common/change-feed-store.js';
-import { postgresDialect } from './dialect.js';
+import { embeddedDialect } from './dialect.js';
 
-const q = postgresDialect.quoteIdent;
+const q = embeddedDialect.quoteIdent;
 const changes = (source: DataSourceInfo) => `${q(source.schema)}.${q(changeTableName(source))}`;
 const FEED_ROW = `dbo."SVC_CHANGE_FEED" WHERE "SOURCE_SCHEMA" = $1 AND "SOURCE_NAME" = $2`;
 const NOW_UTC = `(now() AT TIME ZONE 'UTC')`;

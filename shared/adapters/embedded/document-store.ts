@@ -2,9 +2,9 @@
 import type { Database } from '../../core/database.js';
 import type { DocumentStore } from '../../core/files/document-store.js';
 import { createSqlDocumentStore, type DocumentStatements } from '../sql-common/document-store.js';
-import { postgresDialect } from './dialect.js';
+import { embeddedDialect } from './dialect.js';
 
-const q = postgresDialect.quoteIdent;
+const q = embeddedDialect.quoteIdent;
 
 // Binary travels as base64 text: PGlite moves bytea parameters and results through a slow
 // per-byte path (a 3.5 MB file took 1.8 s to insert and 0.8 s to read; as text 0.16 s and 0.04 s).

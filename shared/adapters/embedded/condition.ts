@@ -27,7 +27,7 @@ import { translateLikePattern } from '../../core/condition/like-pattern.js';
 import { FIRST_YEAR } from '../../core/condition/literal-values.js';
 import { limitSize } from '../../core/condition/params.js';
 import { commonKind, numericTypeOf } from '../../core/condition/typing.js';
-import { postgresDialect } from './dialect.js';
+import { embeddedDialect } from './dialect.js';
 
 /** An operand of an integer type (TINYINT to BIGINT) in T-SQL's typing. */
 /**
@@ -185,7 +185,7 @@ function internal(message: string): never {
   throw new ConditionError(`The condition cannot be translated: ${message} (position 1)`, 1);
 }
 
-export class PostgresCompiler {
+export class EmbeddedCompiler {
   constructor(private readonly sink: ParamSink) {}
 
   condition(node: Condition): string {
@@ -279,7 +279,7 @@ export class PostgresCompiler {
   private exprSql(node: Expr): string {
     switch (node.type) {
       case 'column':
-        return postgresDialect.quoteIdent(node.name);
+        return embeddedDialect.quoteIdent(node.name);
       case 'string':
         return this.text(node.value);
       case 'number':
@@ -639,6 +639,6 @@ export class PostgresCompiler {
 
 /** Translates a checked condition to PostgreSQL. */
 export const translateEmbeddedCondition: ConditionTranslator = dialectTranslator(
-  postgresDialect.param,
-  (condition, sink) => new PostgresCompiler(sink).condition(condition),
+  embeddedDialect.param,
+  (condition, sink) => new EmbeddedCompiler(sink).condition(condition),
 );

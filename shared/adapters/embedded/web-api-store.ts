@@ -6,7 +6,7 @@ import {
   procedureReference,
   type WebApiStatements,
 } from '../sql-common/web-api-store.js';
-import { postgresDialect } from './dialect.js';
+import { embeddedDialect } from './dialect.js';
 
 const JOURNAL_COLUMNS = `"ID" AS "id", "APPLICATION_ID" AS "applicationId", "VLTYP" AS "vltyp", "STATE" AS "state",
     "REQUEST" AS "request", "ANSWER" AS "answer", "ROW_NAME" AS "rowName", "ATTEMPTS" AS "attempts"`;
@@ -62,7 +62,7 @@ export const EMBEDDED_WEB_API_STATEMENTS: WebApiStatements = {
   releaseJob: `UPDATE dbo."WS_JOURNAL" SET "LEASE_UNTIL" = NULL
     WHERE "ID" = $1 AND "STATE" = 'running' AND "ATTEMPTS" = $2`,
   callOperation: (operation) =>
-    `SELECT * FROM ${procedureReference(postgresDialect.quoteIdent, operation.procedure)}($1::jsonb)`,
+    `SELECT * FROM ${procedureReference(embeddedDialect.quoteIdent, operation.procedure)}($1::jsonb)`,
   // RAISE EXCEPTION without an SQLSTATE: the procedure's own words.
   raisedByProcedure: (error: DatabaseStatementError) => error.dbCode === 'P0001',
 };

@@ -11,7 +11,7 @@ import {
   type Row,
   StatementCancelledError,
 } from '../../core/database.js';
-import { postgresDialect } from './dialect.js';
+import { embeddedDialect } from './dialect.js';
 import { preparedStatements } from './prepared-statements.js';
 
 // PostgreSQL type OIDs whose default parsing does not fit the port's value conventions.
@@ -215,7 +215,7 @@ export function createEmbeddedDatabase(pg: PGlite): Database {
   }
 
   return {
-    dialect: postgresDialect,
+    dialect: embeddedDialect,
     query,
     streamBatches,
     findDataSource,
@@ -224,7 +224,7 @@ export function createEmbeddedDatabase(pg: PGlite): Database {
       try {
         return await pg.transaction((tx) =>
           fn({
-            dialect: postgresDialect,
+            dialect: embeddedDialect,
             // Mapped here too, so that a statement's error keeps its code across the embedded
             // database's thread (the local stack), as outside a transaction.
             query: (sql, params = [], options) =>

@@ -3,10 +3,10 @@ import type { ConditionTranslator } from '../../core/condition/index.js';
 import type { DataSourceReader } from '../../core/data-api/reader.js';
 import type { Database, DataSourceInfo } from '../../core/database.js';
 import { createSqlDataSourceReader, readColumns, sortColumns } from '../sql-common/data-source-reader.js';
-import { postgresDialect } from './dialect.js';
+import { embeddedDialect } from './dialect.js';
 
 const PAGE = 'OFFSET $1 ROWS FETCH NEXT $2 ROWS ONLY';
-const q = postgresDialect.quoteIdent;
+const q = embeddedDialect.quoteIdent;
 const columnList = (source: DataSourceInfo) =>
   readColumns(source)
     .map((c) => q(c.name))

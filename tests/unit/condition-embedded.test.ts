@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { postgresDialect } from '../../shared/adapters/embedded-sql/dialect.js';
+import { embeddedDialect } from '../../shared/adapters/embedded/dialect.js';
 import { compileCondition } from '../support/conditions.js';
 import { COLUMNS, checkCompiled, GUID_1, GUID_2, useTableDatabase } from './condition-fixture.js';
 
@@ -7,16 +7,16 @@ const db = useTableDatabase();
 
 /** IDs of the rows of dbo."T" that satisfy `condition`, in order. */
 async function ids(condition: string): Promise<number[]> {
-  const { sql, params } = compileCondition(condition, COLUMNS, postgresDialect);
-  checkCompiled(sql, params, postgresDialect);
+  const { sql, params } = compileCondition(condition, COLUMNS, embeddedDialect);
+  checkCompiled(sql, params, embeddedDialect);
   const result = await db().query<{ ID: number }>(`SELECT * FROM dbo."T" WHERE ${sql}`, params);
   return result.rows.map((row) => row.ID).sort((a, b) => a - b);
 }
 
 /** Whether a row-independent condition is true (evaluated on a one-row table). */
 async function truth(condition: string): Promise<boolean> {
-  const { sql, params } = compileCondition(condition, [], postgresDialect);
-  checkCompiled(sql, params, postgresDialect, []);
+  const { sql, params } = compileCondition(condition, [], embeddedDialect);
+  checkCompiled(sql, params, embeddedDialect, []);
   const result = await db().query(`SELECT 1 AS x WHERE ${sql}`, params);
   return result.rows.length === 1;
 }
@@ -357,8 +357,8 @@ describe('PostgreSQL translation runs with SQL Server semantics', () => {
   });
 
   it('compiles parameters from firstParamIndex', async () => {
-    const { sql, params } = compileCondition("NAZEV = 'beta' AND ID < 10", COLUMNS, postgresDialect, 3);
-    checkCompiled(sql, params, postgresDialect, COLUMNS, 3);
+    const { sql, params } = compileCondition("NAZEV = 'beta' AND ID < 10", COLUMNS, embeddedDialect, 3);
+    checkCompiled(sql, params, embeddedDialect, COLUMNS, 3);
     const result = await db().query(`SELECT "ID" FROM dbo."T" WHERE ${sql} LIMIT $1 OFFSET $2`, [
       10,
       0,
@@ -371,7 +371,7 @@ describe('PostgreSQL translation runs with SQL Server semantics', () => {
     const { sql, params } = compileCondition(
       "DATUM >= '2024-01-01' AND NAZEV LIKE '%a'",
       COLUMNS,
-      postgresDialect,
+      embeddedDialect,
     );
     await db().transaction(async (tx) => {
       await tx.query(
@@ -589,8 +589,8 @@ describe('PostgreSQL SQL text', () => {
   ];
 
   it.each(cases)('%s', (condition, sql, params) => {
-    const compiled = compileCondition(condition, COLUMNS, postgresDialect);
+    const compiled = compileCondition(condition, COLUMNS, embeddedDialect);
     expect(compiled).toEqual({ sql, params });
-    checkCompiled(compiled.sql, compiled.params, postgresDialect);
+    checkCompiled(compiled.sql, compiled.params, embeddedDialect);
   });
 });
