@@ -1,4 +1,4 @@
-import { getData } from '../../shared/core/web-api/calls.js';
+import { getDataOnce } from '../../shared/core/web-api/calls.js';
 import { registerAfterAnswerExtension } from '../../shared/lambda/after-answer.js';
 import { signedCallRoute, webApiHandler } from '../../shared/lambda/web-api/http.js';
 
@@ -6,4 +6,4 @@ import { signedCallRoute, webApiHandler } from '../../shared/lambda/web-api/http
 await registerAfterAnswerExtension();
 
 /** POST /{tenant}/WebAPI/getData */
-export const handler = webApiHandler(signedCallRoute(getData));
+export const handler = webApiHandler(signedCallRoute(getDataOnce));

@@ -1,4 +1,4 @@
-import { getDataAsync } from '../../shared/core/web-api/async-calls.js';
+import { getDataAsyncOnce } from '../../shared/core/web-api/async-calls.js';
 import { registerAfterAnswerExtension } from '../../shared/lambda/after-answer.js';
 import { signedCallRoute, webApiHandler } from '../../shared/lambda/web-api/http.js';
 import { webApiJobQueue } from '../../shared/lambda/web-api/job-queue.js';
@@ -8,5 +8,5 @@ await registerAfterAnswerExtension();
 
 /** POST /{tenant}/WebAPI/getDataAsync */
 export const handler = webApiHandler(
-  signedCallRoute((ctx, call) => getDataAsync(ctx, call, webApiJobQueue())),
+  signedCallRoute((ctx, call) => getDataAsyncOnce(ctx, call, webApiJobQueue())),
 );

@@ -4,7 +4,11 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
-import { createEmbeddedDatabase } from '../../shared/adapters/embedded/index.js';
+import {
+  createEmbeddedDatabase,
+  type EmbeddedQueryOptions,
+  WaitInTransactionRequested,
+} from '../../shared/adapters/embedded/index.js';
 import type { Database, Row } from '../../shared/core/database.js';
 import type { Reply, Request, SerializedError } from './embedded-thread.js';
 
@@ -26,7 +30,13 @@ function serialize(error: unknown): SerializedError {
   return {
     name: typeof e.name === 'string' ? e.name : 'Error',
     message: typeof e.message === 'string' ? e.message : String(error),
-    dbCode: typeof e.dbCode === 'string' ? e.dbCode : undefined,
+    // A wait asked for in a transaction travels as its length in ms (embedded-thread.ts revives it).
+    dbCode:
+      error instanceof WaitInTransactionRequested
+        ? String(error.ms)
+        : typeof e.dbCode === 'string'
+          ? e.dbCode
+          : undefined,
   };
 }
 
@@ -40,7 +50,8 @@ async function handle(request: Request): Promise<unknown> {
       try {
         const target = request.tx === undefined ? database : transactions.get(request.tx)?.tx;
         if (!target) throw new Error('The transaction has ended');
-        return await target.query(request.sql, [...request.params], { signal: controller.signal });
+        const options: EmbeddedQueryOptions = { signal: controller.signal, waitInTransaction: request.waits };
+        return await target.query(request.sql, [...request.params], options);
       } finally {
         running.delete(request.id);
       }

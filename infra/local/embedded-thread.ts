@@ -8,6 +8,11 @@
 import { Worker } from 'node:worker_threads';
 import { embeddedDialect } from '../../shared/adapters/embedded/dialect.js';
 import {
+  transactionWithWaitsOutside,
+  type WaitInTransaction,
+  WaitInTransactionRequested,
+} from '../../shared/adapters/embedded/index.js';
+import {
   type Database,
   DatabaseStatementError,
   DatabaseUnavailableError,
@@ -20,7 +25,7 @@ import {
 
 /** What the main thread asks (`id` pairs a request with its reply). */
 export type Request = { readonly id: number } & (
-  | { op: 'query'; sql: string; params: readonly unknown[]; tx?: number }
+  | { op: 'query'; sql: string; params: readonly unknown[]; tx?: number; waits?: WaitInTransaction }
   | { op: 'inspect'; sql: string; params: readonly unknown[] }
   | { op: 'find'; schema: string | undefined; name: string }
   | { op: 'list' }
@@ -57,6 +62,9 @@ function revive(error: SerializedError): Error {
       return new DatabaseUnavailableError(error.message);
     case 'StatementCancelledError':
       return new StatementCancelledError(error.message);
+    case 'WaitInTransactionRequested':
+      // Its wait in ms travels as the code; the main thread's transaction waits it out.
+      return new WaitInTransactionRequested(Number(error.dbCode));
     default:
       return new Error(error.message);
   }
@@ -132,9 +140,20 @@ export async function openEmbeddedDatabaseThread(dataDir: Uint8Array): Promise<E
   }
 
   const cancelled = () => new StatementCancelledError('The statement was cancelled');
-  const query = (sql: string, params: readonly unknown[] = [], options?: QueryOptions, tx?: number) => {
+  const query = (
+    sql: string,
+    params: readonly unknown[] = [],
+    options?: QueryOptions,
+    tx?: { readonly id: number; readonly waits: WaitInTransaction },
+  ) => {
     if (options?.signal?.aborted) return Promise.reject(cancelled());
-    return ask<Row[]>({ op: 'query', sql, params, tx }, options?.signal);
+    const asked = ask<Row[]>({ op: 'query', sql, params, tx: tx?.id, waits: tx?.waits }, options?.signal);
+    // The wait is the statement's: its signal cancels it.
+    return asked.catch((error: unknown) => {
+      throw error instanceof WaitInTransactionRequested
+        ? new WaitInTransactionRequested(error.ms, options?.signal)
+        : error;
+    });
   };
 
   const database: Database = {
@@ -162,21 +181,23 @@ export async function openEmbeddedDatabaseThread(dataDir: Uint8Array): Promise<E
     },
     findDataSource: (schema, name) => ask<DataSourceInfo | undefined>({ op: 'find', schema, name }),
     listDataSources: () => ask<DataSourceName[]>({ op: 'list' }),
-    async transaction(fn) {
-      const tx = await ask<number>({ op: 'begin' });
-      let result: Awaited<ReturnType<typeof fn>>;
-      try {
-        result = await fn({
-          dialect: embeddedDialect,
-          query: (sql, params, options) => query(sql, params, options, tx),
-        });
-      } catch (error) {
-        await ask({ op: 'end', tx, commit: false }).catch(() => undefined);
-        throw error;
-      }
-      await ask({ op: 'end', tx, commit: true });
-      return result;
-    },
+    // As on the embedded database itself: a wait asked for in a transaction happens outside it.
+    transaction: (fn) =>
+      transactionWithWaitsOutside(async (waits) => {
+        const id = await ask<number>({ op: 'begin' });
+        let result: Awaited<ReturnType<typeof fn>>;
+        try {
+          result = await fn({
+            dialect: embeddedDialect,
+            query: (sql, params, options) => query(sql, params, options, { id, waits }),
+          });
+        } catch (error) {
+          await ask({ op: 'end', tx: id, commit: false }).catch(() => undefined);
+          throw error;
+        }
+        await ask({ op: 'end', tx: id, commit: true });
+        return result;
+      }),
     async close() {
       // The thread belongs to whoever opened it (the local stack).
     },

@@ -14,6 +14,7 @@ import {
   readConnectionSecurity,
 } from '../adapters/mssql/connection-security.js';
 import { isScope, SCOPE_GRAMMAR } from '../core/auth/caller.js';
+import { DEFAULT_IDEMPOTENCY_RETENTION_HOURS } from '../core/idempotency.js';
 import { changeFeedNameProblem, parseQualifiedName } from '../core/sql-names.js';
 import { forbiddenAddressReason, ipLiteralHost } from '../core/webhook/target.js';
 import { boolFromEnv, ConfigurationError, getSettings } from './settings.js';
@@ -333,6 +334,11 @@ const tenant = z.strictObject({
    */
   maxSubscriptions: z._default(int(0, 10_000), 100),
   changeNotificationDelaySeconds: z._default(int(1, 900), 10),
+  /**
+   * Exactly once (CONTRACT 5a): how long the answer of a call sent with an `Idempotency-Key` is
+   * kept for its retries (hours); a key used again after that is a new call.
+   */
+  idempotencyRetentionHours: z._default(int(1, 24 * 30), DEFAULT_IDEMPOTENCY_RETENTION_HOURS),
   /**
    * Sign-in of the Data API (CONTRACT 4d): `["basic","bearer"]` (the default) or `["bearer"]`
    * (Basic refused), the identity providers whose tokens the tenant accepts, the gateway's own

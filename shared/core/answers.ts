@@ -24,7 +24,12 @@ export interface LargeObjectUpload {
  */
 export type Answer =
   | { readonly kind: 'inline'; readonly body: string | Buffer; readonly contentType: string }
-  | { readonly kind: 'redirect'; readonly location: string };
+  | {
+      readonly kind: 'redirect';
+      readonly location: string;
+      /** The stored object's key (presigned again for a replay of the answer). */
+      readonly key?: string;
+    };
 
 export interface AnswerLimits {
   readonly inlineLimitBytes: number;
@@ -115,7 +120,7 @@ export class AnswerWriter {
     }
     await this.upload.complete();
     const location = await this.limits.store!.presignGet(this.key, this.limits.presignSeconds);
-    return { kind: 'redirect', location };
+    return { kind: 'redirect', location, key: this.key };
   }
 
   /** Drops a partial upload after a failure. */

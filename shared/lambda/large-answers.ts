@@ -49,3 +49,10 @@ export function answerResponse(answer: Answer, headers: Record<string, string> =
   }
   return { status: 200, headers: { ...headers, 'content-type': answer.contentType }, body: answer.body };
 }
+
+/** A fresh presigned GET URL for a stored answer (a recorded answer replayed, CONTRACT 5a). */
+export async function presignStoredAnswer(key: string): Promise<string> {
+  const store = largeAnswerStore();
+  if (!store) throw new Error('A recorded answer is in the large-answer bucket, and none is configured');
+  return store.presignGet(key, getSettings().presignSeconds);
+}

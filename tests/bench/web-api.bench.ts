@@ -5,6 +5,7 @@ import { byDialect } from '../../shared/config/databases.js';
 import { getData, type WebApiContext } from '../../shared/core/web-api/calls.js';
 import { validateEnvelope } from '../../shared/core/web-api/envelope.js';
 import { signatureHeader, verifySignature } from '../../shared/core/web-api/signature.js';
+import { tenantIdempotencyStore } from '../../shared/lambda/idempotency.js';
 import { tenantWebApiStore } from '../../shared/lambda/web-api/store.js';
 import { DEMO_WEB_API_TENANT } from '../support/web-api.js';
 import { demoPolicy } from '../support/web-api-core.js';
@@ -60,6 +61,7 @@ export async function webApiFigures(stack: LocalStack, on?: OtherDatabase): Prom
 
   // The use case as the Lambda runs it: the store's lookups cached for WEB_API_CACHE_SECONDS.
   const ctx: WebApiContext = {
+    keys: tenantIdempotencyStore(db, { id: 'demo' }),
     store: tenantWebApiStore(db, DEMO_WEB_API_TENANT),
     tenant: 'demo',
     policy: demoPolicy,

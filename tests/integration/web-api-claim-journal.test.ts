@@ -1,5 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEmbeddedIdempotencyStore } from '../../shared/adapters/embedded/idempotency-store.js';
 import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded/web-api-store.js';
 import { tenantDigest } from '../../shared/adapters/sql-common/web-api-store.js';
 import type { Database } from '../../shared/core/database.js';
@@ -95,14 +96,26 @@ describe('Replay claim and journal in one statement, on the embedded demo databa
     ).toBeUndefined();
   });
 
-  it('a signed getData makes three statements: claim and journal, the operation, the journal end', async () => {
+  it('a signed getData makes four statements: claim and journal, then in one transaction the save point, the operation and the journal end', async () => {
     const statements: string[] = [];
+    const note = (sql: string) => statements.push(sql.replace(/\s+/g, ' ').trim().slice(0, 40));
     const counted: Database = {
       ...db,
       query: (sql, params) => {
-        statements.push(sql.replace(/\s+/g, ' ').trim().slice(0, 40));
+        note(sql);
         return db.query(sql, params);
       },
+      // The call's own transaction's statements count too.
+      transaction: (fn) =>
+        db.transaction((tx) =>
+          fn({
+            ...tx,
+            query: (sql, params, options) => {
+              note(sql);
+              return tx.query(sql, params, options);
+            },
+          }),
+        ),
     };
     const store = createEmbeddedWebApiStore(counted, 'demo');
     // Lookups as a warm process has them (cached); here read once up front.
@@ -111,6 +124,7 @@ describe('Replay claim and journal in one statement, on the embedded demo databa
     statements.length = 0;
     const ctx: WebApiContext = {
       tenant: 'demo',
+      keys: createEmbeddedIdempotencyStore(counted, 'demo'),
       store: { ...store, findApplication: async () => application, findOperation: async () => operation },
       requestId: 'round-trips',
       policy: demoPolicy,
@@ -125,8 +139,13 @@ describe('Replay claim and journal in one statement, on the embedded demo databa
     const result = await getData(ctx, call);
     expect(result.answer).toMatchObject({ vlResult: 1, data: [{ nazev: 'Alfa Trade s.r.o.' }] });
     const withoutSweep = statements.filter((sql) => !sql.startsWith('DELETE'));
-    expect(withoutSweep).toHaveLength(3);
+    expect(withoutSweep).toHaveLength(4);
     expect(withoutSweep[0]).toMatch(/^WITH "claim" AS \(INSERT INTO dbo."WS_/);
+    expect(withoutSweep.slice(1)).toEqual([
+      'SAVEPOINT svc_operation',
+      expect.stringMatching(/^SELECT \* FROM "dbo"."WS_OP_/),
+      expect.stringMatching(/^UPDATE dbo."WS_JOURNAL"/),
+    ]);
     // Journaled and finished before the answer left; the same signed bytes again are 409/105.
     const entry = await store.readJournal(result.answer.id!);
     expect(entry).toMatchObject({ state: 'finished', answer: JSON.stringify(result.answer) });
@@ -140,6 +159,7 @@ describe('Replay claim and journal in one statement, on the embedded demo databa
     const ctx: WebApiContext = {
       tenant: 'demo',
       store,
+      keys: createEmbeddedIdempotencyStore(db, 'demo'),
       requestId: 'refused',
       policy: demoPolicy,
     };

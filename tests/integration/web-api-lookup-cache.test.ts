@@ -1,5 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createEmbeddedIdempotencyStore } from '../../shared/adapters/embedded/idempotency-store.js';
 import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded/web-api-store.js';
 import type { Database } from '../../shared/core/database.js';
 import {
@@ -36,6 +37,7 @@ describe("Web API lookup cache on the embedded demo database (operations, and th
   const ctxOf = (store: WebApiContext['store']): WebApiContext => ({
     tenant: 'demo',
     store,
+    keys: createEmbeddedIdempotencyStore(db, 'demo'),
     requestId: 'test',
     policy: demoPolicy,
   });

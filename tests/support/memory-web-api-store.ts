@@ -59,6 +59,9 @@ export function memoryWebApiStore(
       const operation = operations[vltyp];
       return operation ? { vltyp, procedure: operation.procedure, rowName: operation.rowName } : undefined;
     },
+    // No transactions in memory: the transactional proof is on the databases (tests/integration).
+    within: () => store,
+    transaction: (effects) => effects(store),
     async callOperation(operation, params, signal) {
       calls.push({ vltyp: operation.vltyp, params });
       const run = operations[operation.vltyp]?.run;

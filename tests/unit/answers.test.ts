@@ -34,7 +34,11 @@ describe('Class: AnswerWriter', () => {
     expect(key).toMatch(/^answers\/demo\/\d{4}-\d\d-\d\d\/[0-9a-f-]{36}\.json$/);
     expect(Buffer.concat(object.chunks).toString()).toBe('{"a":[1,2,3,4,5,6]}');
     expect(object.done).toBe(true);
-    expect(answer).toEqual({ kind: 'redirect', location: `https://bucket.example/${key}?X-Amz-Expires=900` });
+    expect(answer).toEqual({
+      kind: 'redirect',
+      location: `https://bucket.example/${key}?X-Amz-Expires=900`,
+      key,
+    });
   });
 
   it('redirects an answer within the byte limit whose escaped JSON exceeds inlineEncodedLimitBytes', async () => {
@@ -158,7 +162,11 @@ describe('Function: completeAnswer', () => {
     const answer = await completeAnswer(limits, body, 'text/xml; charset=utf-8', 'xml');
     const [key, object] = [...objects.entries()][0]!;
     expect(key).toMatch(/^answers\/demo\/web-api\/\d{4}-\d\d-\d\d\/[0-9a-f-]{36}\.xml$/);
-    expect(answer).toEqual({ kind: 'redirect', location: `https://bucket.example/${key}?X-Amz-Expires=600` });
+    expect(answer).toEqual({
+      kind: 'redirect',
+      location: `https://bucket.example/${key}?X-Amz-Expires=600`,
+      key,
+    });
     expect(Buffer.concat(object.chunks).toString('utf8')).toBe(body);
     expect([object.contentType, object.done]).toEqual(['text/xml; charset=utf-8', true]);
   });

@@ -137,7 +137,11 @@ describe('Data API reads in batches', () => {
       presignGet: async () => 'https://bucket.example/answer',
     };
     const answer = await getData(ctx(db, 20_000, store), 'SUBJECT');
-    expect(answer).toEqual({ kind: 'redirect', location: 'https://bucket.example/answer' });
+    expect(answer).toEqual({
+      kind: 'redirect',
+      location: 'https://bucket.example/answer',
+      key: expect.any(String),
+    });
     expect(uploadedAt[0]).toBeLessThan(3);
     const body = JSON.parse(Buffer.concat(chunks).toString()) as { SUBJECT: { ID: number }[] };
     expect(body.SUBJECT).toHaveLength(2000);

@@ -7,6 +7,7 @@ import { type JobDelivery, parseWebApiJob, runJob } from '../../shared/core/web-
 import { signatureHeader } from '../../shared/core/web-api/signature.js';
 import { OperationFailedError } from '../../shared/core/web-api/store.js';
 import { webApiHttpStatus } from '../../shared/lambda/web-api/http.js';
+import { memoryIdempotencyStore } from '../support/memory-idempotency-store.js';
 import { memoryWebApiStore } from '../support/memory-web-api-store.js';
 import { failingOperation, refusal } from '../support/web-api-core.js';
 
@@ -69,6 +70,7 @@ function setUp(options: { timeoutSeconds?: number; staleSeconds?: number; now?: 
     },
   });
   const ctx: WebApiContext = {
+    keys: memoryIdempotencyStore().store,
     tenant: 'demo',
     store: memory.store,
     policy: {

@@ -10,6 +10,7 @@ import { validateEnvelope, type WebApiRequest } from '../../shared/core/web-api/
 import { signatureHeader } from '../../shared/core/web-api/signature.js';
 import { OperationFailedError } from '../../shared/core/web-api/store.js';
 import { webApiHttpStatus } from '../../shared/lambda/web-api/http.js';
+import { memoryIdempotencyStore } from '../support/memory-idempotency-store.js';
 import { memoryWebApiStore } from '../support/memory-web-api-store.js';
 import { demoPolicy, failingOperation, refusal } from '../support/web-api-core.js';
 
@@ -72,6 +73,7 @@ function setUp(overrides: Partial<typeof policy> = {}) {
     },
   });
   const ctx: WebApiContext = {
+    keys: memoryIdempotencyStore().store,
     tenant: 'demo',
     store: memory.store,
     policy: { ...policy, ...overrides },

@@ -82,21 +82,77 @@ const cancelled = (cause?: unknown) =>
   new StatementCancelledError('The statement was cancelled', cause === undefined ? undefined : { cause });
 
 /**
+ * What a statement inside a transaction does with a wait it asks for: `report` it (the
+ * transaction is rolled back, the wait happens outside it, and the transaction runs again:
+ * {@link transactionWithWaitsOutside}), or `skip` it (the transaction's second run, whose wait
+ * has happened). Outside a transaction a statement waits after it ends.
+ */
+export type WaitInTransaction = 'report' | 'skip';
+
+/** The port's query options, with how a statement in a transaction treats its wait (the thread passes it on). */
+export interface EmbeddedQueryOptions extends QueryOptions {
+  readonly waitInTransaction?: WaitInTransaction;
+}
+
+/**
+ * A statement of a transaction asked for a wait (`SVC_DELAY`). PGlite has one session: a
+ * transaction that waited while open would hold every other request of the database for as long,
+ * so the transaction is given up instead and the wait happens outside it ({@link transactionWithWaitsOutside}).
+ */
+export class WaitInTransactionRequested extends Error {
+  override readonly name = 'WaitInTransactionRequested';
+  constructor(
+    readonly ms: number,
+    /** The statement's signal: cancels the wait. */
+    readonly signal?: AbortSignal,
+  ) {
+    super(`A statement of the transaction asked for a wait of ${ms} ms`);
+  }
+}
+
+/**
+ * Runs a transaction whose statements may ask for waits, as a procedure of a server database
+ * would spend its time: the first run reports a wait (and is rolled back), the wait happens
+ * outside the transaction, without holding the database, cancelled by the statement's signal; the
+ * second run skips it and commits. A transaction's effects thus commit once, after its waits, as
+ * a long procedure's would: a caller killed or cancelled during the wait leaves nothing behind.
+ */
+export async function transactionWithWaitsOutside<T>(
+  run: (waits: WaitInTransaction) => Promise<T>,
+): Promise<T> {
+  try {
+    return await run('report');
+  } catch (error) {
+    if (!(error instanceof WaitInTransactionRequested)) throw error;
+    try {
+      await sleep(error.ms, undefined, { signal: error.signal });
+    } catch (cause) {
+      if (error.signal?.aborted) throw cancelled(cause);
+      throw cause;
+    }
+    return run('skip');
+  }
+}
+
+/**
  * One statement. PGlite runs a statement to its end in this process, so cancellation takes effect
  * before it starts and during the wait it asked for, which is where a long operation spends its time.
  * Nothing can stop a statement once it runs: the event loop is blocked meanwhile, and
- * `statement_timeout` never fires (tried: a 1 s limit on a 14 s statement).
+ * `statement_timeout` never fires (tried: a 1 s limit on a 14 s statement). In a transaction, a
+ * wait is reported or skipped ({@link WaitInTransaction}).
  */
 async function runStatement(
   target: Pick<PGlite, 'query'>,
   sql: string,
   params: readonly unknown[],
   signal?: AbortSignal,
+  inTransaction?: WaitInTransaction,
 ): Promise<Row[]> {
   if (signal?.aborted) throw cancelled();
   const { requested, options } = delayOptions();
   const result = await target.query<Row>(sql, params as unknown[], options);
-  if (requested.ms > 0) {
+  if (requested.ms > 0 && inTransaction !== 'skip') {
+    if (inTransaction === 'report') throw new WaitInTransactionRequested(requested.ms, signal);
     try {
       await sleep(requested.ms, undefined, { signal });
     } catch (error) {
@@ -222,16 +278,20 @@ export function createEmbeddedDatabase(pg: PGlite): Database {
     listDataSources,
     async transaction(fn) {
       try {
-        return await pg.transaction((tx) =>
-          fn({
-            dialect: embeddedDialect,
-            // Mapped here too, so that a statement's error keeps its code across the embedded
-            // database's thread (the local stack), as outside a transaction.
-            query: (sql, params = [], options) =>
-              runStatement(tx, sql, params, options?.signal).catch((error: unknown) => {
-                throw mapError(pg, error);
-              }),
-          }),
+        return await transactionWithWaitsOutside((waits) =>
+          pg.transaction((tx) =>
+            fn({
+              dialect: embeddedDialect,
+              // Mapped here too, so that a statement's error keeps its code across the embedded
+              // database's thread (the local stack), as outside a transaction.
+              query: (sql, params = [], options?: EmbeddedQueryOptions) =>
+                runStatement(tx, sql, params, options?.signal, options?.waitInTransaction ?? waits).catch(
+                  (error: unknown) => {
+                    throw mapError(pg, error);
+                  },
+                ),
+            }),
+          ),
         );
       } catch (error) {
         throw mapError(pg, error);
@@ -284,7 +344,8 @@ function mapError(pg: PGlite, error: unknown): Error {
   if (
     error instanceof DatabaseStatementError ||
     error instanceof DatabaseUnavailableError ||
-    error instanceof StatementCancelledError
+    error instanceof StatementCancelledError ||
+    error instanceof WaitInTransactionRequested
   ) {
     return error;
   }

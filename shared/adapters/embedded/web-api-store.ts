@@ -63,11 +63,21 @@ export const EMBEDDED_WEB_API_STATEMENTS: WebApiStatements = {
     WHERE "ID" = $1 AND "STATE" = 'running' AND "ATTEMPTS" = $2`,
   callOperation: (operation) =>
     `SELECT * FROM ${procedureReference(embeddedDialect.quoteIdent, operation.procedure)}($1::jsonb)`,
+  savepoint: 'SAVEPOINT svc_operation',
+  callInTransaction: (operation) =>
+    `SELECT * FROM ${procedureReference(embeddedDialect.quoteIdent, operation.procedure)}($1::jsonb)`,
+  backToSavepoint: 'ROLLBACK TO SAVEPOINT svc_operation',
+  // 2D000 "invalid transaction termination": a function's COMMIT or ROLLBACK (PostgreSQL lets no
+  // function end the transaction it runs in; what comes closest to a procedure that does).
+  endedTransaction: (error: DatabaseStatementError) => error.dbCode === '2D000',
   // RAISE EXCEPTION without an SQLSTATE: the procedure's own words.
   raisedByProcedure: (error: DatabaseStatementError) => error.dbCode === 'P0001',
 };
 
 /** A tenant's Web API store on the embedded database. */
-export function createEmbeddedWebApiStore(db: Pick<Database, 'query'>, tenant: string): WebApiStore {
+export function createEmbeddedWebApiStore(
+  db: Pick<Database, 'query'> & Partial<Pick<Database, 'transaction'>>,
+  tenant: string,
+): WebApiStore {
   return createSqlWebApiStore(db, EMBEDDED_WEB_API_STATEMENTS, tenant);
 }

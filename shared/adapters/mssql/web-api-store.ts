@@ -120,6 +120,15 @@ export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
     WHERE ID = @p1 AND STATE = N'running' AND ATTEMPTS = @p2`,
   callOperation: (operation) =>
     `EXEC ${procedureReference(mssqlDialect.quoteIdent, operation.procedure)} @params = @p1`,
+  // The save point in the call's own batch: one round trip, as outside a transaction.
+  callInTransaction: (operation) =>
+    `SAVE TRANSACTION svc_operation;
+    EXEC ${procedureReference(mssqlDialect.quoteIdent, operation.procedure)} @params = @p1`,
+  // A failure that doomed the transaction (XACT_ABORT, a severe error) cannot go back to it.
+  backToSavepoint: `IF XACT_STATE() = 1 ROLLBACK TRANSACTION svc_operation;
+    SELECT CASE WHEN XACT_STATE() = 1 THEN 1 ELSE 0 END AS usable`,
+  // 266: the transaction count after EXECUTE differs from before (the procedure's ROLLBACK or COMMIT).
+  endedTransaction: (error: DatabaseStatementError) => Number(error.dbCode) === 266,
   // THROW/RAISERROR with a user message number: the procedure's own words. The T-SQL engine's
   // number for a PostgreSQL error it passes through untranslated lies in that range too, but its
   // text is the engine's ("unsupported Unicode escape sequence"), never the procedure's.
@@ -130,6 +139,9 @@ export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
 };
 
 /** A tenant's Web API store on its SQL Server database. */
-export function createMssqlWebApiStore(db: Pick<Database, 'query'>, tenant: string): WebApiStore {
+export function createMssqlWebApiStore(
+  db: Pick<Database, 'query'> & Partial<Pick<Database, 'transaction'>>,
+  tenant: string,
+): WebApiStore {
   return createSqlWebApiStore(db, MSSQL_WEB_API_STATEMENTS, tenant);
 }

@@ -58,6 +58,20 @@ export interface WebApiStatements {
   readonly releaseJob: string;
   /** Calls the operation's procedure with parameter 1, the params as JSON. */
   callOperation(operation: Operation): string;
+  /**
+   * In the service's transaction: the statements that set the save point the operation's failure
+   * goes back to, run before {@link callInTransaction} (none where that call sets it itself).
+   */
+  readonly savepoint?: string;
+  /** In the service's transaction: calls the operation's procedure (parameter 1) behind a save point. */
+  callInTransaction(operation: Operation): string;
+  /**
+   * In the service's transaction, after the operation failed: back to its save point. The
+   * transaction can go on unless this fails or answers a row `usable` = 0 (the failure doomed it).
+   */
+  readonly backToSavepoint: string;
+  /** Whether a failed call ended the service's transaction itself (a ROLLBACK or COMMIT of the procedure's own). */
+  endedTransaction(error: DatabaseStatementError): boolean;
   /** Whether a failed statement carries a message the procedure raised on purpose (safe to show the caller). */
   raisedByProcedure(error: DatabaseStatementError): boolean;
 }
@@ -109,9 +123,11 @@ export const tenantDigest = (tenant: string, requestDigest: string) =>
  * (997) and replay claims are its own, also where tenants share a database.
  */
 export function createSqlWebApiStore(
-  db: Pick<Database, 'query'>,
+  db: Pick<Database, 'query'> & Partial<Pick<Database, 'transaction'>>,
   sql: WebApiStatements,
   tenant: string,
+  /** Bound to the service's transaction: operations run behind a save point. */
+  inTransaction = false,
 ): WebApiStore {
   /** Deletes expired replay rows on every {@link SWEEP_EVERY}th accepted claim of the process. */
   async function sweepNow() {
@@ -167,14 +183,27 @@ export function createSqlWebApiStore(
     },
 
     async callOperation(operation: Operation, params: readonly ParamObject[], signal?: AbortSignal) {
-      const statement = sql.callOperation(operation);
+      if (inTransaction && sql.savepoint) await db.query(sql.savepoint, [], { signal });
+      const statement = inTransaction ? sql.callInTransaction(operation) : sql.callOperation(operation);
       try {
         return await db.query(statement, [JSON.stringify(params)], { signal });
       } catch (error) {
         if (!(error instanceof DatabaseStatementError)) throw error;
+        // The procedure's writes go back to the save point; the journal's answer and the key's
+        // record commit without them. A transaction the procedure ended, or its failure doomed,
+        // cannot record anything any more.
+        const ended =
+          inTransaction &&
+          (sql.endedTransaction(error) ||
+            !(await db.query(sql.backToSavepoint).then(
+              (rows) => rows[0]?.usable === undefined || Number(rows[0].usable) === 1,
+              () => false,
+            )));
         const own = sql.raisedByProcedure(error) ? error.message.slice(0, 1000) : undefined;
         throw new OperationFailedError(`Operation ${operation.vltyp} failed: ${error.message}`, own, {
           cause: error,
+          endedTransaction: ended && sql.endedTransaction(error),
+          transactionLost: ended,
         });
       }
     },
@@ -227,6 +256,13 @@ export function createSqlWebApiStore(
 
     async releaseJob(id, attempt) {
       await db.query(sql.releaseJob, [id, attempt]);
+    },
+
+    within: (tx) => createSqlWebApiStore(tx as Pick<Database, 'query'>, sql, tenant, true),
+
+    transaction(effects) {
+      if (!db.transaction) throw new Error('This Web API store is in a transaction already');
+      return db.transaction((tx) => effects(createSqlWebApiStore(tx, sql, tenant, true)));
     },
   };
 }

@@ -1,5 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { beginCall, clock, resultForId, type SignedCall, type WebApiContext } from './calls.js';
+import {
+  admitCall,
+  type CallAnswer,
+  callUnderKey,
+  clock,
+  type KeyedRun,
+  openCall,
+  resultForId,
+  type SignedCall,
+  type WebApiContext,
+} from './calls.js';
 import { type CallResult, errorAnswer, type WebApiAnswer, WebApiErrorCode } from './envelope.js';
 import { failedOutcome } from './operations.js';
 import type { JournalEntry } from './store.js';
@@ -42,42 +52,90 @@ const ended = (entry: JournalEntry): CallResult => ({
 });
 
 /**
- * `getDataAsync`: journals the call as running, queues it for the worker and waits up to
- * `CommandTimeoutAsync` for it to end; past that, `vlResult` -2 with error 160 and the journal id,
- * while the job goes on. 997 is answered at once, as on `getData`.
+ * Waits for job `journalId` until `CommandTimeoutAsync` after the request arrived: its answer once
+ * ended, else `vlResult` -2 with error 160 and the journal id, while the job goes on.
  */
-export async function getDataAsync(
-  ctx: WebApiContext,
-  call: SignedCall,
-  queue: JobQueue,
-): Promise<CallResult> {
-  const begun = await beginCall(ctx, call, 'async');
-  if (!begun.operation) return resultForId(ctx, begun.application, begun.request, 'async');
-  const { request, journalId } = begun;
+async function answerOfJob(ctx: WebApiContext, journalId: number, vltyp: number): Promise<CallResult> {
   // Counted from the request's arrival (CONTRACT.md section 5): under load the statements before
   // this point can take seconds, which a caller waiting on the gateway's 30 s must not pay twice.
   const deadline = (ctx.arrivedAt ?? clock(ctx)) + ctx.policy.commandTimeoutAsyncSeconds * 1000;
-  try {
-    await queue.enqueue({ tenant: ctx.tenant, journalId, requestId: ctx.requestId });
-  } catch (error) {
-    // Nobody will run it, so it must not stay running.
-    await ctx.store
-      .finishJournal(
-        journalId,
-        failedOutcome(journalId, WebApiErrorCode.internal, 'The job could not be queued; nothing was run'),
-      )
-      .catch(() => false);
-    throw error;
-  }
   const entry = await waitForEnd(ctx, journalId, deadline);
   if (entry) return ended(entry);
   return {
     answer: errorAnswer(
       journalId,
       WebApiErrorCode.timeLimit,
-      `The requested operation (vltyp ${request.vltyp}, journal ${journalId}) did not finish within the time limit`,
+      `The requested operation (vltyp ${vltyp}, journal ${journalId}) did not finish within the time limit`,
       -2,
     ),
     rowName: undefined,
   };
+}
+
+/** Queues a journaled job; should that fail, nothing will run it: its row ends failed and its key's record goes. */
+async function enqueueJob(
+  ctx: WebApiContext,
+  queue: JobQueue,
+  journalId: number,
+  keyed: KeyedRun | undefined,
+): Promise<void> {
+  try {
+    await queue.enqueue({ tenant: ctx.tenant, journalId, requestId: ctx.requestId });
+  } catch (error) {
+    await ctx.store
+      .finishJournal(
+        journalId,
+        failedOutcome(journalId, WebApiErrorCode.internal, 'The job could not be queued; nothing was run'),
+      )
+      .catch(() => false);
+    // Its retry under the same key runs (nothing did).
+    if (keyed) await ctx.keys.forget(keyed.key.digest).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * `getDataAsync`: journals the call as running, queues it for the worker and waits up to
+ * `CommandTimeoutAsync` for it to end; past that, `vlResult` -2 with error 160 and the journal id,
+ * while the job goes on. 997 is answered at once, as on `getData`. With an `Idempotency-Key`
+ * (CONTRACT 5a) the key's record is the journal id, committed before the job is queued: a retry
+ * answers the same job (-2/160 while it runs, its final answer once ended), and queues nothing.
+ */
+export async function getDataAsyncOnce(
+  ctx: WebApiContext,
+  call: SignedCall,
+  queue: JobQueue,
+): Promise<CallAnswer> {
+  const admitted = await admitCall(ctx, call, 'async');
+  const { operation, request } = admitted;
+  return callUnderKey(
+    ctx,
+    admitted,
+    async (keyed) => {
+      if (!operation) return resultForId(ctx, admitted, keyed);
+      const journalId = await openCall(ctx, { ...admitted, operation });
+      if (keyed) {
+        await keyed.hold.commit(async () => ({
+          value: undefined,
+          record: { fingerprint: keyed.key.fingerprint, answer: { status: 200, journalId } },
+        }));
+      }
+      await enqueueJob(ctx, queue, journalId, keyed);
+      return { result: await answerOfJob(ctx, journalId, request.vltyp), replayed: false };
+    },
+    async (recorded) =>
+      recorded.journalId === undefined
+        ? { recorded, replayed: true }
+        : { result: await answerOfJob(ctx, recorded.journalId, request.vltyp), replayed: true },
+  );
+}
+
+/** `getDataAsync` without a key: its result. */
+export async function getDataAsync(
+  ctx: WebApiContext,
+  call: SignedCall,
+  queue: JobQueue,
+): Promise<CallResult> {
+  const { idempotency: _none, ...unkeyed } = ctx;
+  return (await getDataAsyncOnce(unkeyed, call, queue)).result!;
 }

@@ -1,5 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DatabasePermissionError } from '../database.js';
+import {
+  type CallKey,
+  callKey,
+  type IdempotencyStore,
+  type KeyHold,
+  onceUnderKey,
+  type RecordedAnswer,
+  requestFingerprint,
+} from '../idempotency.js';
 import { type Log, silentLog } from '../log.js';
 import {
   type CallResult,
@@ -10,7 +19,7 @@ import {
   WebApiErrorCode,
   type WebApiRequest,
 } from './envelope.js';
-import { executeOperation, failedOutcome } from './operations.js';
+import { executeOperation, failedOutcome, operationFailedOutcome } from './operations.js';
 import { verifySignature } from './signature.js';
 import type {
   Application,
@@ -22,6 +31,7 @@ import type {
   RequestClaim,
   WebApiStore,
 } from './store.js';
+import { OperationFailedError } from './store.js';
 
 /** The tenant's Web API settings (CONTRACT.md section 2) as the use cases need them. */
 export interface WebApiPolicy {
@@ -39,9 +49,25 @@ export interface WebApiPolicy {
   readonly syncTimeLimitSeconds: number;
 }
 
+/** A call's `Idempotency-Key` (CONTRACT 5a), as its route read it. */
+export interface CallIdempotency {
+  /** The header as sent (parsed again by the core, which knows the caller). */
+  readonly header: string;
+  readonly retentionHours: number;
+  /**
+   * The answer as it will leave (its format negotiated, one over the inline limit stored): recorded
+   * under the key in the transaction of the call's effects, and what the call answers.
+   */
+  recordAnswer(result: CallResult): Promise<RecordedAnswer>;
+}
+
 export interface WebApiContext {
   readonly tenant: string;
   readonly store: WebApiStore;
+  /** The keys' records of the tenant's database (CONTRACT 5a). */
+  readonly keys: IdempotencyStore;
+  /** The call's `Idempotency-Key`, when it was sent with one. */
+  readonly idempotency?: CallIdempotency;
   readonly policy: WebApiPolicy;
   readonly requestId: string;
   /** Where warnings go (none when absent). */
@@ -130,24 +156,28 @@ async function claimOrRefuse(ctx: WebApiContext, claim: RequestClaim | undefined
   }
 }
 
-/** A call past every gate: a 997 (claimed, not yet journaled) or an operation journaled as running. */
-export type BegunCall =
-  | { readonly application: Application; readonly request: WebApiRequest; readonly operation: undefined }
-  | {
-      readonly application: Application;
-      readonly request: WebApiRequest;
-      readonly operation: Operation;
-      readonly journalId: number;
-    };
+/**
+ * A call past every gate that refuses it before anything runs: its application, its envelope and,
+ * unless it is a 997, its operation. Nothing is journaled yet, and its replay claim is not taken.
+ */
+export interface AdmittedCall {
+  readonly application: Application;
+  readonly request: WebApiRequest;
+  /** Undefined for a 997. */
+  readonly operation: Operation | undefined;
+  readonly claim: RequestClaim | undefined;
+  readonly mode: CallMode;
+  /** The body as sent, for the call's fingerprint under a key. */
+  readonly body: Uint8Array;
+}
 
 /**
- * The gates of `getData` and `getDataAsync`, in order: headers (101), key (102), signature (103,
- * 104), replay (105), envelope (100), vltyp (110); nothing runs and nothing is journaled for a call
- * refused here. An operation's call is claimed and journaled in one round trip to the database;
- * a call refused for its envelope or vltyp is claimed first all the same, so that a replay of it
- * is a 409 as before.
+ * The gates of `getData` and `getDataAsync` that refuse a call before anything runs, in order:
+ * headers (101), key (102), signature (103, 104), envelope (100), vltyp (110). A call refused for
+ * its envelope or vltyp still has its request claimed, so that a replay of it is a 409 as before;
+ * one admitted has its replay checked (105) by {@link openCall}, after its `Idempotency-Key`.
  */
-export async function beginCall(ctx: WebApiContext, call: SignedCall, mode: CallMode): Promise<BegunCall> {
+export async function admitCall(ctx: WebApiContext, call: SignedCall, mode: CallMode): Promise<AdmittedCall> {
   const { application, claim } = await authenticateCall(ctx, call);
   let request: WebApiRequest;
   let operation: Operation | undefined;
@@ -158,22 +188,124 @@ export async function beginCall(ctx: WebApiContext, call: SignedCall, mode: Call
     await claimOrRefuse(ctx, claim);
     throw error;
   }
-  if (!operation) {
-    await claimOrRefuse(ctx, claim);
-    return { application, request, operation };
-  }
+  return { application, request, operation, claim, mode, body: call.body };
+}
+
+/** The replay check (105) and, for an operation, its journal row as running, in one round trip. */
+export async function openCall(
+  ctx: WebApiContext,
+  call: AdmittedCall & { operation: Operation },
+): Promise<number> {
   const opening: JournalOpening = {
-    applicationId: application.id,
-    vltyp: request.vltyp,
-    mode,
-    request: JSON.stringify(request),
+    applicationId: call.application.id,
+    vltyp: call.request.vltyp,
+    mode: call.mode,
+    request: JSON.stringify(call.request),
     requestId: ctx.requestId,
   };
-  const journalId = claim
-    ? await ctx.store.claimAndOpenJournal(claim, opening)
+  const journalId = call.claim
+    ? await ctx.store.claimAndOpenJournal(call.claim, opening)
     : await ctx.store.openJournal(opening);
   if (journalId === undefined) throw replayed(ctx);
-  return { application, request, operation, journalId };
+  return journalId;
+}
+
+/** A call's answer on its way out. */
+export interface CallAnswer {
+  /** What the call came to; absent when a recorded answer is replayed as it was. */
+  readonly result?: CallResult;
+  /** The answer recorded under the call's key: what leaves, byte for byte. */
+  readonly recorded?: RecordedAnswer;
+  /** Nothing ran: the answer of the first call under the same key (`Idempotent-Replayed: true`). */
+  readonly replayed: boolean;
+}
+
+/** A call held under its key while it runs: its answer is recorded with its effects. */
+export interface KeyedRun {
+  readonly hold: KeyHold;
+  readonly key: CallKey;
+  readonly idempotency: CallIdempotency;
+}
+
+/** The routes' names in a fingerprint (another route with the same body is another request). */
+const ROUTE_OF_MODE: Readonly<Record<CallMode, string>> = {
+  sync: 'WebAPI/getData',
+  async: 'WebAPI/getDataAsync',
+};
+
+/** The key of an admitted call sent with an `Idempotency-Key`: the tenant's and the application's. */
+function keyOfCall(ctx: WebApiContext, call: AdmittedCall): CallKey | undefined {
+  const { idempotency } = ctx;
+  if (!idempotency) return undefined;
+  return callKey(
+    idempotency.header,
+    { tenant: ctx.tenant, caller: `application:${call.application.id}` },
+    () => requestFingerprint(ROUTE_OF_MODE[call.mode], [call.body]),
+    idempotency.retentionHours,
+  );
+}
+
+/**
+ * Runs `run` under the call's key (CONTRACT 5a): the recorded answer of the same request is
+ * replayed, and nothing runs (`replay` answers it: an asynchronous call's job is waited for
+ * again); the same key with another request is 422/107, a key whose first call still runs 409/108.
+ * Without a key, `run` runs.
+ */
+export async function callUnderKey(
+  ctx: WebApiContext,
+  call: AdmittedCall,
+  run: (keyed: KeyedRun | undefined) => Promise<CallAnswer>,
+  replay: (recorded: RecordedAnswer) => Promise<CallAnswer> = async (recorded) => ({
+    recorded,
+    replayed: true,
+  }),
+): Promise<CallAnswer> {
+  const key = keyOfCall(ctx, call);
+  const outcome = await onceUnderKey(ctx.keys, key, (hold) =>
+    run(hold && key && ctx.idempotency ? { hold, key, idempotency: ctx.idempotency } : undefined),
+  );
+  return outcome.ran ? outcome.value : replay(outcome.replay);
+}
+
+/** The journal row ended meanwhile (a 997 ended it as stale, or a later attempt finished it). */
+export class JournalEndedError extends Error {
+  override readonly name = 'JournalEndedError';
+  constructor(readonly journalId: number) {
+    super(`Journal entry ${journalId} is no longer running`);
+  }
+}
+
+const resultOf = (outcome: JournalOutcome): CallResult => ({
+  answer: JSON.parse(outcome.answer) as WebApiAnswer,
+  rowName: outcome.rowName,
+});
+
+/**
+ * The one transaction of a call's effects (CONTRACT 5a): `produce` runs (the operation's
+ * procedure, behind its save point), `finish` writes the journal's final answer, and under a key
+ * the answer as it will leave is recorded; all of it commits together, or none of it. A journal
+ * row that is no longer running ({@link JournalEndedError}) rolls the effects back: another has
+ * ended the call meanwhile, and its word stands.
+ */
+export async function commitCall(
+  store: WebApiStore,
+  journalId: number,
+  produce: (store: WebApiStore) => Promise<JournalOutcome>,
+  finish: (store: WebApiStore, outcome: JournalOutcome) => Promise<boolean>,
+  keyed?: KeyedRun,
+): Promise<CallAnswer> {
+  const effects = async (tx: WebApiStore) => {
+    const outcome = await produce(tx);
+    if (!(await finish(tx, outcome))) throw new JournalEndedError(journalId);
+    const result = resultOf(outcome);
+    const recorded = keyed ? await keyed.idempotency.recordAnswer(result) : undefined;
+    return { result, recorded, replayed: false };
+  };
+  if (!keyed) return store.transaction(effects);
+  return keyed.hold.commit(async (tx) => {
+    const value = await effects(store.within(tx));
+    return { value, record: { fingerprint: keyed.key.fingerprint, answer: value.recorded! } };
+  });
 }
 
 /** The operation of a `vltyp`: 404/110 when there is none (or it is inactive). */
@@ -201,14 +333,15 @@ async function settleStaleJob(ctx: WebApiContext, entry: JournalEntry): Promise<
 /**
  * Operation 997: the state of an earlier call of the same application (`resultForId` with error
  * 160 while it runs) or its complete answer; 404/111 for a journal id that is not the caller's.
- * The 997 call is journaled too.
+ * The 997 call is journaled too; under a key, its answer is recorded with its journal row's end.
  */
 export async function resultForId(
   ctx: WebApiContext,
-  application: Application,
-  request: WebApiRequest,
-  mode: CallMode,
-): Promise<CallResult> {
+  call: Pick<AdmittedCall, 'application' | 'request' | 'mode' | 'claim'>,
+  keyed?: KeyedRun,
+): Promise<CallAnswer> {
+  await claimOrRefuse(ctx, call.claim);
+  const { application, request, mode } = call;
   const id = journalIdOfResultRequest(request.params);
   const found = id >= 1 && id <= MAX_JOURNAL_ID ? await ctx.store.readJournal(id) : undefined;
   if (!found || found.applicationId !== application.id) {
@@ -243,22 +376,34 @@ export async function resultForId(
           ],
         }
       : { id: journalId, vlResult: 1, data: [{ resultForId: JSON.parse(entry.answer), id }] };
-  await ctx.store.finishJournal(journalId, {
+  const outcome: JournalOutcome = {
     state: 'finished',
     answer: JSON.stringify(answer),
     vlResult: 1,
     rowName: entry.rowName,
-  });
-  return { answer, rowName: entry.rowName };
+  };
+  if (keyed) {
+    return commitCall(
+      ctx.store,
+      journalId,
+      async () => outcome,
+      (tx, ended) => tx.finishJournal(journalId, ended),
+      keyed,
+    );
+  }
+  await ctx.store.finishJournal(journalId, outcome);
+  return { result: { answer, rowName: entry.rowName }, replayed: false };
 }
 
 /** How long a cancelled operation may take to stop before `getData` answers 161 regardless. */
 const CANCEL_GRACE_MS = 1500;
 
 /**
- * Runs an operation for `getData` until `deadline` (ms since the epoch); past it, cancels the
- * operation in the database and returns the failed outcome 161, whether or not the database has
- * stopped within a short grace (a late finish cannot overwrite it: the journal row has ended).
+ * Runs an operation for `getData` in its transaction until `deadline` (ms since the epoch); past
+ * it, cancels the operation in the database (its transaction rolls back: nothing of it is kept, and
+ * nothing recorded under a key) and ends the journal row with 161, whether or not the database has
+ * stopped within a short grace. Should the transaction have committed after all (its end raced the
+ * limit), its answer stands: the journal row then is no longer running, and says so.
  */
 async function executeWithinSyncLimit(
   ctx: WebApiContext,
@@ -266,9 +411,16 @@ async function executeWithinSyncLimit(
   request: WebApiRequest,
   journalId: number,
   deadline: number,
-): Promise<JournalOutcome> {
+  keyed: KeyedRun | undefined,
+): Promise<CallAnswer> {
   const cancellation = new AbortController();
-  const work = executeOperation(ctx.store, operation, request, journalId, ctx, cancellation.signal);
+  const work = commitCall(
+    ctx.store,
+    journalId,
+    (tx) => executeOperation(tx, operation, request, journalId, ctx, cancellation.signal),
+    (tx, outcome) => tx.finishJournal(journalId, outcome),
+    keyed,
+  );
   // A plain timer, cleared when the operation ends first: aborting a signal builds an error with
   // its stack on every call, which a call that ends in time should not pay for.
   let timer: NodeJS.Timeout | undefined;
@@ -282,42 +434,69 @@ async function executeWithinSyncLimit(
     clearTimeout(timer);
   }
   cancellation.abort();
-  const stopped = await Promise.race([
+  const late = await Promise.race([
     work.then(
-      () => true,
-      () => true,
+      (answer) => answer,
+      () => 'stopped' as const,
     ),
-    sleep(CANCEL_GRACE_MS, false),
+    sleep(CANCEL_GRACE_MS, 'running' as const),
   ]);
+  if (typeof late === 'object') return late;
   const seconds = ctx.policy.syncTimeLimitSeconds;
   (ctx.log ?? silentLog).warn('operation cancelled after the synchronous time limit', {
     requestId: ctx.requestId,
     journalId,
     vltyp: operation.vltyp,
     limitSeconds: seconds,
-    databaseStopped: stopped,
+    databaseStopped: late === 'stopped',
   });
-  return failedOutcome(
+  const outcome = failedOutcome(
     journalId,
     WebApiErrorCode.syncTimeLimit,
     `The operation (vltyp ${operation.vltyp}, journal ${journalId}) did not finish within the synchronous time limit of ${seconds} s and was cancelled; use getDataAsync`,
   );
+  if (await ctx.store.finishJournal(journalId, outcome))
+    return { result: resultOf(outcome), replayed: false };
+  // The transaction committed after all: its answer, as journaled (and recorded under a key).
+  return (await work.catch(() => undefined)) ?? journaledAnswer(ctx, journalId);
+}
+
+/** The answer a journal row ended with. */
+async function journaledAnswer(ctx: WebApiContext, journalId: number): Promise<CallAnswer> {
+  const entry = await ctx.store.readJournal(journalId);
+  if (entry?.answer === undefined) throw new JournalEndedError(journalId);
+  return {
+    result: { answer: JSON.parse(entry.answer) as WebApiAnswer, rowName: entry.rowName },
+    replayed: false,
+  };
 }
 
 /**
- * `getData`: runs the operation and answers its result; every accepted call is journaled. An
- * operation still running `syncTimeLimitSeconds` after the call arrived is cancelled and answered
- * 161 (HTTP 200, `vlResult` -1, journaled as failed, so 997 gives the same answer).
+ * Runs an admitted synchronous call: its journal row opened, its operation and the journal's final
+ * answer in one transaction (under a key, with the answer's record). An operation still running
+ * `syncTimeLimitSeconds` after the call arrived is cancelled and answered 161 (HTTP 200, `vlResult`
+ * -1, journaled as failed, so 997 gives the same answer).
  */
-export async function getData(ctx: WebApiContext, call: SignedCall): Promise<CallResult> {
-  const deadline = clock(ctx) + ctx.policy.syncTimeLimitSeconds * 1000;
-  const begun = await beginCall(ctx, call, 'sync');
-  if (!begun.operation) return resultForId(ctx, begun.application, begun.request, 'sync');
-  const { operation, request, journalId } = begun;
-  let outcome: JournalOutcome;
+async function runSyncCall(
+  ctx: WebApiContext,
+  call: AdmittedCall,
+  deadline: number,
+  keyed: KeyedRun | undefined,
+): Promise<CallAnswer> {
+  const { operation, request } = call;
+  if (!operation) return resultForId(ctx, call, keyed);
+  const journalId = await openCall(ctx, { ...call, operation });
   try {
-    outcome = await executeWithinSyncLimit(ctx, operation, request, journalId, deadline);
+    return await executeWithinSyncLimit(ctx, operation, request, journalId, deadline, keyed);
   } catch (error) {
+    if (error instanceof JournalEndedError) return journaledAnswer(ctx, journalId);
+    if (error instanceof OperationFailedError && error.transactionLost) {
+      // Nothing can be recorded in a transaction that is gone: journaled as failed on its own, and
+      // a retry under the same key runs again.
+      const outcome = operationFailedOutcome(journalId, operation, error, ctx);
+      await ctx.store.finishJournal(journalId, outcome);
+      return { result: resultOf(outcome), replayed: false };
+    }
     if (!(error instanceof DatabasePermissionError)) throw error;
     // The login may not execute the procedure: journaled as failed (997 answers the same), and
     // the call answered 500/180 with its journal id and what to grant.
@@ -332,6 +511,21 @@ export async function getData(ctx: WebApiContext, call: SignedCall): Promise<Cal
       journalId,
     });
   }
-  await ctx.store.finishJournal(journalId, outcome);
-  return { answer: JSON.parse(outcome.answer) as WebApiAnswer, rowName: outcome.rowName };
+}
+
+/**
+ * `getData`: runs the operation and answers its result; every accepted call is journaled. With an
+ * `Idempotency-Key` (CONTRACT 5a) it runs once: a retry gets the first call's recorded answer.
+ */
+export async function getDataOnce(ctx: WebApiContext, call: SignedCall): Promise<CallAnswer> {
+  const deadline = clock(ctx) + ctx.policy.syncTimeLimitSeconds * 1000;
+  const admitted = await admitCall(ctx, call, 'sync');
+  return callUnderKey(ctx, admitted, (keyed) => runSyncCall(ctx, admitted, deadline, keyed));
+}
+
+/** `getData` without a key: its result. */
+export async function getData(ctx: WebApiContext, call: SignedCall): Promise<CallResult> {
+  const { idempotency: _none, ...unkeyed } = ctx;
+  const answer = await getDataOnce(unkeyed, call);
+  return answer.result!;
 }

@@ -12,6 +12,10 @@ export const WebApiErrorCode = {
   expiredSignature: '104',
   replayedRequest: '105',
   unsupportedContentType: '106',
+  /** `Idempotency-Key` reused with another request (HTTP 422, CONTRACT 5a). */
+  idempotencyKeyReused: '107',
+  /** `Idempotency-Key` of a call still running (HTTP 409 with Retry-After, CONTRACT 5a). */
+  idempotencyKeyInProgress: '108',
   unknownVltyp: '110',
   unknownJournal: '111',
   /** Project's own: the tenant in the path does not exist. */

@@ -3,9 +3,10 @@ import { describeError, type Log, silentLog } from '../log.js';
 import { MetricName, noMetrics, type ServiceMetrics } from '../metrics.js';
 import { reportPermissionDenied } from '../permission-denied.js';
 import type { WebApiJob } from './async-calls.js';
+import { commitCall, JournalEndedError } from './calls.js';
 import { WebApiErrorCode, type WebApiRequest } from './envelope.js';
-import { executeOperation, failedOutcome } from './operations.js';
-import type { JournalOutcome, WebApiStore } from './store.js';
+import { executeOperation, failedOutcome, operationFailedOutcome } from './operations.js';
+import { type JournalOutcome, type Operation, OperationFailedError, type WebApiStore } from './store.js';
 
 /** One delivery of a job by the queue. */
 export interface JobDelivery {
@@ -160,30 +161,46 @@ async function deliverJob(ctx: JobContext, job: WebApiJob, delivery: JobDelivery
   };
   let outcome: JournalOutcome;
   let reported: JobOutcome | undefined;
+  let operation: Operation | undefined;
   try {
     const request = JSON.parse(entry.request) as WebApiRequest;
-    const operation = await ctx.store.findOperation(entry.vltyp);
-    outcome = operation
-      ? await withinTimeLimit(
-          (signal) =>
-            executeOperation(
-              ctx.store,
-              operation,
-              request,
-              entry.id,
-              { requestId: ctx.requestId, log },
-              signal,
-            ),
-          delivery.timeLimitMs,
-          delivery.signal,
-        )
-      : failedOutcome(entry.id, WebApiErrorCode.unknownVltyp, `Unknown vltyp ${entry.vltyp}`);
+    operation = await ctx.store.findOperation(entry.vltyp);
+    if (!operation) {
+      outcome = failedOutcome(entry.id, WebApiErrorCode.unknownVltyp, `Unknown vltyp ${entry.vltyp}`);
+    } else {
+      // The procedure and the journal's final answer commit together, fenced by this attempt: a
+      // worker whose job a successor took over (its lease lapsed) finishes nothing, and its
+      // procedure's writes roll back with it (CONTRACT 5a).
+      const found = operation;
+      const answer = await withinTimeLimit(
+        (signal) =>
+          commitCall(
+            ctx.store,
+            entry.id,
+            (tx) => executeOperation(tx, found, request, entry.id, { requestId: ctx.requestId, log }, signal),
+            (tx, ended) => tx.finishAttempt(entry.id, attempt, ended),
+          ),
+        delivery.timeLimitMs,
+        delivery.signal,
+      );
+      return answer.result?.answer.vlResult === 1 ? 'finished' : 'failed';
+    }
   } catch (error) {
     if (delivery.signal?.aborted) {
       log.warn('job worker killed; the job is left to its lease', fields);
       return 'retry';
     }
-    if (error instanceof DatabasePermissionError) {
+    if (error instanceof JournalEndedError) {
+      log.warn(
+        "job finished by a later attempt or ended meanwhile; this attempt's work is rolled back",
+        fields,
+      );
+      return 'ended';
+    }
+    if (error instanceof OperationFailedError && error.transactionLost && operation) {
+      // Its transaction is gone: the job ends failed on its own.
+      outcome = operationFailedOutcome(entry.id, operation, error, { requestId: ctx.requestId, log });
+    } else if (error instanceof DatabasePermissionError) {
       // Not mended by trying again: the job ends now, saying what to grant.
       reportPermissionDenied(error, fields, log, ctx.metrics ?? noMetrics);
       reported = 'abandoned';
@@ -219,10 +236,11 @@ async function deliverJob(ctx: JobContext, job: WebApiJob, delivery: JobDelivery
   }
   // A dead worker writes nothing.
   if (delivery.signal?.aborted) return 'retry';
-  // Should this fail too, the message goes back to the queue and its next delivery finds the
-  // attempts used up (or the queue's redrive takes it); 997 ends it once stale at the latest.
-  // Only while this attempt is the job's latest: a successor that took the job over after this
-  // worker's lease lapsed finishes it, and this worker's answer is dropped.
+  // The job ends without its operation's effects (none ran, or they rolled back). Should this fail
+  // too, the message goes back to the queue and its next delivery finds the attempts used up (or
+  // the queue's redrive takes it); 997 ends it once stale at the latest. Only while this attempt
+  // is the job's latest: a successor that took the job over after this worker's lease lapsed
+  // finishes it, and this worker's answer is dropped.
   if (!(await ctx.store.finishAttempt(entry.id, attempt, outcome))) {
     log.warn("job finished by a later attempt or ended meanwhile; this attempt's answer is dropped", fields);
     return 'ended';

@@ -53,18 +53,40 @@ export async function executeOperation(
     const answer: WebApiAnswer = { id: journalId, vlResult: 1, data: rows.map(encodeRow) };
     return { state: 'finished', answer: JSON.stringify(answer), vlResult: 1, rowName: operation.rowName };
   } catch (error) {
-    if (!(error instanceof OperationFailedError)) throw error;
-    (trace.log ?? silentLog).warn('operation failed in the database', {
-      requestId: trace.requestId,
-      journalId,
-      vltyp: operation.vltyp,
-      errorMessage: error.message,
-    });
-    const told = error.publicMessage ? `: ${error.publicMessage}` : '';
+    // A transaction the procedure ended or doomed can record nothing: its caller ends the call.
+    if (!(error instanceof OperationFailedError) || error.transactionLost) throw error;
+    return operationFailedOutcome(journalId, operation, error, trace);
+  }
+}
+
+/**
+ * The outcome 120 of an operation that failed in the database: the procedure's own words when it
+ * raised them, and, when it ended the service's transaction itself, that it did.
+ */
+export function operationFailedOutcome(
+  journalId: number,
+  operation: Operation,
+  error: OperationFailedError,
+  trace: { readonly requestId: string; readonly log?: Log },
+): JournalOutcome {
+  (trace.log ?? silentLog).warn('operation failed in the database', {
+    requestId: trace.requestId,
+    journalId,
+    vltyp: operation.vltyp,
+    errorMessage: error.message,
+    endedTransaction: error.endedTransaction || undefined,
+  });
+  if (error.endedTransaction) {
     return failedOutcome(
       journalId,
       WebApiErrorCode.operationFailed,
-      `Operation ${operation.vltyp} failed in the database${told}`,
+      `Operation ${operation.vltyp} failed: its procedure ended the service's transaction itself (a ROLLBACK or COMMIT without its own save point), so nothing of the call was kept (docs/sql-server.md, "The transaction rule for ERP procedures")`,
     );
   }
+  const told = error.publicMessage ? `: ${error.publicMessage}` : '';
+  return failedOutcome(
+    journalId,
+    WebApiErrorCode.operationFailed,
+    `Operation ${operation.vltyp} failed in the database${told}`,
+  );
 }

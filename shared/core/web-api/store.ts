@@ -1,4 +1,5 @@
 import type { Row } from '../database.js';
+import type { Transaction } from '../idempotency.js';
 import type { ParamObject } from './envelope.js';
 
 /**
@@ -72,12 +73,21 @@ export interface JournalOutcome {
 /** The operation failed inside the database; `publicMessage` is what the procedure itself reported, if anything. */
 export class OperationFailedError extends Error {
   override readonly name = 'OperationFailedError';
+  /** The procedure ended the service's transaction itself (a ROLLBACK or COMMIT of its own). */
+  readonly endedTransaction: boolean;
+  /**
+   * The service's transaction cannot go on (the procedure ended it, or its failure doomed it):
+   * nothing more can commit in it, neither the journal's answer nor a key's record.
+   */
+  readonly transactionLost: boolean;
   constructor(
     message: string,
     readonly publicMessage: string | undefined,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { endedTransaction?: boolean; transactionLost?: boolean },
   ) {
     super(message, options);
+    this.endedTransaction = options?.endedTransaction ?? false;
+    this.transactionLost = options?.transactionLost ?? this.endedTransaction;
   }
 }
 
@@ -91,6 +101,14 @@ export interface WebApiStore {
    */
   claimRequest(applicationId: number, requestDigest: string, holdSeconds: number): Promise<boolean>;
   findOperation(vltyp: number): Promise<Operation | undefined>;
+  /**
+   * This store in a transaction of the tenant's database (CONTRACT 5a: the operation's effects,
+   * the journal's final answer and a key's record commit together): its operation's procedure
+   * runs behind a save point, so that its failure undoes its own writes only.
+   */
+  within(tx: Transaction): WebApiStore;
+  /** Runs `effects` with this store in a transaction of its own (a call without a key). */
+  transaction<T>(effects: (store: WebApiStore) => Promise<T>): Promise<T>;
   /**
    * Calls the operation's procedure with the params as one JSON argument; its first result set.
    * Throws {@link OperationFailedError}; an abort of `signal` cancels the call in the database.

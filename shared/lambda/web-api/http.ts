@@ -10,8 +10,21 @@ import {
   DatabaseUnavailableError,
 } from '../../core/database.js';
 import { ServiceError } from '../../core/errors.js';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENT_REPLAYED_HEADER,
+  IdempotencyKeyInProgressError,
+  IdempotencyKeyReusedError,
+  InvalidIdempotencyKeyError,
+  parseIdempotencyKey,
+} from '../../core/idempotency.js';
 import { MetricName } from '../../core/metrics.js';
-import { authenticateApplication, type SignedCall, type WebApiContext } from '../../core/web-api/calls.js';
+import {
+  authenticateApplication,
+  type CallAnswer,
+  type SignedCall,
+  type WebApiContext,
+} from '../../core/web-api/calls.js';
 import {
   type CallResult,
   errorAnswer,
@@ -20,6 +33,7 @@ import {
   type WebApiRequest,
 } from '../../core/web-api/envelope.js';
 import { databaseBusyMessage, httpHandler, isTimeLimit, type RenderedError } from '../http.js';
+import { recordedAnswer, recordedResponse, tenantIdempotencyStore } from '../idempotency.js';
 import { answerResponse, largeAnswerLimits } from '../large-answers.js';
 import { serviceMetrics } from '../observability.js';
 import type { HttpRequest, HttpResponse, TenantRequestContext } from '../request-context.js';
@@ -41,6 +55,8 @@ const HTTP_STATUS: Readonly<Record<WebApiErrorCode, number>> = {
   '104': 401,
   '105': 409,
   '106': 415,
+  '107': 422,
+  '108': 409,
   '110': 404,
   '111': 404,
   '112': 404,
@@ -65,6 +81,19 @@ export const webApiHttpStatus = (error: WebApiError): number => HTTP_STATUS[erro
  */
 export function toWebApiError(error: unknown): WebApiError {
   if (error instanceof WebApiError) return error;
+  // CONTRACT 5a's refusals under an Idempotency-Key.
+  if (error instanceof InvalidIdempotencyKeyError) {
+    return new WebApiError(WebApiErrorCode.invalidEnvelope, error.message, { cause: error });
+  }
+  if (error instanceof IdempotencyKeyReusedError) {
+    return new WebApiError(WebApiErrorCode.idempotencyKeyReused, error.message, { cause: error });
+  }
+  if (error instanceof IdempotencyKeyInProgressError) {
+    return new WebApiError(WebApiErrorCode.idempotencyKeyInProgress, error.message, {
+      cause: error,
+      retryAfterSeconds: error.retryAfterSeconds,
+    });
+  }
   if (error instanceof ServiceError && error.code === 'tenant_not_found') {
     return new WebApiError(WebApiErrorCode.unknownTenant, error.message, { cause: error });
   }
@@ -188,25 +217,37 @@ function answer(format: AnswerFormat, body: string, requestId: string): HttpResp
 /** Where the Web API's large answers go: apart from the Data API's, so that IAM can tell them apart. */
 const webApiAnswerPrefix = (tenant: TenantConfig) => `answers/${tenant.id}/web-api`;
 
+/** A call's answer encoded in the negotiated format: inline, or, too large for a Lambda response, written to S3. */
+function deliveredAnswer(result: CallResult, tenant: TenantConfig, format: AnswerFormat) {
+  return completeAnswer(
+    largeAnswerLimits(webApiAnswerPrefix(tenant)),
+    encodeAnswer(result, format.kind),
+    format.contentType,
+    format.kind,
+  );
+}
+
 /**
  * A call's answer as it leaves: inline, or, too large for a Lambda response, written to S3 in the
  * negotiated format and answered 303 to a presigned URL (CONTRACT.md section 5), as the Data API
- * does. The call is journaled already, whole, so 997 can give the answer again after the URL expired.
+ * does. The call is journaled already, whole, so 997 can give the answer again after the URL
+ * expired. Under an `Idempotency-Key` the answer was made and recorded with the call's effects
+ * (CONTRACT 5a), and leaves as recorded; a retry that ran nothing says so.
  */
 async function callAnswer(
-  result: CallResult,
+  answer: CallAnswer,
   tenant: TenantConfig,
   format: AnswerFormat,
   requestId: string,
 ): Promise<HttpResponse> {
+  const headers = { 'x-request-id': requestId };
+  if (answer.recorded) return recordedResponse(answer.recorded, answer.replayed, headers);
+  const result = answer.result!;
   try {
-    const delivered = await completeAnswer(
-      largeAnswerLimits(webApiAnswerPrefix(tenant)),
-      encodeAnswer(result, format.kind),
-      format.contentType,
-      format.kind,
-    );
-    return answerResponse(delivered, { 'content-type': format.contentType, 'x-request-id': requestId });
+    const delivered = await deliveredAnswer(result, tenant, format);
+    const response = answerResponse(delivered, { 'content-type': format.contentType, ...headers });
+    if (!answer.replayed) return response;
+    return { ...response, headers: { ...response.headers, [IDEMPOTENT_REPLAYED_HEADER]: 'true' } };
   } catch (error) {
     const refusal = toWebApiError(error);
     // The error body names the journal row, whose answer 997 returns once the store is back.
@@ -218,11 +259,25 @@ async function callAnswer(
   }
 }
 
-async function webApiContext({ tenant, request, log }: TenantRequestContext): Promise<WebApiContext> {
+async function webApiContext(
+  { tenant, request, log }: TenantRequestContext,
+  format?: AnswerFormat,
+): Promise<WebApiContext> {
   const db = await openDatabase(tenant.database);
+  const header = request.headers[IDEMPOTENCY_KEY_HEADER];
   return {
     tenant: tenant.id,
     store: tenantWebApiStore(db, tenant),
+    keys: tenantIdempotencyStore(db, tenant),
+    idempotency:
+      header === undefined || !format
+        ? undefined
+        : {
+            header,
+            retentionHours: tenant.idempotencyRetentionHours,
+            recordAnswer: async (result) =>
+              recordedAnswer(await deliveredAnswer(result, tenant, format), format.contentType),
+          },
     policy: webApiPolicy(tenant),
     requestId: request.requestId,
     log,
@@ -237,19 +292,23 @@ export const testRoute: WebApiRoute = async (ctx, format) => {
   return answer(format, encodeObject({ status: 'ok', version: WEB_API_VERSION }, format.kind), ctx.requestId);
 };
 
-/** A signed call route (`getData`, `getDataAsync`): Content-Type first, then the use case's own checks. */
+/**
+ * A signed call route (`getData`, `getDataAsync`): Content-Type first, then the form of an
+ * `Idempotency-Key` (400/100: nothing is recorded for a refused call), then the use case's own checks.
+ */
 export function signedCallRoute(
-  useCase: (ctx: WebApiContext, call: SignedCall) => Promise<CallResult>,
+  useCase: (ctx: WebApiContext, call: SignedCall) => Promise<CallAnswer>,
 ): WebApiRoute {
   return async (ctx, format) => {
     const { tenant, request } = ctx;
     const bodyFormat = requestFormat(request.headers['content-type']);
+    ctx.idempotencyKey = parseIdempotencyKey(request.headers[IDEMPOTENCY_KEY_HEADER]);
     const decode = await requestDecoder(bodyFormat);
-    const calls = await webApiContext(ctx);
+    const calls = await webApiContext(ctx, format);
     let decoded: WebApiRequest | undefined;
     let vlResult: number | undefined;
     try {
-      const result = await useCase(calls, {
+      const answer = await useCase(calls, {
         apiKey: request.headers['x-api-key'],
         signature: request.headers['x-svc-signature'],
         body: request.body,
@@ -258,8 +317,10 @@ export function signedCallRoute(
           return decoded;
         },
       });
-      vlResult = result.answer.vlResult;
-      return await callAnswer(result, tenant, format, request.requestId);
+      // A replay of a recorded answer ran nothing: it is not counted as a call.
+      if (answer.replayed && !answer.result) decoded = undefined;
+      else vlResult = answer.result?.answer.vlResult;
+      return await callAnswer(answer, tenant, format, request.requestId);
     } finally {
       // Only admitted calls (their envelope decoded) are counted. A call refused after decoding
       // (unknown vltyp, say) counts as `rejected`, so that callers cannot invent dimension values.
