@@ -167,7 +167,9 @@ describe.skipIf(!url)("npm run db:apply on a database laid out as an ERP's", () 
     expect(planned.stdout).toContain('-- infra/sql/mssql/service/090-idempotency.sql');
     expect(planned.stdout).toContain('CREATE TABLE dbo.SVC_IDEMPOTENCY');
     expect(planned.stdout).toContain('CREATE NONCLUSTERED INDEX IX_SVC_IDEMPOTENCY_EXPIRES');
-    expect(planned.stdout).toContain('GRANT SELECT, INSERT, DELETE ON [dbo].[SVC_IDEMPOTENCY] TO [svc_plan_role];');
+    expect(planned.stdout).toContain(
+      'GRANT SELECT, INSERT, DELETE ON [dbo].[SVC_IDEMPOTENCY] TO [svc_plan_role];',
+    );
     // Nothing of the demo is planned on a tenant's database.
     expect(planned.stdout).not.toMatch(
       /-- infra\/sql\/mssql\/demo\/|PROCEDURE dbo\.DEMO_|CREATE VIEW|INSERT INTO dbo\.WS_OPERATION/,

@@ -213,7 +213,7 @@ export const SERVICE_GRANTS: readonly ServiceGrant[] = [
     object: 'dbo.SVC_IDEMPOTENCY',
     permission: 'DELETE',
     usedBy:
-      "a call with an `Idempotency-Key` (its record replaces an expired one of the key), removing expired keys (the scheduled clean-up, `changeFeedRetention`)",
+      'a call with an `Idempotency-Key` (its record replaces an expired one of the key), removing expired keys (the scheduled clean-up, `changeFeedRetention`)',
     without:
       'as for `SELECT`; expired keys stay in the table (it grows), and the clean-up fails, its log naming the table',
   },
