@@ -42,14 +42,14 @@ describe.skipIf(!url)('npm run db:apply (integration)', () => {
             'SELECT (SELECT COUNT(*) FROM dbo.DOKUMENT) AS d, (SELECT COUNT(*) FROM dbo.WS_OPERATION) AS o',
           )
         )[0];
-      expect(await count()).toEqual({ d: 100_000, o: 4 });
+      expect(await count()).toEqual({ d: 100_000, o: 6 });
       await dbApply(target, '--demo');
-      expect(await count()).toEqual({ d: 100_000, o: 4 });
+      expect(await count()).toEqual({ d: 100_000, o: 6 });
       // Without --demo: the service's scripts alone, nothing of the demo's added or changed.
       expect((await dbApply(target)).stdout).toMatch(
         /^applied service\/030-web-api\.sql, service\/040-webhook\.sql, service\/050-change-feed\.sql, service\/080-change-notifications\.sql, service\/090-idempotency\.sql in/m,
       );
-      expect(await count()).toEqual({ d: 100_000, o: 4 });
+      expect(await count()).toEqual({ d: 100_000, o: 6 });
     } finally {
       await db.close();
     }
