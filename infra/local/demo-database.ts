@@ -123,6 +123,9 @@ export const DEMO_SET_FILE_PROCEDURES = ['DEMO_FILE_RECEIVED'];
 export const DEMO_PROCEDURES_OWN_GRANTS = [
   `GRANT INSERT ON dbo.DEMO_FILE_EVENT TO ${LOCAL_SERVICE_ROLE}`,
   `GRANT EXECUTE ON dbo.WS_WAIT TO ${LOCAL_SERVICE_ROLE}`,
+  // 2001 and 2002 write a DOKUMENT, whose change-feed trigger writes its change table.
+  `GRANT INSERT ON dbo.DOKUMENT TO ${LOCAL_SERVICE_ROLE}`,
+  `GRANT INSERT ON dbo.SVC_CHANGES_DOKUMENT TO ${LOCAL_SERVICE_ROLE}`,
 ];
 
 /** The role of the service's login on the demo database, and a login in it; its connection string. */

@@ -414,7 +414,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   for (const opening of embeddedDatabases.values())
     await pointDemoWebhookAt((await opening).database, webhookSink);
 
-  // The change feed's retention clean-up, as EventBridge runs changeFeedRetention in AWS: hourly
+  // The retention clean-up (the change feed's recorded changes, exactly once's expired keys), as
+  // EventBridge runs changeFeedRetention in AWS: hourly
   // (LOCAL_CHANGE_RETENTION_MS), through the function's instances like any invocation.
   const retentionHandler = await importHandler<() => Promise<unknown>>(
     readServerlessConfig().functions.changeFeedRetention!.handler,

@@ -6,6 +6,7 @@ import { loadTenantRegistry } from '../config/tenant-registry.js';
 import { type ChangeFeedStore, removeExpiredChanges } from '../core/data-api/changes.js';
 import { cancelledBy, type Database, type DataSourceInfo } from '../core/database.js';
 import { describeError } from '../core/log.js';
+import { removeExpiredKeysOfDatabases } from './idempotency-retention.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog } from './observability.js';
 import type { TenantRequestContext } from './request-context.js';
 
@@ -28,24 +29,52 @@ export async function changeFeedRecording(
   return async (source) => (await store.state(source).catch(() => undefined)) !== undefined;
 }
 
+/** What a run of the scheduled clean-up did. */
+export interface RetentionRun {
+  /** Tenants whose recorded tables were cleaned. */
+  readonly tenants: number;
+  /** Tenants and databases whose clean-up failed (each logged as an error). */
+  readonly failed: number;
+  /** Recorded changes removed. */
+  readonly removed: number;
+  /** Exactly once's expired keys removed (CONTRACT 5a), of every tenant's database. */
+  readonly keysRemoved: number;
+}
+
 /**
  * The scheduled retention clean-up (serverless.yml `changeFeedRetention`; the local stack runs
- * the same every hour): every tenant's recorded tables, one log line per tenant. A tenant whose
- * database fails is logged as an error (the function's alarms see it) and the others go on.
+ * the same every hour): every tenant's recorded tables, one log line per tenant, then exactly
+ * once's expired keys of every tenant's database, once per database. A tenant or database that
+ * fails is logged as an error (the function's alarms see it) and the others go on.
  */
 export function changeRetentionHandler(options: { now?: () => number } = {}) {
   logFormatFromEnv();
-  return async function changeFeedRetention(): Promise<{ tenants: number; failed: number; removed: number }> {
+  return async function changeFeedRetention(): Promise<RetentionRun> {
     const registry = await loadTenantRegistry(serviceLog());
     let failed = 0;
     let removed = 0;
     let tenants = 0;
+    // Each database with the tenants it serves (openDatabase gives one per connection): tenants
+    // may share one, and so its keys' table.
+    const databases = new Map<Database, string[]>();
     for (const id of registry.ids()) {
       const tenant = registry.get(id);
-      if (!tenant || tenant.changeFeed.length === 0) continue;
+      if (!tenant) continue;
+      let db: Database;
+      try {
+        db = await openDatabase(tenant.database);
+      } catch (error) {
+        failed++;
+        serviceLog().error('retention clean-up: the database could not be opened', {
+          tenant: id,
+          ...describeError(error),
+        });
+        continue;
+      }
+      databases.set(db, [...(databases.get(db) ?? []), id]);
+      if (tenant.changeFeed.length === 0) continue;
       tenants++;
       try {
-        const db = await openDatabase(tenant.database);
         const outcomes = await removeExpiredChanges(
           db,
           changeFeedStore(db),
@@ -87,8 +116,11 @@ export function changeRetentionHandler(options: { now?: () => number } = {}) {
         serviceLog().error('change retention failed', { tenant: id, ...describeError(error) });
       }
     }
+    const keys = await removeExpiredKeysOfDatabases(databases, options.now);
+    failed += keys.failed;
     // A failure fails the invocation, so that the function's error alarm sees it.
-    if (failed > 0) throw new Error(`change retention failed for ${failed} tenant(s); see the log`);
-    return { tenants, failed, removed };
+    if (failed > 0)
+      throw new Error(`retention clean-up failed for ${failed} tenant(s) or database(s); see the log`);
+    return { tenants, failed, removed, keysRemoved: keys.removed };
   };
 }

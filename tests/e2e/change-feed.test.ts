@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { DEMO_AUTH } from '../support/demo.js';
+import { recordKeys, stillRecorded } from '../support/expired-keys.js';
 
 let stack: LocalStack;
 type SyncRecord = Record<string, unknown>;
@@ -197,12 +198,16 @@ describe('getChanges', () => {
   });
 
   it('the retention clean-up runs as Lambda invokes it, and keeps what is younger than the retention', async () => {
+    // Exactly once's keys (CONTRACT 5a) go by the same run: one past its time, one not.
+    const [expired] = await recordKeys(stack.database, 'demo', 1, -48);
+    const [live] = await recordKeys(stack.database, 'demo', 1, 48);
     const invoked = await fetch(`${stack.url}/2015-03-31/functions/changeFeedRetention/invocations`, {
       method: 'POST',
       body: JSON.stringify({ source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} }),
     });
     expect(invoked.status).toBe(200);
-    expect(await invoked.json()).toEqual({ tenants: 1, failed: 0, removed: 0 });
+    expect(await invoked.json()).toEqual({ tenants: 1, failed: 0, removed: 0, keysRemoved: 1 });
+    expect(await stillRecorded(stack.database, [expired!, live!])).toEqual([live]);
   });
 });
 

@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { ERP_STAND_IN_OWN_TABLES } from '../../infra/local/tsql-engine.js';
 import { INTERNAL_TABLES, isInternalTable } from '../../shared/core/data-api/data-source.js';
-import { DEMO_AUTH } from '../support/demo.js';
+import { DEMO_AUTH, sqlOn } from '../support/demo.js';
 import { isBabelfish } from '../support/mssql.js';
 import { politeFetch } from '../support/polite-fetch.js';
 
@@ -235,6 +236,36 @@ describe('Data API over HTTP (local stack)', () => {
       expect(await response.text()).not.toContain('demo-api-hash');
     }
     expect((await data('getRowsCount', 'WS_APPLICATION')).status).toBe(404);
+  });
+
+  it("SVC_IDEMPOTENCY (the keys' recorded answers, a subscription's secret among them) answers as an unknown table, rows and all", async () => {
+    const sql = sqlOn(stack.database);
+    const digest = createHash('sha256').update(`data-api-${Date.now()}-${Math.random()}`).digest('hex');
+    // A recorded answer of a subscription's creation, as the service keeps it (CONTRACT 5a).
+    await sql`INSERT INTO dbo."SVC_IDEMPOTENCY" ("KEY_DIGEST", "TENANT", "FINGERPRINT", "HTTP_STATUS", "CONTENT_TYPE", "BODY", "EXPIRES_AT")
+      VALUES (${digest}, ${'demo'}, ${digest}, ${201}, ${'application/json'}, ${Buffer.from('{"secret":"whsec_recorded"}')}, ${new Date(Date.now() + 3_600_000)})`;
+    try {
+      // The answer but for its request id; the secret never in it.
+      const answer = async (fn: string, name: string) => {
+        const response = await data(fn, name);
+        const text = await response.text();
+        expect(text).not.toContain('whsec_recorded');
+        const { error } = JSON.parse(text) as { error: { code: string; message: string } };
+        return { status: response.status, code: error.code, message: error.message };
+      };
+      for (const fn of ['getData', 'getRowsCount']) {
+        for (const spelling of ['SVC_IDEMPOTENCY', 'svc_idempotency', 'dbo.SVC_IDEMPOTENCY']) {
+          const unknown = await answer(fn, `${spelling}_NOT_THERE`);
+          expect([fn, await answer(fn, spelling)]).toEqual([
+            fn,
+            { ...unknown, message: unknown.message.replace(`${spelling}_NOT_THERE`, spelling) },
+          ]);
+          expect(unknown).toMatchObject({ status: 404, code: 'data_source_not_found' });
+        }
+      }
+    } finally {
+      await sql`DELETE FROM dbo."SVC_IDEMPOTENCY" WHERE "KEY_DIGEST" = ${digest}`;
+    }
   });
 
   it('never serves an internal table, listed or marked by its name, in any call or spelling (issue 19)', async () => {

@@ -32,7 +32,7 @@ describe.skipIf(!url)('npm run db:apply (integration)', () => {
   it('with --demo creates every object and the demo data in an empty database, and changes nothing when run again', async () => {
     const first = await dbApply(target, '--demo');
     expect(first.stdout).toMatch(
-      /applied demo\/010-erp-schema\.sql, demo\/020-erp-data\.sql, service\/030-web-api\.sql, .*service\/050-change-feed\.sql, demo\/060-demo-procedures\.sql, demo\/070-demo-change-feed\.sql, service\/080-change-notifications\.sql in/,
+      /applied demo\/010-erp-schema\.sql, demo\/020-erp-data\.sql, service\/030-web-api\.sql, .*service\/050-change-feed\.sql, demo\/060-demo-procedures\.sql, demo\/070-demo-change-feed\.sql, service\/080-change-notifications\.sql, service\/090-idempotency\.sql in/,
     );
     const db = createMssqlDatabase({ connectionString: target });
     try {
@@ -42,14 +42,14 @@ describe.skipIf(!url)('npm run db:apply (integration)', () => {
             'SELECT (SELECT COUNT(*) FROM dbo.DOKUMENT) AS d, (SELECT COUNT(*) FROM dbo.WS_OPERATION) AS o',
           )
         )[0];
-      expect(await count()).toEqual({ d: 100_000, o: 4 });
+      expect(await count()).toEqual({ d: 100_000, o: 6 });
       await dbApply(target, '--demo');
-      expect(await count()).toEqual({ d: 100_000, o: 4 });
+      expect(await count()).toEqual({ d: 100_000, o: 6 });
       // Without --demo: the service's scripts alone, nothing of the demo's added or changed.
       expect((await dbApply(target)).stdout).toMatch(
-        /^applied service\/030-web-api\.sql, service\/040-webhook\.sql, service\/050-change-feed\.sql, service\/080-change-notifications\.sql in/m,
+        /^applied service\/030-web-api\.sql, service\/040-webhook\.sql, service\/050-change-feed\.sql, service\/080-change-notifications\.sql, service\/090-idempotency\.sql in/m,
       );
-      expect(await count()).toEqual({ d: 100_000, o: 4 });
+      expect(await count()).toEqual({ d: 100_000, o: 6 });
     } finally {
       await db.close();
     }

@@ -163,6 +163,13 @@ describe.skipIf(!url)("npm run db:apply on a database laid out as an ERP's", () 
     expect(planned.stdout).toContain("EXEC dbo.SVC_CHANGE_FEED_ENABLE N'dbo', N'SUBJECT';");
     expect(planned.stdout).toContain('CREATE ROLE [svc_plan_role];');
     expect(planned.stdout).toContain('GRANT SELECT, INSERT ON [dbo].[SVCDOC] TO [svc_plan_role];');
+    // Exactly once's keys (CONTRACT 5a): the table, its index and its grant.
+    expect(planned.stdout).toContain('-- infra/sql/mssql/service/090-idempotency.sql');
+    expect(planned.stdout).toContain('CREATE TABLE dbo.SVC_IDEMPOTENCY');
+    expect(planned.stdout).toContain('CREATE NONCLUSTERED INDEX IX_SVC_IDEMPOTENCY_EXPIRES');
+    expect(planned.stdout).toContain(
+      'GRANT SELECT, INSERT, DELETE ON [dbo].[SVC_IDEMPOTENCY] TO [svc_plan_role];',
+    );
     // Nothing of the demo is planned on a tenant's database.
     expect(planned.stdout).not.toMatch(
       /-- infra\/sql\/mssql\/demo\/|PROCEDURE dbo\.DEMO_|CREATE VIEW|INSERT INTO dbo\.WS_OPERATION/,
@@ -180,7 +187,7 @@ describe.skipIf(!url)("npm run db:apply on a database laid out as an ERP's", () 
       const applied = await dbApply(target);
       expect(applied.code ?? 0, `round ${round}: ${applied.stderr}`).toBe(0);
       expect(applied.stdout).toMatch(
-        /^applied service\/030-web-api\.sql, service\/040-webhook\.sql, service\/050-change-feed\.sql, service\/080-change-notifications\.sql in/m,
+        /^applied service\/030-web-api\.sql, service\/040-webhook\.sql, service\/050-change-feed\.sql, service\/080-change-notifications\.sql, service\/090-idempotency\.sql in/m,
       );
       expect(await erpSnapshot(erp)).toEqual(before);
     }
@@ -192,6 +199,7 @@ describe.skipIf(!url)("npm run db:apply on a database laid out as an ERP's", () 
       'webhook_delivery',
       'webhook_endpoint',
       'svc_change_feed',
+      'svc_idempotency',
     ]) {
       expect(objects).toContain(`U ${own}`);
     }
@@ -381,7 +389,7 @@ describe.skipIf(!url)("a real ERP's database, without any table of Web API appli
     const applied = await dbApply(target);
     expect(applied.code ?? 0, applied.stderr).toBe(0);
     expect(applied.stdout).toMatch(
-      /^applied service\/030-web-api\.sql, .*service\/080-change-notifications\.sql in/m,
+      /^applied service\/030-web-api\.sql, .*service\/080-change-notifications\.sql, service\/090-idempotency\.sql in/m,
     );
     const objects = await allObjects(real);
     expect(objects).toContain('U ws_journal');

@@ -298,3 +298,28 @@ describe('Tenant registry: change feed tables whose derived names would pass the
     );
   });
 });
+
+describe('Tenant registry: how long exactly once keeps a key (CONTRACT 5a)', () => {
+  const withRetention = (hours: unknown) => ({
+    tenants: { demo: { ...tenant, idempotencyRetentionHours: hours } },
+  });
+
+  it('keeps a key 24 hours unless the tenant says otherwise', () => {
+    expect(parseTenantRegistry({ tenants: { demo: tenant } }).get('demo')).toMatchObject({
+      idempotencyRetentionHours: 24,
+    });
+    for (const hours of [1, 48, 720]) {
+      expect(parseTenantRegistry(withRetention(hours)).get('demo')).toMatchObject({
+        idempotencyRetentionHours: hours,
+      });
+    }
+  });
+
+  it('refuses anything but whole hours from 1 to 720 (30 days), naming the setting', () => {
+    for (const hours of [0, -1, 721, 1.5, '24', null]) {
+      expect(() => parseTenantRegistry(withRetention(hours)), String(hours)).toThrow(
+        /tenants\.demo\.idempotencyRetentionHours/,
+      );
+    }
+  });
+});

@@ -105,6 +105,8 @@ describe('Function: isInternalTable', () => {
     'SVC_SIGNING_KEYS',
     'WEBHOOK_ENDPOINT_STATE',
     'webhook_secrets',
+    'SVC_IDEMPOTENCY',
+    'svc_idempotency',
   ])('%s is internal', (name) => {
     expect(isInternalTable(name)).toBe(true);
   });

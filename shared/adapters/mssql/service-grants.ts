@@ -196,6 +196,27 @@ export const SERVICE_GRANTS: readonly ServiceGrant[] = [
     usedBy: 'the notifier (each pass), creating a subscription',
     without: 'as for `SELECT`',
   },
+  {
+    object: 'dbo.SVC_IDEMPOTENCY',
+    permission: 'SELECT',
+    usedBy:
+      "a call with an `Idempotency-Key` (`getData`, `getDataAsync`, `setFile`, creating a subscription): the key's record",
+    without: `such a call of \`getData\`, \`getDataAsync\`: ${WEB_DENIED}; of \`setFile\`, creating a subscription: ${DENIED}; calls without a key are answered`,
+  },
+  {
+    object: 'dbo.SVC_IDEMPOTENCY',
+    permission: 'INSERT',
+    usedBy: "a call with an `Idempotency-Key`: its answer, recorded in the transaction of the call's effects",
+    without: "as for `SELECT`; the call's effects roll back with the record",
+  },
+  {
+    object: 'dbo.SVC_IDEMPOTENCY',
+    permission: 'DELETE',
+    usedBy:
+      'a call with an `Idempotency-Key` (its record replaces an expired one of the key), removing expired keys (the scheduled clean-up, `changeFeedRetention`)',
+    without:
+      'as for `SELECT`; expired keys stay in the table (it grows), and the clean-up fails, its log naming the table',
+  },
 ];
 
 /**

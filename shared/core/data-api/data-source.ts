@@ -38,6 +38,9 @@ export const INTERNAL_TABLES: readonly string[] = [
   // Change notifications' subscriptions (CONTRACT 4c): their secrets; served only to their owner
   // through the subscription routes.
   'SVC_SUBSCRIPTION',
+  // Exactly once's keys (CONTRACT 5a): the recorded answers, a subscription's secret among them;
+  // replayed only to the caller that sent the key.
+  'SVC_IDEMPOTENCY',
 ];
 
 /**

@@ -1,0 +1,171 @@
+import { expect } from 'vitest';
+import type { Database, DatabaseStatementError } from '../../shared/core/database.js';
+import type { ParamObject } from '../../shared/core/web-api/envelope.js';
+import { OperationFailedError, type WebApiStore } from '../../shared/core/web-api/store.js';
+import { sqlOn } from './demo.js';
+
+/**
+ * The demo's operations of CONTRACT 5a, called through a tenant's Web API store as the service
+ * calls them: 2001 (writes a DOKUMENT, answers its id) and 2002 (ends its caller's transaction).
+ * The same checks for every database (embedded, T-SQL); `storeOn` makes the dialect's store on a
+ * connection or a transaction.
+ */
+export interface DemoOperationsTarget {
+  readonly db: Database;
+  readonly storeOn: (connection: Pick<Database, 'query'>) => WebApiStore;
+}
+
+/** This run's own document numbers: the suites may run again on the same database. */
+export const runCislo = (label: string) => `${label}-${Date.now().toString(36)}`.slice(0, 20);
+
+const documentRow = async (db: Database, id: number) => {
+  const [row] = await sqlOn(
+    db,
+  )`SELECT "CISLO" AS cislo, "SUBJECT_ID" AS "subjectId", "CASTKA_CELKEM" AS castka,
+      "CASTKA_ZAKLAD" AS zaklad, "CASTKA_DPH" AS dph, "TYP_DOKLADU" AS typ, "MENA" AS mena, "UHRAZENO" AS uhrazeno,
+      "STORNO" AS storno, "VYTVORENO" AS vytvoreno
+    FROM dbo."DOKUMENT" WHERE "ID" = ${id}`;
+  return row && { ...row, castka: Number(row.castka), zaklad: Number(row.zaklad), dph: Number(row.dph) };
+};
+
+const documentsNumbered = async (db: Database, cislo: string) =>
+  Number((await sqlOn(db)`SELECT COUNT(*) AS n FROM dbo."DOKUMENT" WHERE "CISLO" = ${cislo}`)[0]!.n);
+
+/** Both operations are in WS_OPERATION, under their procedures and row names. */
+export async function checkDemoOperationsListed(store: WebApiStore): Promise<void> {
+  expect(await store.findOperation(2001)).toEqual({
+    vltyp: 2001,
+    procedure: 'dbo.WS_OP_DOKUMENT_CREATE',
+    rowName: 'Dokument',
+  });
+  expect(await store.findOperation(2002)).toEqual({
+    vltyp: 2002,
+    procedure: 'dbo.WS_OP_END_TRANSACTION',
+    rowName: 'Konec',
+  });
+}
+
+/** 2001 creates the DOKUMENT its params describe (JSON's types, or XML's strings) and answers its id. */
+export async function checkDocumentCreated({ db, storeOn }: DemoOperationsTarget): Promise<void> {
+  const store = storeOn(db);
+  const operation = (await store.findOperation(2001))!;
+  const cislo = runCislo('FV-2001');
+  const rows = await store.callOperation(operation, [{ cislo, subject_id: 7, castka: 1234.5 }]);
+  expect(rows).toEqual([{ id: expect.any(Number) }]);
+  const id = Number(rows[0]!.id);
+  expect(await documentRow(db, id)).toMatchObject({
+    cislo,
+    subjectId: 7,
+    castka: 1234.5,
+    // The demo's defaults: an issued invoice without VAT, in CZK, neither paid nor cancelled.
+    zaklad: 1234.5,
+    dph: 0,
+    typ: 'FV',
+    mena: 'CZK',
+    uhrazeno: 0,
+    storno: 0,
+  });
+  // XML sends every value as text; 1e3 and 5.0 are numbers by their value.
+  const fromXml = runCislo('FV-XML');
+  const [xml] = await store.callOperation(operation, [
+    { cislo: fromXml, subject_id: '12', castka: '-99.90' },
+  ]);
+  expect(await documentRow(db, Number(xml!.id))).toMatchObject({
+    cislo: fromXml,
+    subjectId: 12,
+    castka: -99.9,
+  });
+  const [exponent] = await store.callOperation(operation, [
+    { cislo: runCislo('FV-E'), subject_id: 5.0, castka: 1e3 },
+  ]);
+  expect(await documentRow(db, Number(exponent!.id))).toMatchObject({ subjectId: 5, castka: 1000 });
+  expect(Number(xml!.id)).toBeGreaterThan(id);
+}
+
+/** 2001 refuses bad or missing params in its own words (the answer's 120), writing nothing. */
+export async function checkDocumentRefusals({ db, storeOn }: DemoOperationsTarget): Promise<void> {
+  const store = storeOn(db);
+  const operation = (await store.findOperation(2001))!;
+  const cislo = runCislo('FV-BAD');
+  const good = { cislo, subject_id: 1, castka: 10 };
+  const cases: [ParamObject[], RegExp][] = [
+    [[], /^2001 takes one params object/],
+    [[good, good], /^2001 takes one params object/],
+    [[{ subject_id: 1, castka: 10 }], /^cislo must be a text of 1 to 20 characters$/],
+    [[{ ...good, cislo: '' }], /^cislo must be a text/],
+    [[{ ...good, cislo: 'X'.repeat(21) }], /^cislo must be a text/],
+    [[{ ...good, cislo: 2024 }], /^cislo must be a text/],
+    [[{ cislo, castka: 10 }], /^subject_id must be the ID of a subject \(a whole number\)$/],
+    [[{ ...good, subject_id: 1.5 }], /^subject_id must be/],
+    [[{ ...good, subject_id: '1.0' }], /^subject_id must be/],
+    [[{ ...good, subject_id: ' 1' }], /^subject_id must be/],
+    [[{ ...good, subject_id: 0 }], /^subject_id must be/],
+    [[{ ...good, subject_id: 999_999 }], /^subject_id 999999 is not a subject/],
+    [[{ cislo, subject_id: 1 }], /^castka must be a number with at most two decimal places/],
+    [[{ ...good, castka: 1.005 }], /^castka must be/],
+    [[{ ...good, castka: '1,5' }], /^castka must be/],
+    [[{ ...good, castka: '.5' }], /^castka must be/],
+    [[{ ...good, castka: '1e3' }], /^castka must be/],
+    [[{ ...good, castka: 1e13 }], /^castka must be/],
+    [[{ ...good, castka: true }], /^castka must be/],
+  ];
+  for (const [params, message] of cases) {
+    const error = await store.callOperation(operation, params).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error, JSON.stringify(params)).toBeInstanceOf(OperationFailedError);
+    expect((error as OperationFailedError).publicMessage, JSON.stringify(params)).toMatch(message);
+  }
+  expect(await documentsNumbered(db, cislo)).toBe(0);
+}
+
+/** Concurrent calls of 2001 each get a document of their own: no ID taken twice. */
+export async function checkConcurrentDocuments({ db, storeOn }: DemoOperationsTarget): Promise<void> {
+  const store = storeOn(db);
+  const operation = (await store.findOperation(2001))!;
+  const cislo = runCislo('FV-PAR');
+  const ids = await Promise.all(
+    Array.from({ length: 8 }, () =>
+      store
+        .callOperation(operation, [{ cislo, subject_id: 3, castka: 1 }])
+        .then((rows) => Number(rows[0]!.id)),
+    ),
+  );
+  expect(new Set(ids).size).toBe(8);
+  expect(await documentsNumbered(db, cislo)).toBe(8);
+}
+
+/**
+ * 2002 inside a transaction, as the service calls every operation: the call fails with the
+ * database's own code (`ended`: 266 on T-SQL, 2D000 on the embedded database), never the
+ * procedure's words, and its DOKUMENT is gone with the transaction.
+ */
+export async function checkTransactionEnded(
+  { db, storeOn }: DemoOperationsTarget,
+  ended: string,
+): Promise<void> {
+  const operation = (await storeOn(db).findOperation(2002))!;
+  const before = await documentsNumbered(db, 'KONEC');
+  const failed = await db
+    .transaction((tx) => storeOn(tx).callOperation(operation, []))
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+  const failure = operationFailure(failed);
+  expect(failure.publicMessage).toBeUndefined();
+  expect((failure.cause as DatabaseStatementError).dbCode).toBe(ended);
+  expect(await documentsNumbered(db, 'KONEC')).toBe(before);
+}
+
+/**
+ * The operation's failure in what a transaction threw: the embedded database's `transaction`
+ * passes what its callback threw on as a statement error, with the failure as its cause.
+ */
+export function operationFailure(error: unknown): OperationFailedError {
+  for (let at = error; at instanceof Error; at = at.cause) {
+    if (at instanceof OperationFailedError) return at;
+  }
+  throw new Error(`not an operation's failure: ${String(error)}`, { cause: error });
+}
