@@ -57,6 +57,10 @@ export const localQueues: readonly LocalQueue[] = [
       function: 'deliverWebhook',
       handler: 'functions/webhook/deliverWebhook.handler',
       batchSize: 10,
+      // Lambda's least maximumConcurrency (serverless.yml's webhookConcurrency is 5): a batch whose
+      // receivers are not yet known to be slow waits the fast lane's 2 s, and the next batch
+      // must not wait behind it.
+      concurrency: 2,
       timeoutSeconds: 30,
     },
   },
@@ -126,6 +130,8 @@ export const localQueues: readonly LocalQueue[] = [
       function: 'changeNotifier',
       handler: 'functions/notifications/changeNotifier.handler',
       batchSize: 10,
+      // As the receipt webhook's fast lane.
+      concurrency: 2,
       timeoutSeconds: 30,
     },
   },
