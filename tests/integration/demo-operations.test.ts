@@ -4,14 +4,7 @@ import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded/web-ap
 import type { Database } from '../../shared/core/database.js';
 import { OperationFailedError } from '../../shared/core/web-api/store.js';
 import { demoDatabase } from '../support/demo.js';
-import {
-  checkConcurrentDocuments,
-  checkDemoOperationsListed,
-  checkDocumentCreated,
-  checkDocumentRefusals,
-  checkTransactionEnded,
-  type DemoOperationsTarget,
-} from '../support/demo-operations.js';
+import { type DemoOperationsTarget, demoOperationTests } from '../support/demo-operations.js';
 
 // The demo's operations of CONTRACT 5a on the embedded database (their T-SQL twins:
 // mssql-demo-operations.test.ts), through the Web API store as the service calls them.
@@ -28,30 +21,12 @@ afterAll(async () => {
 });
 
 describe('The demo operations 2001 and 2002 on the embedded database', () => {
-  it('lists both in WS_OPERATION', async () => {
-    await checkDemoOperationsListed(target.storeOn(db));
-  });
+  // 2D000, invalid transaction termination: a PostgreSQL function cannot end a transaction.
+  demoOperationTests(() => target, '2D000');
 
-  it('2001 creates a DOKUMENT of its params and answers [{"id": <its ID>}]', async () => {
-    await checkDocumentCreated(target);
-  });
-
-  it('2001 refuses bad or missing params in its own words, writing nothing', async () => {
-    await checkDocumentRefusals(target);
-  });
-
-  it('2001 called at once by several calls takes a new ID for each', async () => {
-    await checkConcurrentDocuments(target);
-  });
-
-  it('2002 cannot end the transaction it runs in: refused with 2D000, its DOKUMENT gone with the statement', async () => {
-    await checkTransactionEnded(target, '2D000');
-    // Outside a transaction too: a PostgreSQL function never ends one.
-    const operation = (await target.storeOn(db).findOperation(2002))!;
-    const alone = await target
-      .storeOn(db)
-      .callOperation(operation, [])
-      .catch((e: unknown) => e);
+  it('2002 is refused outside a transaction too: a PostgreSQL function never ends one', async () => {
+    const store = target.storeOn(db);
+    const alone = await store.callOperation((await store.findOperation(2002))!, []).catch((e: unknown) => e);
     expect(alone).toBeInstanceOf(OperationFailedError);
     expect(((alone as Error).cause as { dbCode?: string }).dbCode).toBe('2D000');
   });

@@ -1,4 +1,4 @@
-import { expect } from 'vitest';
+import { expect, it } from 'vitest';
 import type { Database, DatabaseStatementError } from '../../shared/core/database.js';
 import type { ParamObject } from '../../shared/core/web-api/envelope.js';
 import { OperationFailedError, type WebApiStore } from '../../shared/core/web-api/store.js';
@@ -168,4 +168,30 @@ export function operationFailure(error: unknown): OperationFailedError {
     if (at instanceof OperationFailedError) return at;
   }
   throw new Error(`not an operation's failure: ${String(error)}`, { cause: error });
+}
+
+/**
+ * The checks above as the tests of a database's suite: `target` once its database is open, `ended`
+ * the code of a procedure that ended its caller's transaction there.
+ */
+export function demoOperationTests(target: () => DemoOperationsTarget, ended: string): void {
+  it('lists both in WS_OPERATION', async () => {
+    await checkDemoOperationsListed(target().storeOn(target().db));
+  });
+
+  it('2001 creates a DOKUMENT of its params and answers [{"id": <its ID>}]', async () => {
+    await checkDocumentCreated(target());
+  });
+
+  it('2001 refuses bad or missing params in its own words, writing nothing', async () => {
+    await checkDocumentRefusals(target());
+  });
+
+  it('2001 called by several calls at once takes a new ID for each', async () => {
+    await checkConcurrentDocuments(target());
+  });
+
+  it(`2002 inside a transaction fails with ${ended}, its DOKUMENT gone with the transaction`, async () => {
+    await checkTransactionEnded(target(), ended);
+  });
 }

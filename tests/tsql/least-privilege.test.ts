@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_SERVICE_ROLE } from '../../infra/local/demo-database.js';
@@ -9,6 +10,7 @@ import { DatabasePermissionError } from '../../shared/core/database.js';
 import type { LogFields } from '../../shared/core/log.js';
 import { useObservability } from '../../shared/lambda/observability.js';
 import { DEMO_AUTH } from '../support/demo.js';
+import { recordKeys, stillRecorded } from '../support/expired-keys.js';
 import { envelope, signedCall } from '../support/web-api.js';
 
 /**
@@ -201,6 +203,41 @@ const creationDenied = (object: string, permission: string) => async () => {
   });
 };
 
+/** Runs `work` with a pool of the tenant's own login (the service's role only), closed after. */
+async function asTenant<T>(work: (db: ReturnType<typeof createMssqlDatabase>) => Promise<T>): Promise<T> {
+  const login = demoTenantConnection() as { connectionString: string };
+  const db = createMssqlDatabase({ connectionString: `${login.connectionString};Application Name=probe` });
+  try {
+    return await work(db);
+  } finally {
+    await db.close();
+  }
+}
+const keyDigest = () => randomBytes(32).toString('hex');
+/** Exactly once's statements on the keys' table (CONTRACT 5a), as the tenant's login sends them. */
+const KEY_STATEMENTS = {
+  SELECT:
+    'SELECT FINGERPRINT AS fingerprint FROM dbo.SVC_IDEMPOTENCY WHERE KEY_DIGEST = @p1 AND EXPIRES_AT > SYSUTCDATETIME()',
+  INSERT: `INSERT INTO dbo.SVC_IDEMPOTENCY (KEY_DIGEST, TENANT, FINGERPRINT, HTTP_STATUS, EXPIRES_AT)
+    VALUES (@p1, N'demo', @p1, 200, DATEADD(hour, 24, SYSUTCDATETIME()))`,
+} as const;
+/**
+ * Without `permission` on the keys' table, its statement is refused naming the table and the
+ * grant. (The answer of a keyed call, 500/180, comes with the Web API's Idempotency-Key route.)
+ */
+const keyStatementDenied = (permission: keyof typeof KEY_STATEMENTS) => async () => {
+  // With the grant, the statement runs.
+  await asTenant((db) => db.query(KEY_STATEMENTS[permission], [keyDigest()]));
+  await without('dbo.SVC_IDEMPOTENCY', permission, async () => {
+    const refused = await asTenant((db) => db.query(KEY_STATEMENTS[permission], [keyDigest()])).catch(
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(DatabasePermissionError);
+    expect((refused as DatabasePermissionError).object).toBe('dbo.SVC_IDEMPOTENCY');
+    expect((refused as DatabasePermissionError).grant).toMatch(new RegExp(permission));
+  });
+};
+
 /** What each documented grant's absence looks like, by `object permission`. */
 const probes: Record<string, () => Promise<void>> = {
   'dbo.SVCDOC SELECT': async () => {
@@ -353,6 +390,28 @@ const probes: Record<string, () => Promise<void>> = {
   'dbo.SVC_NOTIFIER_STATE SELECT': creationDenied('dbo.SVC_NOTIFIER_STATE', 'SELECT'),
   'dbo.SVC_NOTIFIER_STATE INSERT': creationDenied('dbo.SVC_NOTIFIER_STATE', 'INSERT'),
   'dbo.SVC_NOTIFIER_STATE UPDATE': creationDenied('dbo.SVC_NOTIFIER_STATE', 'UPDATE'),
+  'dbo.SVC_IDEMPOTENCY SELECT': keyStatementDenied('SELECT'),
+  'dbo.SVC_IDEMPOTENCY INSERT': keyStatementDenied('INSERT'),
+  'dbo.SVC_IDEMPOTENCY DELETE': async () => {
+    // A key past its time, for the clean-up to remove.
+    const [expired] = await recordKeys(stack.database, 'demo', 1, -48);
+    await without('dbo.SVC_IDEMPOTENCY', 'DELETE', async () => {
+      const from = logged.length;
+      const result = await lambda.send(
+        new InvokeCommand({ FunctionName: 'changeFeedRetention', Payload: new TextEncoder().encode('{}') }),
+      );
+      expect(result.FunctionError).toBeDefined();
+      expectLogged(from, 'dbo.SVC_IDEMPOTENCY');
+      expect(logged.slice(from).some((e) => e.message === 'idempotency retention failed')).toBe(true);
+      expect(await stillRecorded(stack.database, [expired!])).toEqual([expired]);
+    });
+    // With it given back, the next run removes the key.
+    const result = await lambda.send(
+      new InvokeCommand({ FunctionName: 'changeFeedRetention', Payload: new TextEncoder().encode('{}') }),
+    );
+    expect(result.FunctionError).toBeUndefined();
+    expect(await stillRecorded(stack.database, [expired!])).toEqual([]);
+  },
   'dbo.SVC_CHANGE_FEED UPDATE': async () => {
     await without('dbo.SVC_CHANGE_FEED', 'UPDATE', async () => {
       await erpWrite();
@@ -413,6 +472,44 @@ describe('least privilege on the T-SQL engine (the tenant logs in with the servi
       await probe!();
     }, 120_000);
   }
+
+  it("takes a key's application lock with no grant of its own (sp_getapplock is public's): held by its transaction, refused to another", async () => {
+    const lock = `DECLARE @result int;
+      EXEC @result = sp_getapplock @Resource = @p1, @LockMode = 'Exclusive', @LockOwner = 'Transaction', @LockTimeout = 0;
+      SELECT @result AS result`;
+    const resource = `svc-idempotency:${keyDigest()}`;
+    await asTenant(async (first) => {
+      await asTenant(async (second) => {
+        let held!: () => void;
+        const holding = new Promise<void>((resolve) => {
+          held = resolve;
+        });
+        let release!: () => void;
+        const released = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        const owner = first.transaction(async (tx) => {
+          expect(await tx.query(lock, [resource])).toEqual([{ result: 0 }]);
+          held();
+          await released;
+        });
+        await holding;
+        // Another transaction is refused at once: -999 on the engine (SQL Server: -1), a negative either way.
+        const refused = await second.transaction((tx) => tx.query(lock, [resource]));
+        expect(Number(refused[0]!.result)).toBeLessThan(0);
+        release();
+        await owner;
+        // Given back with the transaction's end.
+        expect(await second.transaction((tx) => tx.query(lock, [resource]))).toEqual([{ result: 0 }]);
+      });
+    });
+  });
+
+  it("runs the demo's writing operation 2001 with the role (and the demo procedures' own grants on the engine)", async () => {
+    const answer = await webCall(2001, [{ cislo: `LP-${Date.now()}`, subject_id: 1, castka: 12.5 }]);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ vlResult: 1, data: [{ id: expect.any(Number) }] });
+  });
 
   it("without EXECUTE on an operation's procedure: that vltyp answers 500/180, journaled as failed", async () => {
     await without('dbo.WS_OP_SUBJECT_SEARCH', 'EXECUTE', async () => {

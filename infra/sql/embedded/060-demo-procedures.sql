@@ -128,9 +128,8 @@ BEGIN
     END IF;
 
     -- A number by its value (5.0 is 5), digits as text by themselves; within int.
-    IF jsonb_typeof(v_object->'subject_id') = 'number' THEN
-        v_subject := (v_object->>'subject_id')::numeric;
-    ELSIF jsonb_typeof(v_object->'subject_id') = 'string' AND (v_object->>'subject_id') ~ '^[0-9]{1,10}$' THEN
+    IF jsonb_typeof(v_object->'subject_id') = 'number'
+       OR (jsonb_typeof(v_object->'subject_id') = 'string' AND (v_object->>'subject_id') ~ '^[0-9]{1,10}$') THEN
         v_subject := (v_object->>'subject_id')::numeric;
     END IF;
     IF v_subject IS NULL OR v_subject <> trunc(v_subject) OR v_subject NOT BETWEEN 1 AND 2147483647 THEN
@@ -140,9 +139,9 @@ BEGIN
         RAISE EXCEPTION 'subject_id % is not a subject (no SUBJECT of that ID)', v_subject::int;
     END IF;
 
-    IF jsonb_typeof(v_object->'castka') = 'number' THEN
-        v_castka := (v_object->>'castka')::numeric;
-    ELSIF jsonb_typeof(v_object->'castka') = 'string' AND (v_object->>'castka') ~ '^-?[0-9]+(\.[0-9]+)?$' THEN
+    -- As text: digits, at most one point between digits, an optional minus before them.
+    IF jsonb_typeof(v_object->'castka') = 'number'
+       OR (jsonb_typeof(v_object->'castka') = 'string' AND (v_object->>'castka') ~ '^-?[0-9]+(\.[0-9]+)?$') THEN
         v_castka := (v_object->>'castka')::numeric;
     END IF;
     IF v_castka IS NULL OR v_castka <> round(v_castka, 2) OR abs(v_castka) >= 10000000000000 THEN
