@@ -13,6 +13,8 @@ export interface SignOptions {
   readonly time?: number;
   readonly contentType?: string;
   readonly accept?: string;
+  /** Further headers (an `Idempotency-Key`, say). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** Time stamps already signed, per key and body. */
@@ -44,6 +46,7 @@ export function signedCall(body: string | Buffer, options: SignOptions = {}) {
     ),
   };
   if (options.accept) headers.accept = options.accept;
+  Object.assign(headers, options.headers);
   return { body: bytes, headers };
 }
 
