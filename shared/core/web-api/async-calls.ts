@@ -113,13 +113,18 @@ export async function getDataAsyncOnce(
     admitted,
     async (keyed) => {
       if (!operation) return resultForId(ctx, admitted, keyed);
-      const journalId = await openCall(ctx, { ...admitted, operation });
-      if (keyed) {
-        await keyed.hold.commit(async () => ({
-          value: undefined,
-          record: { fingerprint: keyed.key.fingerprint, answer: { status: 200, journalId } },
-        }));
-      }
+      const opening = { ...admitted, operation };
+      // Under a key the journal's row and the key's record commit together, in the transaction
+      // that holds the key (and on its connection: a request function has only one).
+      const journalId = keyed
+        ? await keyed.hold.commit(async (tx) => {
+            const id = await openCall({ ...ctx, store: ctx.store.within(tx) }, opening);
+            return {
+              value: id,
+              record: { fingerprint: keyed.key.fingerprint, answer: { status: 200, journalId: id } },
+            };
+          })
+        : await openCall(ctx, opening);
       await enqueueJob(ctx, queue, journalId, keyed);
       return { result: await answerOfJob(ctx, journalId, request.vltyp), replayed: false };
     },
