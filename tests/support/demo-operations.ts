@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import type { Database, DatabaseStatementError } from '../../shared/core/database.js';
 import type { ParamObject } from '../../shared/core/web-api/envelope.js';
+import { type JobDelivery, runJob } from '../../shared/core/web-api/jobs.js';
 import { OperationFailedError, type WebApiStore } from '../../shared/core/web-api/store.js';
 import { sqlOn } from './demo.js';
 
@@ -194,4 +195,84 @@ export function demoOperationTests(target: () => DemoOperationsTarget, ended: st
   it(`2002 inside a transaction fails with ${ended}, its DOKUMENT gone with the transaction`, async () => {
     await checkTransactionEnded(target(), ended);
   });
+
+  it("2001 as a job taken over mid-job: the slow worker's DOKUMENT rolls back with its fenced answer; one row", async () => {
+    await checkJobTakenOverRunsOnce(target());
+  });
+
+  it('2001 as a job delivered twice at once, then again: one DOKUMENT, one answer', async () => {
+    await checkJobDeliveredTwiceRunsOnce(target());
+  });
+}
+
+const delivery: JobDelivery = { receiveCount: 1, maxAttempts: 3, finalReceive: false, timeLimitMs: 20_000 };
+
+/** A getDataAsync job of 2001 creating the DOKUMENT `cislo`, journaled as queued. */
+async function queuedDocumentJob(store: WebApiStore, cislo: string) {
+  const request = { vltyp: 2001, params: [{ cislo, subject_id: 1, castka: 10 }] };
+  const journalId = await store.openJournal({
+    applicationId: 1,
+    vltyp: 2001,
+    mode: 'async',
+    request: JSON.stringify(request),
+    requestId: `job-${cislo}`,
+  });
+  return { tenant: 'demo', journalId, requestId: `job-${cislo}` };
+}
+
+/**
+ * CONTRACT 5a, jobs: a worker takes the job (attempt 1) and stalls before its procedure commits;
+ * its lease lapses, a successor takes the job over (attempt 2), runs 2001 and finishes it. The
+ * slow worker then runs its procedure too, but its answer is fenced by its attempt, so its
+ * DOKUMENT rolls back with it: one row, the successor's answer.
+ */
+export async function checkJobTakenOverRunsOnce({ db, storeOn }: DemoOperationsTarget): Promise<void> {
+  const store = storeOn(db);
+  const cislo = runCislo('LEASE');
+  const job = await queuedDocumentJob(store, cislo);
+  let resume!: () => void;
+  const stalled = new Promise<void>((resolve) => {
+    resume = resolve;
+  });
+  // The slow worker: the real store, held up once it has taken the job (a worker paused by the
+  // runtime, a long GC, a network stall) until its successor has finished.
+  const slowStore: WebApiStore = {
+    ...store,
+    async startAttempt(id, leaseSeconds, maxAttempts) {
+      const entry = await store.startAttempt(id, leaseSeconds, maxAttempts);
+      await stalled;
+      return entry;
+    },
+  };
+  const said: unknown[] = [];
+  const log = Object.fromEntries(
+    ['debug', 'info', 'warn', 'error'].map((level) => [level, (...args: unknown[]) => said.push([level, ...args])]),
+  ) as never;
+  const slow = runJob({ store: slowStore, leaseSeconds: 1, requestId: 'slow', log }, job, delivery);
+  await new Promise((resolve) => setTimeout(resolve, 1_300));
+  const successor = await runJob({ store, leaseSeconds: 60, requestId: 'successor' }, job, delivery);
+  expect(successor).toBe('finished');
+  resume();
+  expect(await slow, JSON.stringify(said)).toBe('ended');
+  expect(await documentsNumbered(db, cislo)).toBe(1);
+  const entry = (await store.readJournal(job.journalId))!;
+  expect(entry).toMatchObject({ state: 'finished', attempts: 2 });
+  const [created] = JSON.parse(entry.answer!).data as { id: number }[];
+  expect(await documentRow(db, created!.id)).toMatchObject({ cislo });
+}
+
+/** CONTRACT 5a, jobs: SQS delivers a job's message twice at once, and once more later: one run. */
+export async function checkJobDeliveredTwiceRunsOnce({ db, storeOn }: DemoOperationsTarget): Promise<void> {
+  const store = storeOn(db);
+  const cislo = runCislo('TWICE');
+  const job = await queuedDocumentJob(store, cislo);
+  const ctx = { store, leaseSeconds: 60, requestId: 'twice' };
+  const outcomes = await Promise.all([runJob(ctx, job, delivery), runJob(ctx, job, delivery)]);
+  expect(outcomes).toContain('finished');
+  expect(outcomes.filter((o) => o === 'finished')).toHaveLength(1);
+  const answer = (await store.readJournal(job.journalId))!.answer;
+  // The third delivery, after the job ended: nothing runs, the answer stays.
+  expect(await runJob(ctx, job, { ...delivery, receiveCount: 3 })).not.toBe('finished');
+  expect(await documentsNumbered(db, cislo)).toBe(1);
+  expect((await store.readJournal(job.journalId))!.answer).toBe(answer);
 }

@@ -277,10 +277,14 @@ export function createEmbeddedDatabase(pg: PGlite): Database {
     findDataSource,
     listDataSources,
     async transaction(fn) {
+      // What the caller's own code throws (not a statement's error) leaves as it was thrown: the
+      // caller tells its own errors apart by their class (a fenced journal, say).
+      const thrownByCaller = new WeakSet<object>();
       try {
         return await transactionWithWaitsOutside((waits) =>
-          pg.transaction((tx) =>
-            fn({
+          pg.transaction(async (tx) => {
+            try {
+              return await fn({
               dialect: embeddedDialect,
               // Mapped here too, so that a statement's error keeps its code across the embedded
               // database's thread (the local stack), as outside a transaction.
@@ -290,10 +294,15 @@ export function createEmbeddedDatabase(pg: PGlite): Database {
                     throw mapError(pg, error);
                   },
                 ),
-            }),
-          ),
+              });
+            } catch (error) {
+              if (error instanceof Error && !(error as { code?: unknown }).code) thrownByCaller.add(error);
+              throw error;
+            }
+          }),
         );
       } catch (error) {
+        if (error instanceof Error && thrownByCaller.has(error)) throw error;
         throw mapError(pg, error);
       }
     },
