@@ -362,6 +362,10 @@ export async function closeSharedPool(target: SqlServerTarget): Promise<void> {
 }
 
 const UNAVAILABLE_CODES = new Set([
+  // The connection dropped under a statement (the server's session killed, the server restarted):
+  // the statement's transaction is gone with it, as when the server is unreachable.
+  'ECONNRESET',
+  'EPIPE',
   'ESOCKET',
   'ETIMEOUT',
   'ELOGIN',
@@ -469,6 +473,15 @@ function tlsProblem(error: unknown): string | undefined {
   return undefined;
 }
 
+/** The code of the error under a driver's error (a socket's, say), or its `number` when that is a code. */
+function lowerCode(error: Error): string | undefined {
+  const number = (error as { number?: unknown }).number;
+  if (typeof number === 'string') return number;
+  const original = (error as { originalError?: unknown }).originalError ?? error.cause;
+  const code = (original as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 /** Maps driver errors onto the port's errors; anything else is returned unchanged. */
 export function mapError(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
@@ -499,6 +512,7 @@ export function mapError(error: unknown): unknown {
   if (
     error instanceof sql.ConnectionError ||
     UNAVAILABLE_CODES.has(code ?? '') ||
+    UNAVAILABLE_CODES.has(lowerCode(error) ?? '') ||
     error.name === 'TimeoutError'
   ) {
     // The driver's message may name the host, user or instance: keep it in `cause` only.
