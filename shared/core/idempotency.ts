@@ -80,8 +80,9 @@ export function parseIdempotencyKey(header: string | undefined): string | undefi
 export interface KeyOwner {
   readonly tenant: string;
   /**
-   * The caller, by kind and name: `application:<id>` (Web API), `user:<name>` (Data API, Basic) or
-   * `client:<client id>` (Data API, bearer token).
+   * The caller, by kind and name: `application:<id>` (Web API); on the Data API its identity as a
+   * subscription's owner (`callerIdentity`: `basic:<user>`, `client:<client id>`, or
+   * `bearer:<issuer> <sub>` of an identity provider's token).
    */
   readonly caller: string;
 }

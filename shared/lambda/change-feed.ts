@@ -72,6 +72,19 @@ export function changeRetentionHandler(options: { now?: () => number } = {}) {
         continue;
       }
       databases.set(db, [...(databases.get(db) ?? []), id]);
+      // setFile's keys are recorded where its files commit: a document database of its own too.
+      if (tenant.documentDatabase) {
+        try {
+          const documents = await openDatabase(tenant.documentDatabase);
+          if (documents !== db) databases.set(documents, [...(databases.get(documents) ?? []), id]);
+        } catch (error) {
+          failed++;
+          serviceLog().error('retention clean-up: the document database could not be opened', {
+            tenant: id,
+            ...describeError(error),
+          });
+        }
+      }
       if (tenant.changeFeed.length === 0) continue;
       tenants++;
       try {

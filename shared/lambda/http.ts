@@ -10,6 +10,11 @@ import {
   StatementCancelledError,
 } from '../core/database.js';
 import { ServiceError } from '../core/errors.js';
+import {
+  IdempotencyKeyInProgressError,
+  IdempotencyKeyReusedError,
+  InvalidIdempotencyKeyError,
+} from '../core/idempotency.js';
 import { describeError } from '../core/log.js';
 import { MetricName } from '../core/metrics.js';
 import { answerReturned } from './after-answer.js';
@@ -118,6 +123,19 @@ export function databaseBusyMessage(error: DatabaseBusyError): string {
 /** Anything that is not a ServiceError becomes one; internals stay in the log. */
 export function toServiceError(error: unknown): ServiceError {
   if (error instanceof ServiceError) return error;
+  // CONTRACT 5a's refusals under an Idempotency-Key, in the Data API's codes.
+  if (error instanceof InvalidIdempotencyKeyError) {
+    return new ServiceError(400, 'invalid_idempotency_key', error.message, { cause: error });
+  }
+  if (error instanceof IdempotencyKeyReusedError) {
+    return new ServiceError(422, 'idempotency_key_reused', error.message, { cause: error });
+  }
+  if (error instanceof IdempotencyKeyInProgressError) {
+    return new ServiceError(409, 'idempotency_key_in_progress', error.message, {
+      cause: error,
+      headers: { 'retry-after': String(error.retryAfterSeconds) },
+    });
+  }
   // The database answers, but every connection this instance may hold stayed busy for the whole
   // acquire time-out: not unreachable, and trying again shortly is the remedy.
   if (error instanceof DatabaseBusyError) {

@@ -74,14 +74,25 @@ const data = (
 
 function setFile(
   content: Buffer | undefined,
-  options: { tenant?: string; query?: string; auth?: boolean } = {},
+  options: { tenant?: string; query?: string; auth?: boolean; key?: string } = {},
 ) {
   const form = new FormData();
   if (content) form.append('file', new Blob([content], { type: 'text/plain' }), 'note.txt');
+  const key: Record<string, string> = options.key === undefined ? {} : { 'idempotency-key': options.key };
   return call('POST', `/${options.tenant ?? 'demo'}/JsonAPI/File/setFile${options.query ?? ''}`, {
-    headers: options.auth === false ? {} : basic,
+    headers: options.auth === false ? key : { ...basic, ...key },
     body: form,
   });
+}
+
+/** Calls at once under one Idempotency-Key until one finds the first still running (409). */
+async function untilInProgress(send: (key: string) => Promise<{ status: number }>): Promise<number[]> {
+  for (let round = 0; round < 10; round++) {
+    const key = `in-progress-${process.pid}-${Date.now()}-${round}`;
+    const statuses = (await Promise.all(Array.from({ length: 6 }, () => send(key)))).map((a) => a.status);
+    if (statuses.includes(409)) return statuses;
+  }
+  return [];
 }
 
 function web(
@@ -239,6 +250,15 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
         .status,
     ).toBe(502);
     expect((await setFile(Buffer.from('x'), { tenant: 'offline' })).status).toBe(503);
+    // Under an Idempotency-Key (CONTRACT 5a): the replay, another file (422), the first still running (409).
+    const key = `files-${process.pid}-${Date.now()}`;
+    const keyed = await setFile(Buffer.from('once'), { key });
+    expect(keyed.status).toBe(200);
+    const replayed = await setFile(Buffer.from('once'), { key });
+    expect([replayed.status, replayed.headers.get('idempotent-replayed')]).toEqual([200, 'true']);
+    expect((await setFile(Buffer.from('other'), { key })).status).toBe(422);
+    expect((await setFile(Buffer.from('x'), { key: '' })).status).toBe(400);
+    expect(await untilInProgress((k) => setFile(randomBytes(512 * 1024), { key: k }))).toContain(409);
     expect(problems).toEqual([]);
   });
 
@@ -322,6 +342,23 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
       400,
     );
     expect((await call('POST', '/full/JsonAPI/Subscriptions', { headers: json, body })).status).toBe(409);
+    // Under an Idempotency-Key (CONTRACT 5a): the replay, another body (422), the first still running (409).
+    const keyed = { ...json, 'idempotency-key': `subscriptions-${process.pid}-${Date.now()}` };
+    const first = await call('POST', '/demo/JsonAPI/Subscriptions', { headers: keyed, body });
+    expect(first.status).toBe(201);
+    const again = await call('POST', '/demo/JsonAPI/Subscriptions', { headers: keyed, body });
+    expect([again.status, again.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
+    const elsewhere = JSON.stringify({ source: 'SUBJECT', url: `${stack.url}/_local/webhook-sink/other` });
+    expect(
+      (await call('POST', '/demo/JsonAPI/Subscriptions', { headers: keyed, body: elsewhere })).status,
+    ).toBe(422);
+    const busy = await untilInProgress((k) =>
+      call('POST', '/demo/JsonAPI/Subscriptions', { headers: { ...json, 'idempotency-key': k }, body }),
+    );
+    expect(busy).toContain(409);
+    await call('DELETE', `/demo/JsonAPI/Subscriptions/${(JSON.parse(first.body) as { id: string }).id}`, {
+      headers: basic,
+    });
     const other = '/demo/JsonAPI/Subscriptions/sub_000000000000000000000000';
     for (const [method, path] of subscriptionRoutes(one)) {
       expect(

@@ -27,6 +27,11 @@ export const EMBEDDED_DOCUMENT_STATEMENTS: DocumentStatements = {
      ORDER BY (n.nspname = $1 AND p.proname = $2) DESC, n.nspname, p.proname
      LIMIT 1`,
   call: (procedure) => `CALL ${q(procedure.schema)}.${q(procedure.name)}(CAST($1 AS uuid))`,
+  savepoint: 'SAVEPOINT svc_file_procedure',
+  callInTransaction: (procedure) => `CALL ${q(procedure.schema)}.${q(procedure.name)}(CAST($1 AS uuid))`,
+  // A procedure's own COMMIT or ROLLBACK inside the service's transaction fails (2D000) and
+  // leaves the transaction usable once back at the save point.
+  backToSavepoint: 'ROLLBACK TO SAVEPOINT svc_file_procedure',
   guid: (value) => value,
   binary: (value) => value.toString('base64'),
   // encode() breaks lines every 76 characters; Buffer skips them.

@@ -38,6 +38,13 @@ export const MSSQL_DOCUMENT_STATEMENTS: DocumentStatements = {
      WHERE LOWER(s.name) = LOWER(@p1) AND LOWER(p.name) = LOWER(@p2)
      ORDER BY CASE WHEN s.name = @p1 AND p.name = @p2 THEN 0 ELSE 1 END, s.name, p.name`,
   call: (procedure) => `EXEC ${q(procedure.schema)}.${q(procedure.name)} @p1`,
+  // The save point in the call's own batch: one round trip, as outside a transaction.
+  callInTransaction: (procedure) => `SAVE TRANSACTION svc_file_procedure;
+    EXEC ${q(procedure.schema)}.${q(procedure.name)} @p1`,
+  // A failure that doomed the transaction (XACT_ABORT, a severe error) or a procedure's own
+  // ROLLBACK or COMMIT (266) leaves nothing to go back to.
+  backToSavepoint: `IF XACT_STATE() = 1 ROLLBACK TRANSACTION svc_file_procedure;
+    SELECT CASE WHEN XACT_STATE() = 1 AND @@TRANCOUNT > 0 THEN 1 ELSE 0 END AS usable`,
   // Typed, or SQL Server compares the GUID as nvarchar.
   guid: (value) => ({ type: 'uniqueidentifier', value }),
   binary: (value) => ({ type: 'varbinary', value }),
@@ -45,8 +52,8 @@ export const MSSQL_DOCUMENT_STATEMENTS: DocumentStatements = {
 };
 
 /** The document store on table `dbo.SVCDOC` of a SQL Server database. */
-export function createMssqlDocumentStore(db: Pick<Database, 'query'>): DocumentStore {
-  const store = createSqlDocumentStore(db, MSSQL_DOCUMENT_STATEMENTS);
+export function createMssqlDocumentStore(db: Pick<Database, 'query'>, inTransaction = false): DocumentStore {
+  const store = createSqlDocumentStore(db, MSSQL_DOCUMENT_STATEMENTS, inTransaction);
   return {
     ...store,
     async readContentSlice(fileGuid, offset, length) {
@@ -61,5 +68,6 @@ export function createMssqlDocumentStore(db: Pick<Database, 'query'>): DocumentS
         return whole ? whole.subarray(offset, offset + length) : Buffer.alloc(0);
       }
     },
+    within: (tx) => createMssqlDocumentStore(tx as Pick<Database, 'query'>, true),
   };
 }

@@ -2,12 +2,18 @@
  * The document store on table `dbo.SVCDOC`, shared by the SQL adapters: the call sequence and the
  * row mapping. No SQL text of either dialect lives here; each adapter passes its statements.
  */
-import type { Database, Row } from '../../core/database.js';
-import type {
-  DocumentStore,
-  NewStoredFile,
-  ProcedureName,
-  StoredFileInfo,
+import {
+  type Database,
+  DatabasePermissionError,
+  DatabaseStatementError,
+  type Row,
+} from '../../core/database.js';
+import {
+  type DocumentStore,
+  DocumentTransactionLostError,
+  type NewStoredFile,
+  type ProcedureName,
+  type StoredFileInfo,
 } from '../../core/files/document-store.js';
 
 /** A dialect's statements of the document store and how its driver wants GUIDs and binaries. */
@@ -24,6 +30,18 @@ export interface DocumentStatements {
   readonly findProcedure: string;
   /** Calls a procedure with the GUID (parameter 1) as its only argument. */
   call(procedure: ProcedureName): string;
+  /**
+   * In the service's transaction: the statement that sets the save point the procedure's failure
+   * goes back to, run before {@link callInTransaction} (none where that call sets it itself).
+   */
+  readonly savepoint?: string;
+  /** In the service's transaction: calls the procedure (GUID as parameter 1) behind a save point. */
+  callInTransaction(procedure: ProcedureName): string;
+  /**
+   * In the service's transaction, after the procedure failed: back to its save point. The
+   * transaction can go on unless this fails or answers a row `usable` = 0 (the failure doomed it).
+   */
+  readonly backToSavepoint: string;
   /** A GUID parameter. */
   guid(value: string): unknown;
   /** A binary parameter. */
@@ -41,7 +59,12 @@ function hexDigest(value: unknown): string {
 }
 
 /** The document store of a database, in the statements of its dialect. */
-export function createSqlDocumentStore(db: Pick<Database, 'query'>, sql: DocumentStatements): DocumentStore {
+export function createSqlDocumentStore(
+  db: Pick<Database, 'query'>,
+  sql: DocumentStatements,
+  /** Bound to the service's transaction: procedures run behind a save point. */
+  inTransaction = false,
+): DocumentStore {
   return {
     async save(file: NewStoredFile) {
       await db.query(sql.insert, [
@@ -84,7 +107,32 @@ export function createSqlDocumentStore(db: Pick<Database, 'query'>, sql: Documen
     },
 
     async callProcedure(procedure, fileGuid) {
-      await db.query(sql.call(procedure), [sql.guid(fileGuid)]);
+      if (!inTransaction) {
+        await db.query(sql.call(procedure), [sql.guid(fileGuid)]);
+        return;
+      }
+      if (sql.savepoint) await db.query(sql.savepoint);
+      try {
+        await db.query(sql.callInTransaction(procedure), [sql.guid(fileGuid)]);
+      } catch (error) {
+        if (!(error instanceof DatabaseStatementError || error instanceof DatabasePermissionError))
+          throw error;
+        // The procedure's writes go back to the save point; the SVCDOC row and the key's record
+        // commit without them. A transaction the procedure ended, or its failure doomed, cannot.
+        const usable = await db.query(sql.backToSavepoint).then(
+          (rows) => rows[0]?.usable === undefined || Number(rows[0].usable) === 1,
+          () => false,
+        );
+        if (!usable) {
+          throw new DocumentTransactionLostError(
+            `Procedure ${procedure.schema}.${procedure.name} ended the service's transaction`,
+            { cause: error },
+          );
+        }
+        throw error;
+      }
     },
+
+    within: (tx) => createSqlDocumentStore(tx as Pick<Database, 'query'>, sql, true),
   };
 }

@@ -104,9 +104,11 @@ const changed = (rows: Row[]) => Number(rows[0]?.changed ?? 0) > 0;
 
 /** The store on a tenant database, in the statements of its dialect. */
 export function createSqlSubscriptionStore(
-  db: Pick<Database, 'query' | 'transaction'>,
+  db: Pick<Database, 'query'> & Partial<Pick<Database, 'transaction'>>,
   sql: Statements,
   tenant: string,
+  /** Bound to the service's transaction (CONTRACT 5a: a creation commits with its key's record). */
+  inTransaction = false,
 ): SubscriptionStore {
   const get = async (id: string, owner?: string) => {
     const rows = await (owner === undefined
@@ -118,11 +120,16 @@ export function createSqlSubscriptionStore(
    * Runs `fn` in a transaction holding the tenant's notifier row: what makes a subscription live
    * (a creation, an enable) and the loop's ending take turns on it.
    */
-  const underNotifierLock = <T>(fn: (tx: Pick<Database, 'query'>) => Promise<T>) =>
-    db.transaction(async (tx) => {
+  const underNotifierLock = async <T>(fn: (tx: Pick<Database, 'query'>) => Promise<T>) => {
+    const locked = async (tx: Pick<Database, 'query'>) => {
       for (const statement of sql.lockNotifier) await tx.query(statement, [tenant]);
       return fn(tx);
-    });
+    };
+    // In the service's transaction the lock is held until it commits, with the key's record.
+    if (inTransaction) return locked(db);
+    if (!db.transaction) throw new Error('This subscription store has no transaction of its own');
+    return db.transaction(locked);
+  };
   /** A statement's parameters, the tenant's id last. */
   const mine = (...params: unknown[]) => [...params, tenant];
   return {
@@ -243,5 +250,6 @@ export function createSqlSubscriptionStore(
       const [row] = await db.query(sql.disabledAt, mine(id));
       return sqlTimeMs(row?.disabledAt) === sqlTimeMs(at);
     },
+    within: (tx) => createSqlSubscriptionStore(tx as Pick<Database, 'query'>, sql, tenant, true),
   };
 }

@@ -305,6 +305,7 @@ function subscriptionPaths(base: string, sources: readonly string[]): Record<str
         operationId: 'createSubscription',
         summary: 'Be told when a table changes: a signed `table.changed` to `url`, then pull with getChanges',
         tags: ['Subscriptions'],
+        parameters: [{ $ref: '#/components/parameters/idempotencyKey' }],
         requestBody: {
           required: true,
           content: {
@@ -323,11 +324,15 @@ function subscriptionPaths(base: string, sources: readonly string[]): Record<str
         },
         responses: {
           ...ERRORS,
-          '201': json(
-            'Made; pending until its ping is answered 2xx. Keep `secret`: it is shown once.',
-            subscriptionSchema,
-          ),
+          '201': {
+            ...json(
+              'Made; pending until its ping is answered 2xx. Keep `secret`: it is shown once (and again to a retry under the same Idempotency-Key).',
+              subscriptionSchema,
+            ),
+            headers: { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } },
+          },
           '409': response('Conflict'),
+          '422': response('IdempotencyKeyReused'),
         },
       },
       get: {
@@ -576,10 +581,22 @@ export async function describeDataApi(
           description: 'The `ETag` of an answer held: 304 while it is still current.',
           schema: { type: 'string' },
         },
+        idempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'Makes a retry safe: 1-255 visible ASCII characters (bare or a quoted string), yours alone. A retry with the same key and body gets the first answer (`Idempotent-Replayed: true`) and changes nothing.',
+          schema: { type: 'string', minLength: 1, maxLength: 257 },
+        },
       },
       headers: {
         ETag: { description: 'A strong tag of the body.', schema: { type: 'string' } },
         Link: { description: '`<…?after=…&rows=…>; rel="next"` on a full page.', schema: { type: 'string' } },
+        IdempotentReplayed: {
+          description: '`true` on the first answer given again to a retry under its Idempotency-Key.',
+          schema: { type: 'string', const: 'true' },
+        },
       },
       responses: {
         BadRequest: error('The request is wrong; the message says how.'),
@@ -594,7 +611,12 @@ export async function describeDataApi(
         }),
         NotFound: error('Unknown tenant or data source.'),
         Gone: error('The sync token has expired: start again without a token.'),
-        Conflict: error('The tenant holds its maxSubscriptions already.'),
+        Conflict: error(
+          'The tenant holds its maxSubscriptions already (subscription_limit), or the first call under this Idempotency-Key still runs (idempotency_key_in_progress: ask again after Retry-After).',
+        ),
+        IdempotencyKeyReused: error(
+          'This Idempotency-Key was used with another request (idempotency_key_reused): use a new key.',
+        ),
         Unavailable: error('The database is not reachable.'),
       },
     },

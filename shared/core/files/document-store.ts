@@ -2,6 +2,7 @@
  * The document store port: files in table `SVCDOC` of a tenant's document database, and the
  * procedures `setFile` may call there.
  */
+import type { Transaction } from '../idempotency.js';
 
 /** What is known about a stored file without reading its content. */
 export interface StoredFileInfo {
@@ -26,8 +27,16 @@ export interface ProcedureName {
   readonly name: string;
 }
 
+/**
+ * The procedure's failure took the service's transaction with it (it ended the transaction
+ * itself, or its failure doomed it): nothing more can be written or recorded in it.
+ */
+export class DocumentTransactionLostError extends Error {
+  override readonly name = 'DocumentTransactionLostError';
+}
+
 export interface DocumentStore {
-  /** Inserts one file; committed when the promise resolves. */
+  /** Inserts one file; committed when the promise resolves (outside {@link within}). */
   save(file: NewStoredFile): Promise<void>;
   /** Metadata of a file (the size measured on the content itself); undefined when absent. */
   find(fileGuid: string): Promise<StoredFileInfo | undefined>;
@@ -37,6 +46,15 @@ export interface DocumentStore {
   readContentSlice(fileGuid: string, offset: number, length: number): Promise<Buffer>;
   /** The procedure as the catalogue spells it (matched case-insensitively); undefined when absent. */
   findProcedure(procedure: ProcedureName): Promise<ProcedureName | undefined>;
-  /** Calls a procedure found by {@link findProcedure} with the GUID as its only argument. */
+  /**
+   * Calls a procedure found by {@link findProcedure} with the GUID as its only argument. Within a
+   * transaction ({@link within}) it runs behind a save point: its failure undoes its own writes
+   * only, unless it took the transaction with it ({@link DocumentTransactionLostError}).
+   */
   callProcedure(procedure: ProcedureName, fileGuid: string): Promise<void>;
+  /**
+   * This store in a transaction of the document database (CONTRACT 5a: the `SVCDOC` row, the
+   * procedure's writes and a key's record commit together).
+   */
+  within(tx: Transaction): DocumentStore;
 }

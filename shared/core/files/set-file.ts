@@ -1,7 +1,20 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { DatabasePermissionError } from '../database.js';
 import { badRequest, ServiceError } from '../errors.js';
-import type { DocumentStore, ProcedureName, StoredFileInfo } from './document-store.js';
+import {
+  type CallKey,
+  type IdempotencyStore,
+  type KeyedOutcome,
+  onceUnderKey,
+  type RecordedAnswer,
+  requestFingerprint,
+} from '../idempotency.js';
+import {
+  type DocumentStore,
+  DocumentTransactionLostError,
+  type ProcedureName,
+  type StoredFileInfo,
+} from './document-store.js';
 import { hasUnsafeFileNameCharacter } from './file-name.js';
 import { isMediaType } from './media-type.js';
 import { allowedProcedure } from './procedures.js';
@@ -53,22 +66,30 @@ function checkedContentType(contentType: string | undefined): string | undefined
   return contentType;
 }
 
+/** An upload past every check that refuses it before anything is stored. */
+export interface CheckedUpload {
+  readonly file: StoredFileInfo;
+  readonly content: Buffer;
+  /** The allowed procedure, as requested. */
+  readonly procedure: ProcedureName | undefined;
+  /** `userDBProcedure` as sent (its name in the answer). */
+  readonly requested: string | undefined;
+}
+
 /**
- * `setFile`: checks the procedure before anything is stored, stores the file in `SVCDOC`, then
- * calls the procedure with the new GUID. A failing procedure leaves the file stored: 502 with its
- * `fileGUID`, so the caller can still use or retry it.
+ * `setFile`'s checks that refuse an upload before anything is stored (400, 413): the procedure
+ * allowed, the file name, the part's media type, the size. The file gets its GUID here.
  */
-export async function setFile(
-  ctx: SetFileContext,
+export function checkUpload(
+  ctx: Pick<SetFileContext, 'allowedProcedures'>,
   upload: UploadedFile,
   userDBProcedure: string | undefined,
-): Promise<StoredFileInfo> {
+): CheckedUpload {
   const procedure =
     userDBProcedure === undefined ? undefined : allowedProcedure(userDBProcedure, ctx.allowedProcedures);
   const fileName = checkedFileName(upload.fileName);
   const contentType = checkedContentType(upload.contentType);
   if (upload.content.length > MAX_UPLOAD_BYTES) throw fileTooLarge();
-
   const file: StoredFileInfo = {
     fileGuid: randomUUID().toUpperCase(),
     fileName,
@@ -76,17 +97,28 @@ export async function setFile(
     size: upload.content.length,
     sha256: createHash('sha256').update(upload.content).digest('hex'),
   };
-  await ctx.store.save({ ...file, content: upload.content });
-  if (!procedure) return file;
+  return { file, content: upload.content, procedure, requested: userDBProcedure };
+}
 
+/**
+ * The procedure called with the stored file's GUID: undefined when it ran, else the answer its
+ * failure gets (502 `procedure_failed`, or 500 for a grant the login lacks), which names the file
+ * that stays stored. A failure that took the transaction with it is thrown as it came.
+ */
+async function procedureFailure(
+  store: DocumentStore,
+  checked: CheckedUpload & { procedure: ProcedureName },
+): Promise<ServiceError | undefined> {
+  const { file, requested } = checked;
   let found: ProcedureName | undefined;
   try {
-    found = await ctx.store.findProcedure(procedure);
-    if (found) await ctx.store.callProcedure(found, file.fileGuid);
+    found = await store.findProcedure(checked.procedure);
+    if (found) await store.callProcedure(found, file.fileGuid);
   } catch (error) {
+    if (error instanceof DocumentTransactionLostError) throw error;
     // The login may not run it (or what it touches, on the T-SQL engine): what to grant, and the file.
     if (error instanceof DatabasePermissionError) {
-      throw new ServiceError(
+      return new ServiceError(
         500,
         'database_permission_denied',
         `The file was stored, but t${error.message.slice(1)}`,
@@ -97,21 +129,121 @@ export async function setFile(
         },
       );
     }
-    throw new ServiceError(
+    return new ServiceError(
       502,
       'procedure_failed',
-      `The file was stored, but procedure ${userDBProcedure} failed`,
-      { cause: error, details: { fileGUID: file.fileGuid } },
+      `The file was stored, but procedure ${requested} failed`,
+      {
+        cause: error,
+        details: { fileGUID: file.fileGuid },
+      },
     );
   }
   if (!found) {
     // SQL Server (and the T-SQL engine) show a login only the procedures it may execute.
-    throw new ServiceError(
+    return new ServiceError(
       502,
       'procedure_failed',
-      `The file was stored, but procedure ${userDBProcedure} is not in the database, or the service's database login may not execute it (grant EXECUTE on it to the service's role)`,
+      `The file was stored, but procedure ${requested} is not in the database, or the service's database login may not execute it (grant EXECUTE on it to the service's role)`,
       { details: { fileGUID: file.fileGuid } },
     );
   }
+  return undefined;
+}
+
+/** Stores a checked upload and calls its procedure, each statement on its own (no key). */
+async function storeChecked(store: DocumentStore, checked: CheckedUpload): Promise<StoredFileInfo> {
+  const { file, content, procedure } = checked;
+  await store.save({ ...file, content });
+  if (!procedure) return file;
+  const failure = await procedureFailure(store, { ...checked, procedure });
+  if (failure) throw failure;
   return file;
+}
+
+/**
+ * `setFile`: checks the procedure before anything is stored, stores the file in `SVCDOC`, then
+ * calls the procedure with the new GUID. A failing procedure leaves the file stored: 502 with its
+ * `fileGUID`, so the caller can still use or retry it.
+ */
+export async function setFile(
+  ctx: SetFileContext,
+  upload: UploadedFile,
+  userDBProcedure: string | undefined,
+): Promise<StoredFileInfo> {
+  return storeChecked(ctx.store, checkUpload(ctx, upload, userDBProcedure));
+}
+
+/** The fingerprint of an upload (CONTRACT 5a): the file part's bytes, name and type, and `userDBProcedure`; never the multipart boundary. */
+export function uploadFingerprint(upload: UploadedFile, userDBProcedure: string | undefined): string {
+  return requestFingerprint(SET_FILE_ROUTE, [
+    upload.content,
+    upload.fileName,
+    upload.contentType,
+    userDBProcedure,
+  ]);
+}
+
+/** The route's name in a fingerprint: another route with the same parts is another request. */
+const SET_FILE_ROUTE = 'JsonAPI/File/setFile';
+
+/** What a `setFile` under a key came to: the file stored, or its procedure's failure (the answer an error). */
+export interface FileOutcome {
+  readonly file: StoredFileInfo;
+  readonly failure?: ServiceError;
+}
+
+/** A `setFile` sent with an `Idempotency-Key` (CONTRACT 5a). */
+export interface KeyedUpload {
+  /** The keys' records of the document database, where the file commits. */
+  readonly keys: IdempotencyStore;
+  readonly key: CallKey;
+  /** The answer as it will leave (status, type, body), recorded with the file. */
+  answerOf(outcome: FileOutcome): RecordedAnswer;
+}
+
+/**
+ * `setFile` under its key (CONTRACT 5a): the `SVCDOC` row, the procedure's writes and the answer's
+ * record commit in one transaction, so that a retry gets the first answer and stores nothing. A
+ * failing procedure goes back to its save point and the file stays, as without a key: its 502 is
+ * the answer, recorded and replayed. Two answers are not recorded, so that a retry runs again: a
+ * grant the login lacks (the file commits; the deployment mends the grant) and a procedure that
+ * took the transaction with it (nothing committed; the file is stored on its own, as without a
+ * key, so that the 502 still names a file that exists). Resolves with the stored file or the
+ * recorded answer of the first call; throws the procedure's failure as without a key.
+ */
+export async function setFileUnderKey(
+  ctx: SetFileContext,
+  checked: CheckedUpload,
+  keyed: KeyedUpload,
+): Promise<KeyedOutcome<StoredFileInfo>> {
+  const { key } = keyed;
+  return onceUnderKey(keyed.keys, key, async (hold) => {
+    const { file, content, procedure } = checked;
+    let outcome: FileOutcome;
+    try {
+      outcome = await hold!.commit(async (tx) => {
+        const store = ctx.store.within(tx);
+        await store.save({ ...file, content });
+        const failure = procedure ? await procedureFailure(store, { ...checked, procedure }) : undefined;
+        const done: FileOutcome = { file, failure };
+        if (failure?.code === 'database_permission_denied') return { value: done };
+        return { value: done, record: { fingerprint: key.fingerprint, answer: keyed.answerOf(done) } };
+      });
+    } catch (error) {
+      if (!(error instanceof DocumentTransactionLostError)) throw error;
+      await ctx.store.save({ ...file, content });
+      outcome = {
+        file,
+        failure: new ServiceError(
+          502,
+          'procedure_failed',
+          `The file was stored, but procedure ${checked.requested} failed: it ended the service's transaction`,
+          { cause: error, details: { fileGUID: file.fileGuid } },
+        ),
+      };
+    }
+    if (outcome.failure) throw outcome.failure;
+    return outcome.file;
+  });
 }

@@ -4,6 +4,15 @@ import { isRecorded } from '../data-api/changes.js';
 import { continuesByKey } from '../data-api/cursor.js';
 import { type DataApiContext, readCurrent } from '../data-api/read.js';
 import { badRequest, notFound, ServiceError } from '../errors.js';
+import {
+  type CallKey,
+  type IdempotencyStore,
+  type KeyedOutcome,
+  onceUnderKey,
+  type RecordedAnswer,
+  requestFingerprint,
+  type Transaction,
+} from '../idempotency.js';
 import { checkWebhookUrl } from '../webhook/target.js';
 
 /**
@@ -89,6 +98,11 @@ export interface SubscriptionStore {
   create(subscription: Subscription, max: number): Promise<'created' | 'limit'>;
   /** The owner's subscriptions, oldest first. */
   list(owner: string): Promise<Subscription[]>;
+  /**
+   * This store in a transaction of the tenant's database (CONTRACT 5a: a creation commits with
+   * its key's record, under the notifier row's lock until then).
+   */
+  within(tx: Transaction): SubscriptionStore;
   /** One subscription; of its owner only when `owner` is given. */
   get(id: string, owner?: string): Promise<Subscription | undefined>;
   /** True when it was there (and its owner's). */
@@ -354,12 +368,21 @@ async function armNotifier(ctx: SubscriptionContext, now: number): Promise<void>
   await ctx.queue.pass(ctx.tenant, 0);
 }
 
-/** POST …/Subscriptions: 201 with the subscription and its secret (shown only here and on rotation). */
-export async function createSubscription(
+/** A creation past every check that refuses it before anything is made (400, 404): its row to be. */
+export interface CheckedCreation {
+  readonly subscription: Subscription;
+  readonly now: number;
+}
+
+/**
+ * The checks of a creation that refuse it before anything is made, in order: the body (400), the
+ * URL (400), the source (404 unknown or not allowed, 400 not recorded). The row it would make.
+ */
+export async function checkCreation(
   ctx: SubscriptionContext,
   data: DataApiContext,
   body: string,
-): Promise<Record<string, unknown>> {
+): Promise<CheckedCreation> {
   const now = (ctx.now ?? Date.now)();
   const request = creationBody(body);
   const url = await checkTarget(ctx, request.url);
@@ -382,7 +405,6 @@ export async function createSubscription(
     if (!feedState) throw notRecorded("in the tenant's database");
     return { source: { schema: visible.schema, name: visible.name }, state: feedState };
   });
-  const ping = newEventId();
   const subscription: Subscription = {
     id: newSubscriptionId(),
     owner: ctx.owner,
@@ -403,26 +425,97 @@ export async function createSubscription(
     failingSince: null,
     disabledAt: null,
     disabledReason: null,
-    waitingEvent: ping,
+    waitingEvent: newEventId(),
     waitingSince: now,
     slowSince: null,
   };
-  if ((await ctx.store.create(subscription, ctx.maxSubscriptions)) === 'limit') {
-    throw new ServiceError(
-      409,
-      'subscription_limit',
-      `The tenant holds its ${ctx.maxSubscriptions} subscriptions (maxSubscriptions): delete one it no longer needs`,
-    );
-  }
+  return { subscription, now };
+}
+
+const limitReached = (ctx: SubscriptionContext) =>
+  new ServiceError(
+    409,
+    'subscription_limit',
+    `The tenant holds its ${ctx.maxSubscriptions} subscriptions (maxSubscriptions): delete one it no longer needs`,
+  );
+
+/** Adds the row in `store` (the service's transaction under a key): 409 beyond the tenant's limit. */
+async function addSubscription(
+  ctx: SubscriptionContext,
+  store: SubscriptionStore,
+  subscription: Subscription,
+) {
+  if ((await store.create(subscription, ctx.maxSubscriptions)) === 'limit') throw limitReached(ctx);
+}
+
+/**
+ * A committed subscription's ping queued and the tenant's notifier running. The ping goes after
+ * the commit, so that its delivery finds the row. When it cannot be queued the subscription is
+ * removed again (`undo` forgets what else was recorded of it): not made, rather than made and
+ * never pinged.
+ */
+async function startSubscription(
+  ctx: SubscriptionContext,
+  { subscription, now }: CheckedCreation,
+  undo: () => Promise<void> = async () => undefined,
+): Promise<void> {
+  const ping = subscription.waitingEvent!;
   try {
     await ctx.queue.notify(notification(ctx.tenant, subscription.id, ping, 'subscription.ping', now));
   } catch (error) {
-    // Not made, rather than made and never pinged.
     await ctx.store.remove(subscription.id, ctx.owner);
+    await undo();
     throw error;
   }
   await armNotifier(ctx, now);
-  return withSecret(subscription);
+}
+
+/** POST …/Subscriptions: 201 with the subscription and its secret (shown only here and on rotation). */
+export async function createSubscription(
+  ctx: SubscriptionContext,
+  data: DataApiContext,
+  body: string,
+): Promise<Record<string, unknown>> {
+  const checked = await checkCreation(ctx, data, body);
+  await addSubscription(ctx, ctx.store, checked.subscription);
+  await startSubscription(ctx, checked);
+  return withSecret(checked.subscription);
+}
+
+/** The fingerprint of a creation (CONTRACT 5a): its JSON body as sent. */
+export const creationFingerprint = (body: Uint8Array) => requestFingerprint('JsonAPI/Subscriptions', [body]);
+
+/** A creation sent with an `Idempotency-Key` (CONTRACT 5a). */
+export interface KeyedCreation {
+  /** The keys' records of the tenant's database, where the subscription commits. */
+  readonly keys: IdempotencyStore;
+  readonly key: CallKey;
+  /** The 201 as it will leave (its body holds the secret), recorded with the row. */
+  answerOf(created: Record<string, unknown>): RecordedAnswer;
+}
+
+/**
+ * POST …/Subscriptions under a key (CONTRACT 5a): the subscription and its 201 (secret included,
+ * so that a retry learns the same secret) commit together; a retry gets that answer and makes
+ * nothing. A refusal for the tenant's limit (409) makes nothing and records nothing: once a
+ * subscription was deleted, the same retry creates. A ping that cannot be queued removes the
+ * subscription and forgets its record: the retry runs again.
+ */
+export async function createSubscriptionUnderKey(
+  ctx: SubscriptionContext,
+  checked: CheckedCreation,
+  keyed: KeyedCreation,
+): Promise<KeyedOutcome<RecordedAnswer>> {
+  const { key } = keyed;
+  return onceUnderKey(keyed.keys, key, async (hold) => {
+    const answer = await hold!.commit(async (tx: Transaction) => {
+      await addSubscription(ctx, ctx.store.within(tx), checked.subscription);
+      const recorded = keyed.answerOf(withSecret(checked.subscription));
+      return { value: recorded, record: { fingerprint: key.fingerprint, answer: recorded } };
+    });
+    await startSubscription(ctx, checked, () => keyed.keys.forget(key.digest));
+    return answer;
+  });
 }
 
 /** GET …/Subscriptions: the caller's own. */
