@@ -221,6 +221,11 @@ export interface IdempotencyStore {
   hold(key: CallKey): Promise<KeyHold | undefined>;
   /** Removes a key's record whose call turned out to run nothing (an async job that could not be queued). */
   forget(digest: string): Promise<void>;
+  /**
+   * Holding a key costs no round trip to the database (a mark in the process): the record is
+   * then read once, under the hold, rather than before it as well.
+   */
+  readonly holdsInProcess?: boolean;
 }
 
 /** What {@link onceUnderKey} came to: the call ran (its value), or a record was found and nothing ran. */
@@ -240,9 +245,12 @@ export async function onceUnderKey<T>(
   run: (hold: KeyHold | undefined) => Promise<T>,
 ): Promise<KeyedOutcome<T>> {
   if (!key) return { ran: true, value: await run(undefined) };
-  // Most retries find the record at once, without holding anything.
-  const recorded = await store.find(key.digest);
-  if (recorded) return { ran: false, replay: replayOf(recorded, key) };
+  // Most retries find the record at once, without holding anything (where a hold costs a round
+  // trip and a transaction).
+  if (!store.holdsInProcess) {
+    const recorded = await store.find(key.digest);
+    if (recorded) return { ran: false, replay: replayOf(recorded, key) };
+  }
   const hold = await store.hold(key);
   if (!hold) throw new IdempotencyKeyInProgressError();
   try {

@@ -30,8 +30,7 @@ const post = (path: 'getData' | 'getDataAsync', body: string, key?: string, opti
     headers: { ...options.headers, ...(key === undefined ? {} : { 'idempotency-key': key }) },
   });
 
-const createDocument = (cislo: string, castka = 1250.5) =>
-  envelope(2001, [{ cislo, subject_id: 1, castka }]);
+const createDocument = (cislo: string, castka = 1250.5) => envelope(2001, [{ cislo, subject_id: 1, castka }]);
 
 const sql = () => sqlOn(stack.database);
 const documents = async (cislo: string) =>
@@ -40,7 +39,8 @@ const journalRows = async (requestIdLike: number) =>
   Number((await sql()`SELECT COUNT(*) AS n FROM dbo."WS_JOURNAL" WHERE "ID" >= ${requestIdLike}`)[0]!.n);
 
 const errorOf = (text: string) =>
-  (JSON.parse(text) as { data: { error: { errorCode: string; errorMessage: string }[] }[] }).data[0]!.error[0]!;
+  (JSON.parse(text) as { data: { error: { errorCode: string; errorMessage: string }[] }[] }).data[0]!
+    .error[0]!;
 
 describe('Exactly once on the Web API (CONTRACT 5a)', () => {
   it('runs a write once: a re-signed retry gets the recorded answer byte for byte, replayed, and journals nothing', async () => {
@@ -62,7 +62,8 @@ describe('Exactly once on the Web API (CONTRACT 5a)', () => {
     expect(await documents(cislo)).toBe(1);
     // The replays wrote no journal row: the call's own is the last.
     expect(await journalRows(answer.id)).toBe(1);
-    const [row] = await sql()`SELECT "STATE" AS state, "ANSWER" AS answer FROM dbo."WS_JOURNAL" WHERE "ID" = ${answer.id}`;
+    const [row] =
+      await sql()`SELECT "STATE" AS state, "ANSWER" AS answer FROM dbo."WS_JOURNAL" WHERE "ID" = ${answer.id}`;
     expect(row).toMatchObject({ state: 'finished' });
     expect(JSON.parse(String(row!.answer))).toEqual(answer);
   });
@@ -72,7 +73,11 @@ describe('Exactly once on the Web API (CONTRACT 5a)', () => {
     const key = newKey('bytes');
     const signed = signedCall(createDocument(cislo), { headers: { 'idempotency-key': key } });
     const send = () =>
-      fetch(`${stack.url}/demo/WebAPI/getData`, { method: 'POST', headers: signed.headers, body: signed.body });
+      fetch(`${stack.url}/demo/WebAPI/getData`, {
+        method: 'POST',
+        headers: signed.headers,
+        body: signed.body,
+      });
     const first = await send();
     const firstText = await first.text();
     expect(first.status, firstText).toBe(200);
@@ -83,7 +88,11 @@ describe('Exactly once on the Web API (CONTRACT 5a)', () => {
     // Without the key the same bytes are a replay, as before.
     const unkeyed = signedCall(createDocument(runCislo('plain')));
     const plain = () =>
-      fetch(`${stack.url}/demo/WebAPI/getData`, { method: 'POST', headers: unkeyed.headers, body: unkeyed.body });
+      fetch(`${stack.url}/demo/WebAPI/getData`, {
+        method: 'POST',
+        headers: unkeyed.headers,
+        body: unkeyed.body,
+      });
     expect((await plain()).status).toBe(200);
     const replay = await plain();
     expect(replay.status).toBe(409);
@@ -128,7 +137,9 @@ describe('Exactly once on the Web API (CONTRACT 5a)', () => {
         const answer = await post('getData', createDocument(cislo), key);
         if (answer.status !== 429) return answer;
         expect(errorOf(answer.text).errorCode).toBe('130');
-        await new Promise((resolve) => setTimeout(resolve, 1000 * Number(answer.headers.get('retry-after') ?? 1)));
+        await new Promise((resolve) =>
+          setTimeout(resolve, 1000 * Number(answer.headers.get('retry-after') ?? 1)),
+        );
       }
     };
     const answers = await Promise.all(Array.from({ length: 50 }, admitted));
@@ -180,7 +191,8 @@ describe('Exactly once on the Web API (CONTRACT 5a)', () => {
     const error = errorOf(ends.text);
     expect(error.errorCode).toBe('120');
     expect(error.errorMessage).toMatch(/ended the service's transaction itself/);
-    const [journal] = await sql()`SELECT "STATE" AS state FROM dbo."WS_JOURNAL" WHERE "ID" = ${JSON.parse(ends.text).id}`;
+    const [journal] =
+      await sql()`SELECT "STATE" AS state FROM dbo."WS_JOURNAL" WHERE "ID" = ${JSON.parse(ends.text).id}`;
     expect(journal).toMatchObject({ state: 'failed' });
     // Nothing was recorded: the retry runs (and ends the same way); nothing of it is kept.
     const retry = await post('getData', envelope(2002, [{ cislo, subject_id: 1, castka: 1 }]), endKey);

@@ -246,7 +246,10 @@ export async function checkJobTakenOverRunsOnce({ db, storeOn }: DemoOperationsT
   };
   const said: unknown[] = [];
   const log = Object.fromEntries(
-    ['debug', 'info', 'warn', 'error'].map((level) => [level, (...args: unknown[]) => said.push([level, ...args])]),
+    ['debug', 'info', 'warn', 'error'].map((level) => [
+      level,
+      (...args: unknown[]) => said.push([level, ...args]),
+    ]),
   ) as never;
   const slow = runJob({ store: slowStore, leaseSeconds: 1, requestId: 'slow', log }, job, delivery);
   await new Promise((resolve) => setTimeout(resolve, 1_300));

@@ -142,7 +142,11 @@ async function retryUntilAnswered(body: string, key: string) {
 }
 
 const newAnswer = (text: string) =>
-  expect(JSON.parse(text)).toEqual({ id: expect.any(Number), vlResult: 1, data: [{ id: expect.any(Number) }] });
+  expect(JSON.parse(text)).toEqual({
+    id: expect.any(Number),
+    vlResult: 1,
+    data: [{ id: expect.any(Number) }],
+  });
 
 describe('Exactly once under faults on the T-SQL engine (CONTRACT 5a)', () => {
   it('the function killed before the procedure wrote: nothing committed; the retry runs it, one row', async () => {
@@ -195,7 +199,9 @@ describe('Exactly once under faults on the T-SQL engine (CONTRACT 5a)', () => {
     expect(retry.text).toBe(lost.body);
     newAnswer(retry.text);
     expect(await documents(cislo)).toBe(1);
-    calls.push(`killed after the commit: the lost answer replayed, 1 row (retries answered 409: ${retry.inProgress}, 503: ${retry.unavailable})`);
+    calls.push(
+      `killed after the commit: the lost answer replayed, 1 row (retries answered 409: ${retry.inProgress}, 503: ${retry.unavailable})`,
+    );
   }, 90_000);
 
   it('the database session killed mid-procedure: no row, no record; the retry runs it, one row', async () => {
@@ -230,6 +236,8 @@ describe('Exactly once under faults on the T-SQL engine (CONTRACT 5a)', () => {
     expect(retry.headers.get('idempotent-replayed')).toBeNull();
     newAnswer(retry.text);
     expect(await documents(cislo)).toBe(1);
-    calls.push(`session killed: the call 503/150, 1 row (retries answered 409: ${retry.inProgress}, 503: ${retry.unavailable})`);
+    calls.push(
+      `session killed: the call 503/150, 1 row (retries answered 409: ${retry.inProgress}, 503: ${retry.unavailable})`,
+    );
   }, 90_000);
 });

@@ -285,15 +285,15 @@ export function createEmbeddedDatabase(pg: PGlite): Database {
           pg.transaction(async (tx) => {
             try {
               return await fn({
-              dialect: embeddedDialect,
-              // Mapped here too, so that a statement's error keeps its code across the embedded
-              // database's thread (the local stack), as outside a transaction.
-              query: (sql, params = [], options?: EmbeddedQueryOptions) =>
-                runStatement(tx, sql, params, options?.signal, options?.waitInTransaction ?? waits).catch(
-                  (error: unknown) => {
-                    throw mapError(pg, error);
-                  },
-                ),
+                dialect: embeddedDialect,
+                // Mapped here too, so that a statement's error keeps its code across the embedded
+                // database's thread (the local stack), as outside a transaction.
+                query: (sql, params = [], options?: EmbeddedQueryOptions) =>
+                  runStatement(tx, sql, params, options?.signal, options?.waitInTransaction ?? waits).catch(
+                    (error: unknown) => {
+                      throw mapError(pg, error);
+                    },
+                  ),
               });
             } catch (error) {
               if (error instanceof Error && !(error as { code?: unknown }).code) thrownByCaller.add(error);

@@ -226,5 +226,6 @@ export function createSqlIdempotencyStore(
     async forget(digest) {
       await db.query(sql.forget, [digest]);
     },
+    holdsInProcess: !locking.lockInTransaction,
   };
 }
