@@ -75,6 +75,28 @@ describe(`Web API answers over the inline limit (local stack, INLINE_LIMIT_BYTES
     });
   });
 
+  it('a retry under an Idempotency-Key of a large answer: 303 again, a new presigned URL of the same object, replayed', async () => {
+    const key = `large-${process.pid}-${Date.now()}`;
+    const headers = { 'idempotency-key': key };
+    const first = await post('getData', envelope(1001), { headers });
+    expect(first.status).toBe(303);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const stored = await download(first.headers.get('location'));
+    // A second later: the presigned URL of the retry is signed anew.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const retry = await post('getData', envelope(1001), { headers });
+    expect(retry.status).toBe(303);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.headers.get('cache-control')).toBe('no-store');
+    expect(retry.headers.get('location')).not.toBe(first.headers.get('location'));
+    const again = await download(retry.headers.get('location'));
+    expect(again).toEqual(stored);
+    // One journal row: the first call's, named by the answer both URLs serve.
+    const { id } = JSON.parse(again.text) as Answer;
+    const later = await sqlOn(stack.database)`SELECT COUNT(*) AS n FROM dbo."WS_JOURNAL" WHERE "ID" > ${id}`;
+    expect(Number(later[0]!.n)).toBe(0);
+  });
+
   it('getData in XML: 303 to the answer as XML, under the content type the call negotiated', async () => {
     const response = await post('getData', '<data><vlTyp>1001</vlTyp></data>');
     expect(response.status).toBe(303);
