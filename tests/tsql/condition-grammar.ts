@@ -231,6 +231,12 @@ export function conditions(table: TableVocabulary): fc.Arbitrary<string> {
       fc.tuple(tie('num'), tie('num'), tie('num')).map(([a, b, c]) => `COALESCE(${a}, ${b}, ${c})`),
       fc
         .tuple(pick(['INT', 'BIGINT', 'DECIMAL(12,2)', 'FLOAT']), tie('num'))
+        // Babelfish's CAST of a decimal to DECIMAL(12,2) keeps the value's own scale, and a
+        // COALESCE or ISNULL mixing integers and decimals gives one without any (CAST(COALESCE(ID,
+        // CASTKA_CELKEM) AS DECIMAL(12,2)) is '1' as text there, '1.00' on SQL Server and the
+        // embedded database): sent as written, SQL Server's answer (docs/sql-server.md, "Verified
+        // where"), and not generated here. Found by the random seed 483528132.
+        .filter(([t, a]) => !(t === 'DECIMAL(12,2)' && /\b(COALESCE|ISNULL)\(/.test(a)))
         .map(([t, a]) => `CAST(${a} AS ${t})`),
     ),
     str: fc.oneof(
