@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Log, LogFields } from '../../shared/core/log.js';
+import { parseTraceparent, TRACEPARENT } from '../../shared/core/trace-context.js';
 import { serviceLog } from '../../shared/lambda/observability.js';
 import { parseRequestTarget } from './local-http.js';
 
@@ -63,8 +64,10 @@ export function notingErrorCodes(log: Log): Log {
 
 /**
  * The development server's line per request, once the answer is sent: `GET /path 200 12 ms`, with
- * `requestId=…` when a function answered and `errorCode=…` when it answered an error (or a JSON
- * `access` line with LOG_FORMAT=json). The path only: a query may be long.
+ * `requestId=…` when a function answered, `errorCode=…` when it answered an error and `traceId=…`
+ * of the answer's `traceparent` (CONTRACT 8a: the function's span, or the stack's for its own
+ * routes), so that the line is found by the id an integrator quotes (or a JSON `access` line with
+ * LOG_FORMAT=json). The path only: a query may be long.
  */
 export function logAccess(request: IncomingMessage, response: ServerResponse): void {
   const started = performance.now();
@@ -81,7 +84,12 @@ export function logAccess(request: IncomingMessage, response: ServerResponse): v
       requestId,
       errorCode: noted?.errorCode,
       caller: noted?.caller,
+      traceId: traceIdOf(response.getHeader(TRACEPARENT)),
       integrationError: integrationErrors.get(response),
     });
   });
 }
+
+/** The trace id of an answer's `traceparent`, where it has one. */
+const traceIdOf = (header: number | string | string[] | undefined) =>
+  typeof header === 'string' ? parseTraceparent(header)?.traceId : undefined;

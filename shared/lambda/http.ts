@@ -17,6 +17,7 @@ import {
 } from '../core/idempotency.js';
 import { describeError } from '../core/log.js';
 import { MetricName } from '../core/metrics.js';
+import { TRACEPARENT } from '../core/trace-context.js';
 import { answerReturned } from './after-answer.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceMetrics, statusClass } from './observability.js';
 import { type HttpRequest, type HttpResponse, RequestContext } from './request-context.js';
@@ -110,9 +111,16 @@ export function toLambdaResult(response: HttpResponse): APIGatewayProxyStructure
 
 const base64Length = (bytes: number) => Math.ceil(bytes / 3) * 4;
 
-/** Every answer of every route, error or not, names its request (CONTRACT.md section 4): `x-request-id`. */
-function withRequestId(response: HttpResponse, requestId: string): HttpResponse {
-  return { ...response, headers: { ...response.headers, 'x-request-id': requestId } };
+/**
+ * Every answer of every route, error or not, names its request (CONTRACT.md section 4:
+ * `x-request-id`) and the service's span for it (CONTRACT 8a: `traceparent`), so that an
+ * integrator can quote either.
+ */
+function withRequestIds(response: HttpResponse, ctx: RequestContext): HttpResponse {
+  return {
+    ...response,
+    headers: { ...response.headers, 'x-request-id': ctx.requestId, [TRACEPARENT]: ctx.trace.traceparent },
+  };
 }
 
 /** The words of a 503 for a full pool, the Data API's and the Web API's. */
@@ -205,7 +213,7 @@ export function serviceErrors(renderError: ErrorRenderer): middy.MiddlewareObj<R
         });
       }
       handlerRequest.response = toLambdaResult(
-        withRateLimitPolicy(withRequestId(response, requestId), ctx.rateLimitPolicy),
+        withRateLimitPolicy(withRequestIds(response, ctx), ctx.rateLimitPolicy),
       );
     },
   };
@@ -243,6 +251,8 @@ export function requestSummary(): middy.MiddlewareObj<RequestContext, Result> {
       function: functionName,
       coldStart,
       ...(ctx.errorCode ? { errorCode: ctx.errorCode } : {}),
+      // With the line's trace id: a journal row's trace, and a trace's journal row (docs/operations.md).
+      ...(ctx.journalId !== undefined ? { journalId: ctx.journalId } : {}),
     });
     coldStart = false;
     serviceMetrics().count({ [MetricName.requests]: 1, [MetricName.serverErrors]: status >= 500 ? 1 : 0 }, [
@@ -271,7 +281,7 @@ export function httpHandler(route: Route, renderError: ErrorRenderer) {
     .use(serviceErrors(renderError))
     .handler(async function handleHttp(ctx, _context, { signal }) {
       ctx.cancelWith(signal);
-      const response = withRequestId(await route(ctx), ctx.requestId);
+      const response = withRequestIds(await route(ctx), ctx);
       return toLambdaResult(withRateLimitPolicy(response, ctx.rateLimitPolicy));
     });
   return async function answerThenWorkAfter(event: Event, context: Context): Promise<Result> {
