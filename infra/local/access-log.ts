@@ -13,10 +13,13 @@ import { parseRequestTarget } from './local-http.js';
  */
 const requestIds = new WeakMap<ServerResponse, string>();
 /**
- * Error codes and callers (CONTRACT 4d) of `request` lines whose access line has not been written
- * yet, by request id.
+ * Error codes, callers (CONTRACT 4d) and Web API journal ids (CONTRACT 8a) of `request` lines
+ * whose access line has not been written yet, by request id.
  */
-const errorCodes = new Map<string, { readonly errorCode?: string; readonly caller?: string }>();
+const errorCodes = new Map<
+  string,
+  { readonly errorCode?: string; readonly caller?: string; readonly journalId?: number }
+>();
 /**
  * A request the gateway stopped waiting for (its time limit) logs its `request` line after its
  * access line, and nothing takes its code: the oldest go beyond this many.
@@ -44,10 +47,12 @@ export function noteRequestId(response: ServerResponse, requestId: string): void
 export function notingErrorCodes(log: Log): Log {
   const note = (message: string, fields: LogFields | undefined) => {
     if (message !== 'request' || typeof fields?.requestId !== 'string') return;
-    if (fields.errorCode === undefined && fields.caller === undefined) return;
+    if (fields.errorCode === undefined && fields.caller === undefined && fields.journalId === undefined)
+      return;
     errorCodes.set(fields.requestId, {
       errorCode: fields.errorCode === undefined ? undefined : String(fields.errorCode),
       caller: fields.caller === undefined ? undefined : String(fields.caller),
+      journalId: typeof fields.journalId === 'number' ? fields.journalId : undefined,
     });
     if (errorCodes.size > MAX_PENDING_CODES) errorCodes.delete(errorCodes.keys().next().value!);
   };
@@ -84,6 +89,7 @@ export function logAccess(request: IncomingMessage, response: ServerResponse): v
       requestId,
       errorCode: noted?.errorCode,
       caller: noted?.caller,
+      journalId: noted?.journalId,
       traceId: traceIdOf(response.getHeader(TRACEPARENT)),
       integrationError: integrationErrors.get(response),
     });
