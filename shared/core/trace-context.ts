@@ -137,3 +137,21 @@ export function traceHeaders(trace: TraceContext): Record<string, string> {
     ? { [TRACEPARENT]: trace.traceparent, [TRACESTATE]: trace.tracestate }
     : { [TRACEPARENT]: trace.traceparent };
 }
+
+const XRAY_ROOT = /(?:^|;)\s*Root=1-([0-9a-f]{8})-([0-9a-f]{24})\s*(?:;|$)/;
+const XRAY_PARENT = /(?:^|;)\s*Parent=([0-9a-f]{16})\s*(?:;|$)/;
+const XRAY_SAMPLED = /(?:^|;)\s*Sampled=([01])\s*(?:;|$)/;
+
+/**
+ * An X-Ray trace header (SQS's `AWSTraceHeader` system attribute) as a `traceparent`: X-Ray's
+ * `1-<8 hex time>-<24 hex>` root is a W3C trace id of the same 32 digits, which is how AWS's own
+ * OpenTelemetry propagator maps it. Undefined without a root and a parent.
+ */
+export function traceparentOfXRay(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const root = XRAY_ROOT.exec(header);
+  const parent = XRAY_PARENT.exec(header);
+  if (!root || !parent) return undefined;
+  const sampled = XRAY_SAMPLED.exec(header)?.[1] ?? '1';
+  return `00-${root[1]}${root[2]}-${parent[1]}-0${sampled}`;
+}

@@ -1,5 +1,12 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import {
+  continueTrace,
+  TRACEPARENT,
+  TRACESTATE,
+  type TraceContext,
+  traceparentOfXRay,
+} from '../core/trace-context.js';
 
 /** Fields of an invocation that every log line of its records carries. */
 export interface Invocation {
@@ -12,23 +19,43 @@ export interface Invocation {
   readonly signal: AbortSignal | undefined;
 }
 
-/** The invocation's fields of a record's log lines. */
-export const invocationFields = (invocation: Invocation) => ({
+/** One record's share of the invocation: the invocation's fields, and the record's own span. */
+export interface RecordInvocation extends Invocation {
+  /**
+   * The span of this record's work (CONTRACT 8a): a child of the span that sent the message (its
+   * `traceparent` message attribute, else SQS's `AWSTraceHeader`), or a new trace. Its trace id is
+   * on each of the record's log lines; what the work sends onwards continues it.
+   */
+  readonly trace: TraceContext;
+}
+
+/** The invocation's fields of a record's log lines, the record's trace id among them. */
+export const invocationFields = (invocation: RecordInvocation) => ({
   requestId: invocation.requestId,
   function: invocation.function,
   coldStart: invocation.coldStart,
+  traceId: invocation.trace.traceId,
 });
+
+/** The span of a record's work, in the trace of whatever sent it. */
+export function recordTrace(record: Pick<SQSRecord, 'messageAttributes' | 'attributes'>): TraceContext {
+  const attribute = (name: string) => record.messageAttributes?.[name]?.stringValue;
+  const traceparent = attribute(TRACEPARENT);
+  return traceparent
+    ? continueTrace({ traceparent, tracestate: attribute(TRACESTATE) })
+    : continueTrace({ traceparent: traceparentOfXRay(record.attributes?.AWSTraceHeader) });
+}
 
 /** What became of a record: `done` is deleted from its queue; `kept` comes back after its visibility. */
 export type RecordOutcome = 'done' | 'kept';
 
 export interface QueueConsumer {
   /** One record: what became of it. A throw keeps it too (and `failed` is told). */
-  handle(record: SQSRecord, invocation: Invocation): Promise<RecordOutcome>;
+  handle(record: SQSRecord, invocation: RecordInvocation): Promise<RecordOutcome>;
   /** Records with the same key run one after another (copies of one event); others side by side. */
   inOrder?(record: SQSRecord): string | undefined;
   /** A record whose handling threw (it is kept): for the log. */
-  failed(record: SQSRecord, error: unknown, invocation: Invocation): void;
+  failed(record: SQSRecord, error: unknown, invocation: RecordInvocation): void;
 }
 
 /** A kept record, as the batch processor learns of it. */
@@ -64,11 +91,13 @@ export function queueConsumer(consumer: QueueConsumer) {
     coldStart = false;
     const queued = new Map<string, Promise<unknown>>();
     async function one(record: SQSRecord): Promise<void> {
+      // Each record in its own trace: a batch mixes messages of unrelated requests.
+      const own: RecordInvocation = { ...invocation, trace: recordTrace(record) };
       let outcome: RecordOutcome;
       try {
-        outcome = await consumer.handle(record, invocation);
+        outcome = await consumer.handle(record, own);
       } catch (error) {
-        consumer.failed(record, error, invocation);
+        consumer.failed(record, error, own);
         throw error;
       }
       if (outcome === 'kept') throw new KeptRecord(record.messageId);

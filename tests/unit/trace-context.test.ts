@@ -5,6 +5,7 @@ import {
   parseTraceparent,
   startTrace,
   traceHeaders,
+  traceparentOfXRay,
 } from '../../shared/core/trace-context.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -102,4 +103,19 @@ describe('Function: childSpan', () => {
   it('carries no tracestate where there is none', () => {
     expect(Object.keys(traceHeaders(childSpan(startTrace())))).toEqual(['traceparent']);
   });
+});
+
+describe('Function: traceparentOfXRay', () => {
+  it("reads SQS's AWSTraceHeader as the traceparent of the same trace", () => {
+    expect(
+      traceparentOfXRay('Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=0'),
+    ).toBe('00-5759e988bd862e3fe1be46a994272793-53995c3f42cd8ad8-00');
+  });
+
+  it.each([undefined, '', 'Root=1-5759e988-bd862e3fe1be46a994272793', 'Parent=53995c3f42cd8ad8'])(
+    'gives nothing for %s',
+    (header) => {
+      expect(traceparentOfXRay(header)).toBeUndefined();
+    },
+  );
 });

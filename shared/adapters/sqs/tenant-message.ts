@@ -1,5 +1,6 @@
 import type { MessageAttributeValue, SQSClient } from '@aws-sdk/client-sqs';
 import { ServiceError } from '../../core/errors.js';
+import { type TraceContext, traceHeaders } from '../../core/trace-context.js';
 import { sqsClient, sqsModule } from './client.js';
 
 /** SQS holds a message back at most 15 minutes. */
@@ -20,19 +21,27 @@ export async function sendTenantMessage(
     /** Seconds SQS holds it back (at most 15 minutes). */
     readonly delaySeconds?: number;
     readonly attributes?: Record<string, MessageAttributeValue>;
+    /**
+     * The sender's span (CONTRACT 8a): its `traceparent` and `tracestate` go as message attributes,
+     * so that the consumer's work for the message continues the trace (queue-consumer.ts).
+     */
+    readonly trace?: TraceContext;
   },
   unavailable?: string,
   client?: SQSClient,
 ): Promise<string | undefined> {
   const { SendMessageCommand } = await sqsModule();
   const delay = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.round(message.delaySeconds ?? 0)));
+  const attributes = message.trace
+    ? { ...traceAttributes(message.trace), ...message.attributes }
+    : message.attributes;
   try {
     const sent = await (client ?? (await sqsClient())).send(
       new SendMessageCommand({
         QueueUrl: message.queueUrl,
         MessageBody: message.body,
         ...(message.tenant ? { MessageGroupId: message.tenant } : {}),
-        ...(message.attributes ? { MessageAttributes: message.attributes } : {}),
+        ...(attributes ? { MessageAttributes: attributes } : {}),
         ...(delay > 0 ? { DelaySeconds: delay } : {}),
       }),
     );
@@ -41,4 +50,13 @@ export async function sendTenantMessage(
     if (unavailable === undefined) throw error;
     throw new ServiceError(503, 'queue_unavailable', unavailable, { cause: error });
   }
+}
+
+/** A span's W3C headers as SQS message attributes (two of the ten a message may have). */
+function traceAttributes(trace: TraceContext): Record<string, MessageAttributeValue> {
+  const attributes: Record<string, MessageAttributeValue> = {};
+  for (const [name, value] of Object.entries(traceHeaders(trace))) {
+    attributes[name] = { DataType: 'String', StringValue: value };
+  }
+  return attributes;
 }

@@ -1,3 +1,4 @@
+import { childSpan, type TraceContext, traceHeaders } from '../trace-context.js';
 import { checkWebhookUrl } from '../webhook/target.js';
 import {
   answeredSlowly,
@@ -98,6 +99,11 @@ export interface DeliveryEngineContext {
   readonly now?: () => number;
   readonly random?: () => number;
   /**
+   * The delivery's span (CONTRACT 8a: the work for the queued event): each POST sends
+   * `traceparent` of a child of it, so that the receiver's work joins the trace that caused it.
+   */
+  readonly trace?: TraceContext;
+  /**
    * Told when the store fails once the attempt was made (the decision stands: the POST went out).
    * Without it, the store's failure is thrown.
    */
@@ -108,7 +114,7 @@ export interface DeliveryEngineContext {
 export interface DeliveryUseContext
   extends Pick<
     DeliveryEngineContext,
-    'sender' | 'retrySchedule' | 'allowPrivateTargets' | 'lanes' | 'now' | 'random'
+    'sender' | 'retrySchedule' | 'allowPrivateTargets' | 'lanes' | 'now' | 'random' | 'trace'
   > {
   /** Rotation overlap and disabling (WEBHOOK_SECRET_OVERLAP_HOURS, WEBHOOK_DISABLE_AFTER_HOURS), in ms. */
   readonly endpointPolicy: { readonly secretOverlapMs: number; readonly disableAfterMs: number };
@@ -128,6 +134,7 @@ export const engineContext = (
   lanes: use.lanes,
   now: use.now,
   random: use.random,
+  trace: use.trace,
   onStoreFailure,
 });
 
@@ -238,8 +245,11 @@ export async function deliverAttempt(
     };
   }
   const timeoutMs = lanes && answerTimeout(lanes);
+  const request = target.request(checked.url, startedAt);
   const result = await ctx.sender.send(
-    target.request(checked.url, startedAt),
+    ctx.trace
+      ? { ...request, headers: { ...request.headers, ...traceHeaders(childSpan(ctx.trace)) } }
+      : request,
     timeoutMs === undefined ? undefined : { timeoutMs },
   );
   const { durationMs } = result;

@@ -262,7 +262,7 @@ async function callAnswer(
 }
 
 async function webApiContext(
-  { tenant, request, log }: TenantRequestContext,
+  { tenant, request, log, trace }: TenantRequestContext,
   format?: AnswerFormat,
 ): Promise<WebApiContext> {
   const db = await openDatabase(tenant.database);
@@ -282,6 +282,7 @@ async function webApiContext(
           },
     policy: webApiPolicy(tenant),
     requestId: request.requestId,
+    trace,
     log,
     arrivedAt: request.arrivedAt,
   };
