@@ -237,4 +237,43 @@ describe('trace context (CONTRACT 8a)', () => {
     expect(sent?.traceId).toBe(caller.traceId);
     expect(sent?.spanId).not.toBe(caller.spanId);
   });
+
+  it("a change notification's POST is in the trace of the notifier's pass that found the change", async () => {
+    const created = await fetch(`${stack.url}/demo/JsonAPI/Subscriptions`, {
+      method: 'POST',
+      headers: { authorization: DEMO_AUTH, 'content-type': 'application/json' },
+      body: JSON.stringify({ source: 'SUBJECT', url: `${receiver.url}/changes` }),
+    });
+    expect(created.status).toBe(201);
+    await receiver.waitFor('/changes', 1, 20_000);
+    const changed = () =>
+      receiver.receivedOn('/changes').filter((post) => JSON.parse(post.body).type === 'table.changed');
+    const before = changed().length;
+    const id = 970_000 + Math.floor(Math.random() * 10_000);
+    const write = await fetch(`${stack.url}/_local/erp/writes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        writes: [{ table: 'SUBJECT', op: 'insert', row: { ID: id, NAZEV: `Trace ${id}` } }],
+      }),
+    });
+    expect(write.status).toBe(200);
+    const [post] = (
+      await until(
+        'a table.changed POST',
+        async () => changed().slice(before),
+        (found) => found.length > 0,
+        20_000,
+      )
+    ).slice(-1);
+    const sent = parseTraceparent(String(post!.headers.traceparent));
+    expect(sent).toBeDefined();
+    // The pass that found the change, and the delivery of its notification, in one trace.
+    const traced = await until(
+      'the pass and the notification lines',
+      async () => linesOf(sent!.traceId).map((line) => line.message),
+      (messages) => messages.includes('change notifier pass') && messages.includes('notification'),
+    );
+    expect(traced).toEqual(expect.arrayContaining(['change notifier pass', 'notification']));
+  });
 });
