@@ -85,7 +85,7 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
     const started = now();
     let again = true;
     try {
-      const db = await openDatabase(tenant.database);
+      const db = await openDatabase(tenant.database, invocation.trace);
       const outcome = await notifierPass({
         tenant: tenant.id,
         store: subscriptionStore(db, tenant.id),
@@ -140,7 +140,7 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
         detail: 'unknown tenant',
       };
     } else {
-      const db = await openDatabase(tenant.database);
+      const db = await openDatabase(tenant.database, invocation.trace);
       decision = await deliverNotification(
         message,
         // Attempts are counted by the message that began the series, in either lane.

@@ -18,9 +18,11 @@ import {
 import { describeError } from '../core/log.js';
 import { MetricName } from '../core/metrics.js';
 import { TRACEPARENT } from '../core/trace-context.js';
-import { answerReturned } from './after-answer.js';
+import { recording, recordSpan, spanClock } from '../core/tracing.js';
+import { afterAnswer, answerReturned } from './after-answer.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceMetrics, statusClass } from './observability.js';
 import { type HttpRequest, type HttpResponse, RequestContext } from './request-context.js';
+import { flushSpans, startTracing } from './tracing.js';
 
 /** The request and the answer of every route (request-context.ts), as this edge decodes and encodes them. */
 export type { HttpRequest, HttpResponse };
@@ -285,6 +287,9 @@ export function httpHandler(route: Route, renderError: ErrorRenderer) {
       return toLambdaResult(withRateLimitPolicy(response, ctx.rateLimitPolicy));
     });
   return async function answerThenWorkAfter(event: Event, context: Context): Promise<Result> {
+    // The SDK comes in on the first event when tracing is on (tracing.ts); then, and always with it
+    // off, this is an already resolved promise.
+    await startTracing();
     const startedAt = performance.now();
     const ctx = new RequestContext(event, toHttpRequest(event, context), {
       startedAt,
@@ -292,10 +297,43 @@ export function httpHandler(route: Route, renderError: ErrorRenderer) {
         ? Date.now() + context.getRemainingTimeInMillis()
         : undefined,
     });
+    let result: Result | undefined;
     try {
-      return await handler(ctx, context);
+      result = await handler(ctx, context);
+      return result;
     } finally {
+      if (recording(ctx.trace)) {
+        recordRequestSpan(ctx, result);
+        // Sent after the answer where the host allows it (the local stack, Lambda's extension),
+        // else before it: either way before the invocation ends, never left in a frozen instance.
+        await afterAnswer(ctx.requestId, flushSpans);
+      }
       if (context?.awsRequestId) answerReturned(context.awsRequestId);
     }
   };
+}
+
+/**
+ * The request's server span (CONTRACT 8a), its ids those of the answer's `traceparent`: the route
+ * as the gateway names it (`GET /{tenant}/JsonAPI/...`), never the path with its values or the
+ * query; the status, and the error's code.
+ */
+function recordRequestSpan(ctx: RequestContext, result: Result | undefined): void {
+  const status = result?.statusCode ?? 500;
+  const route = ctx.event?.routeKey;
+  recordSpan({
+    name: route && route !== '$default' ? route : ctx.request.method,
+    kind: 'server',
+    context: ctx.trace,
+    startTime: performance.timeOrigin + ctx.startedAt,
+    endTime: spanClock(),
+    attributes: {
+      'http.request.method': ctx.request.method,
+      'http.response.status_code': status,
+      ...(route ? { 'http.route': route } : {}),
+      ...(ctx.tenant ? { tenant: ctx.tenant.id } : {}),
+      ...(ctx.errorCode ? { 'error.type': ctx.errorCode } : {}),
+    },
+    failed: status >= 500,
+  });
 }

@@ -72,7 +72,7 @@ function createdAnswer(path: string, created: Record<string, unknown>): Recorded
 export function subscriptionsHandler() {
   return dataApiHandler(async function subscriptionsRoute(ctx) {
     const { tenant, request } = ctx;
-    const db = cancelledBy(await openDatabase(tenant.database), ctx.signal);
+    const db = cancelledBy(await openDatabase(tenant.database, ctx.trace), ctx.signal);
     const subscriptions = subscriptionContext(tenant, callerIdentity(ctx.caller), db, ctx.trace);
     const id = request.params.subscriptionId;
     const action = id === undefined ? undefined : /\/(rotate|enable)$/.exec(request.path)?.[1];

@@ -1,6 +1,7 @@
 import type { MessageAttributeValue, SQSClient } from '@aws-sdk/client-sqs';
 import { ServiceError } from '../../core/errors.js';
-import { type TraceContext, traceHeaders } from '../../core/trace-context.js';
+import { childSpan, type TraceContext, traceHeaders } from '../../core/trace-context.js';
+import { recording, recordSpan, spanClock } from '../../core/tracing.js';
 import { sqsClient, sqsModule } from './client.js';
 
 /** SQS holds a message back at most 15 minutes. */
@@ -22,8 +23,9 @@ export async function sendTenantMessage(
     readonly delaySeconds?: number;
     readonly attributes?: Record<string, MessageAttributeValue>;
     /**
-     * The sender's span (CONTRACT 8a): its `traceparent` and `tracestate` go as message attributes,
-     * so that the consumer's work for the message continues the trace (queue-consumer.ts).
+     * The sender's span (CONTRACT 8a): the send is a producer span, its child, whose `traceparent`
+     * (and the `tracestate`) go as message attributes, so that the consumer's work for the message
+     * is a child of the send, in the trace (queue-consumer.ts).
      */
     readonly trace?: TraceContext;
   },
@@ -32,9 +34,10 @@ export async function sendTenantMessage(
 ): Promise<string | undefined> {
   const { SendMessageCommand } = await sqsModule();
   const delay = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.round(message.delaySeconds ?? 0)));
-  const attributes = message.trace
-    ? { ...traceAttributes(message.trace), ...message.attributes }
-    : message.attributes;
+  const send = message.trace && childSpan(message.trace);
+  const attributes = send ? { ...traceAttributes(send), ...message.attributes } : message.attributes;
+  const startTime = recording(send) ? spanClock() : 0;
+  let failed = true;
   try {
     const sent = await (client ?? (await sqsClient())).send(
       new SendMessageCommand({
@@ -45,10 +48,28 @@ export async function sendTenantMessage(
         ...(delay > 0 ? { DelaySeconds: delay } : {}),
       }),
     );
+    failed = false;
     return sent.MessageId;
   } catch (error) {
     if (unavailable === undefined) throw error;
     throw new ServiceError(503, 'queue_unavailable', unavailable, { cause: error });
+  } finally {
+    if (send && startTime) {
+      const queue = message.queueUrl.slice(message.queueUrl.lastIndexOf('/') + 1);
+      recordSpan({
+        name: `send ${queue}`,
+        kind: 'producer',
+        context: send,
+        startTime,
+        endTime: spanClock(),
+        attributes: {
+          'messaging.system': 'aws_sqs',
+          'messaging.operation.type': 'send',
+          'messaging.destination.name': queue,
+        },
+        failed,
+      });
+    }
   }
 }
 

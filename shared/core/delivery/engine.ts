@@ -1,4 +1,5 @@
 import { childSpan, type TraceContext, traceHeaders } from '../trace-context.js';
+import { recording, recordSpan, spanClock } from '../tracing.js';
 import { checkWebhookUrl } from '../webhook/target.js';
 import {
   answeredSlowly,
@@ -246,12 +247,29 @@ export async function deliverAttempt(
   }
   const timeoutMs = lanes && answerTimeout(lanes);
   const request = target.request(checked.url, startedAt);
+  // The POST's client span: its ids are the `traceparent` the receiver gets.
+  const post = ctx.trace && childSpan(ctx.trace);
+  const postStart = recording(post) ? spanClock() : 0;
   const result = await ctx.sender.send(
-    ctx.trace
-      ? { ...request, headers: { ...request.headers, ...traceHeaders(childSpan(ctx.trace)) } }
-      : request,
+    post ? { ...request, headers: { ...request.headers, ...traceHeaders(post) } } : request,
     timeoutMs === undefined ? undefined : { timeoutMs },
   );
+  if (post && postStart) {
+    recordSpan({
+      name: 'POST',
+      kind: 'client',
+      context: post,
+      startTime: postStart,
+      endTime: spanClock(),
+      // The receiver's host, never its URL: a path or a query may hold a token of the receiver's.
+      attributes: {
+        'http.request.method': 'POST',
+        'server.address': request.url.hostname,
+        ...(result.kind === 'response' ? { 'http.response.status_code': result.status } : {}),
+      },
+      failed: result.kind !== 'response' || result.status >= 300,
+    });
+  }
   const { durationMs } = result;
   if (result.kind === 'refused') {
     return failure('refused', result.reason, { error: result.reason, durationMs });

@@ -265,7 +265,7 @@ async function webApiContext(
   { tenant, request, log, trace }: TenantRequestContext,
   format?: AnswerFormat,
 ): Promise<WebApiContext> {
-  const db = await openDatabase(tenant.database);
+  const db = await openDatabase(tenant.database, trace);
   const header = request.headers[IDEMPOTENCY_KEY_HEADER];
   return {
     tenant: tenant.id,

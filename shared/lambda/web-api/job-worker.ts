@@ -45,7 +45,7 @@ async function processRecord(
   const tenant = await findTenant(job.tenant, log);
   if (!tenant) return 'unknown_tenant';
   const settings = getWebApiJobSettings();
-  const store = tenantWebApiStore(await openDatabase(tenant.database), tenant);
+  const store = tenantWebApiStore(await openDatabase(tenant.database, invocation.trace), tenant);
   const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
   return runJob(
     {
