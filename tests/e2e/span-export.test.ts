@@ -256,9 +256,6 @@ describe('span export over OTLP/HTTP (CONTRACT 8a)', () => {
       ...rowValues,
     ];
     expect(spans.length).toBeGreaterThan(2);
-      console.log(
-        [...new Set(spans.map((s) => `${s.kind} ${s.name} ${JSON.stringify(s.attributes)}`))].join('\n'),
-      );
     for (const span of spans) {
       for (const { key, value } of span.attributes ?? []) {
         const text = JSON.stringify(value);
