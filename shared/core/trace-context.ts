@@ -2,9 +2,13 @@ import { randomFillSync } from 'node:crypto';
 
 /**
  * W3C Trace Context (CONTRACT 8a): `traceparent` is `version-traceid-parentid-flags`, four fields
- * of lower-case hex. Parsed here rather than with `@opentelemetry/core`: the format is tiny, and
- * the service must read and write it on every request and message whether or not spans are
- * exported, so the cold start with tracing off loads nothing beyond this file.
+ * of lower-case hex. Parsed here rather than with `@opentelemetry/core`'s `parseTraceParent` (the
+ * parser of its `W3CTraceContextPropagator`), which passes the same tests but, measured, costs a
+ * cold start with tracing off 6.3 ms of CPU, over CONTRACT 8a's 5 ms: in a function's bundle the
+ * code it shares with the span exporter's chunk (the OpenTelemetry API) goes into chunks every
+ * cold start loads (docs/development.md "Tracing"). The service must read and write it on every
+ * request and message whether or not spans are exported, so with tracing off nothing beyond this
+ * file is loaded.
  */
 
 /** The header and message attribute names, as W3C writes them (lower case). */
