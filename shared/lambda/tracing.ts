@@ -1,6 +1,6 @@
 import { describeError } from '../core/log.js';
 import { processWide } from '../core/process-wide.js';
-import { spanRecorder, useSpanRecorder } from '../core/tracing.js';
+import { bothRecorders, spanRecorder, useSpanRecorder } from '../core/tracing.js';
 import { serviceLog } from './observability.js';
 
 /** What this process's tracing is: not asked yet, loading the SDK, or settled (on or off). */
@@ -34,7 +34,10 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): Promise<void
   if (!tracingConfigured(env)) return settled;
   loader.loading = import('../adapters/otel/span-recorder.js').then(
     ({ createOtelSpanRecorder }) => {
-      if (!spanRecorder().enabled) useSpanRecorder(createOtelSpanRecorder({ serviceName: serviceName(env) }));
+      const exporter = createOtelSpanRecorder({ serviceName: serviceName(env) });
+      // Beside one already in place (the local stack's memory of recent spans), not instead of it.
+      const current = spanRecorder();
+      useSpanRecorder(current.enabled ? bothRecorders(current, exporter) : exporter);
     },
     (error: unknown) => {
       serviceLog().warn('span export is off: the OpenTelemetry SDK did not load', describeError(error));

@@ -11,8 +11,11 @@ import type { AddressInfo } from 'node:net';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENT_RECEIVED_QUEUE } from '../../infra/local/queues.js';
+import { recentSpansRecorder } from '../../infra/local/recent-traces.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { traceLines } from '../../infra/tools/trace.js';
 import { parseTraceparent } from '../../shared/core/trace-context.js';
+import { noSpanRecorder, useSpanRecorder } from '../../shared/core/tracing.js';
 import { documentReceivedMessage } from '../../shared/core/webhook/event.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import { until } from '../support/until.js';
@@ -64,6 +67,8 @@ function startCollector(): Promise<Server> {
 }
 
 beforeAll(async () => {
+  // As `npm start` does (infra/local/main.ts): the last spans kept, for `npm run trace`.
+  useSpanRecorder(recentSpansRecorder());
   collector = await startCollector();
   process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
   receiver = await startWebhookReceiver();
@@ -75,6 +80,7 @@ afterAll(async () => {
   await stack?.stop();
   await receiver?.close();
   await new Promise((resolve) => collector?.close(resolve));
+  useSpanRecorder(noSpanRecorder);
   if (previousEndpoint === undefined) delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
   else process.env.OTEL_EXPORTER_OTLP_ENDPOINT = previousEndpoint;
 });
@@ -226,6 +232,28 @@ describe('span export over OTLP/HTTP (CONTRACT 8a)', () => {
       const record = traced.find((span) => span.spanId === postSpan.parentSpanId)!;
       expect(record).toMatchObject({ kind: KIND.consumer, parentSpanId: caller.spanId });
     }
+  });
+
+  it("npm start keeps the last spans: /_local/traces (npm run trace) shows a request's whole trace", async () => {
+    const caller = callerTrace();
+    const response = await fetch(`${stack.url}/demo/JsonAPI/Data/getRowsCount/SUBJECT`, {
+      headers: { authorization: DEMO_AUTH, traceparent: caller.traceparent },
+    });
+    const answered = parseTraceparent(response.headers.get('traceparent') ?? undefined)!;
+    // By the answer's traceparent, as a developer copies it.
+    const kept = await fetch(`${stack.url}/_local/traces?traceId=${response.headers.get('traceparent')}`);
+    expect(kept.status).toBe(200);
+    const body = (await kept.json()) as { traceId: string; spans: Parameters<typeof traceLines>[0] };
+    expect(body.traceId).toBe(caller.traceId);
+    const server = body.spans.find((span) => span.kind === 'server');
+    expect(server).toMatchObject({ spanId: answered.spanId, parentSpanId: caller.spanId });
+    expect(body.spans.some((span) => span.kind === 'client' && span.parentSpanId === answered.spanId)).toBe(
+      true,
+    );
+    const lines = traceLines(body.spans);
+    expect(lines[0]).toMatch(/^GET \/\{tenant\}\/JsonAPI\/Data\/getRowsCount\/\{dataSource\} \[server\]/);
+    expect(lines.slice(1).every((line) => line.startsWith('  '))).toBe(true);
+    expect((await fetch(`${stack.url}/_local/traces?traceId=nope`)).status).toBe(400);
   });
 
   it('no exported attribute holds a parameter, a secret or a row value', async () => {

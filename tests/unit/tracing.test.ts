@@ -4,6 +4,7 @@ import { createOtelSpanRecorder } from '../../shared/adapters/otel/span-recorder
 import type { Database } from '../../shared/core/database.js';
 import { childSpan, continueTrace, startTrace } from '../../shared/core/trace-context.js';
 import {
+  bothRecorders,
   noSpanRecorder,
   recordSpan,
   type SpanRecord,
@@ -101,6 +102,17 @@ describe('the span port (shared/core/tracing.ts)', () => {
       });
       expect(span.endTime).toBeGreaterThanOrEqual(span.startTime);
     }
+  });
+
+  it('tells both recorders of a span, and flushes both (the local memory beside the exporter)', async () => {
+    const first = keeping();
+    const second = keeping();
+    const both = bothRecorders(first.recorder, noSpanRecorder);
+    expect(both.enabled).toBe(true);
+    useSpanRecorder(bothRecorders(first.recorder, second.recorder));
+    recordSpan({ name: 'x', kind: 'internal', context: startTrace(), startTime: 0, endTime: 1 });
+    expect([first.spans.length, second.spans.length]).toEqual([1, 1]);
+    await expect(spanRecorder().flush()).resolves.toBeUndefined();
   });
 
   it('records nothing of an unsampled trace, and does not wrap its database', () => {
