@@ -10,7 +10,7 @@ const BASIC = `Basic ${Buffer.from('demo:demo-password').toString('base64')}`;
  *   the answer's header, the trace id on a line), per request, against doing nothing;
  * - a warm read through the local stack (embedded database) with a caller's `traceparent` and
  *   `tracestate`, against the same read without (a trace started): CPU of the whole process.
- * Spans are not exported yet (no OpenTelemetry SDK in the bundle), so "tracing on" is propagation.
+ * Propagation only, with span export off: span-export.bench.ts measures the export.
  */
 export default async function traceContextBench(): Promise<void> {
   const perRequest = (iterations: number, work: (n: number) => unknown) => {
