@@ -294,6 +294,12 @@ const builtinsThroughRequire = {
   setup(build) {
     build.onResolve({ filter: /^[a-z_:/]+$/ }, (args) => {
       if (args.kind !== 'import-statement' && args.kind !== 'dynamic-import') return undefined;
+      // OpenTelemetry's OTLP exporter takes `Agent` and `request` from `await import('http')`: the
+      // chunk made here has only a default export, so they would be undefined ("_ is not a
+      // constructor"). Left to Node there: only a function exporting spans loads it, once.
+      if (args.kind === 'dynamic-import' && inPackage('@opentelemetry/otlp-exporter-base', args.importer)) {
+        return undefined;
+      }
       const name = args.path.startsWith('node:') ? args.path.slice(5) : args.path;
       if (!BUILTINS.has(name) && !BUILTINS.has(args.path)) return undefined;
       return { path: `node:${name}`, namespace: 'builtin-require' };

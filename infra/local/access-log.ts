@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Log, LogFields } from '../../shared/core/log.js';
+import { parseTraceparent, TRACEPARENT } from '../../shared/core/trace-context.js';
 import { serviceLog } from '../../shared/lambda/observability.js';
 import { parseRequestTarget } from './local-http.js';
 
@@ -12,10 +13,13 @@ import { parseRequestTarget } from './local-http.js';
  */
 const requestIds = new WeakMap<ServerResponse, string>();
 /**
- * Error codes and callers (CONTRACT 4d) of `request` lines whose access line has not been written
- * yet, by request id.
+ * Error codes, callers (CONTRACT 4d) and Web API journal ids (CONTRACT 8a) of `request` lines
+ * whose access line has not been written yet, by request id.
  */
-const errorCodes = new Map<string, { readonly errorCode?: string; readonly caller?: string }>();
+const errorCodes = new Map<
+  string,
+  { readonly errorCode?: string; readonly caller?: string; readonly journalId?: number }
+>();
 /**
  * A request the gateway stopped waiting for (its time limit) logs its `request` line after its
  * access line, and nothing takes its code: the oldest go beyond this many.
@@ -43,10 +47,12 @@ export function noteRequestId(response: ServerResponse, requestId: string): void
 export function notingErrorCodes(log: Log): Log {
   const note = (message: string, fields: LogFields | undefined) => {
     if (message !== 'request' || typeof fields?.requestId !== 'string') return;
-    if (fields.errorCode === undefined && fields.caller === undefined) return;
+    if (fields.errorCode === undefined && fields.caller === undefined && fields.journalId === undefined)
+      return;
     errorCodes.set(fields.requestId, {
       errorCode: fields.errorCode === undefined ? undefined : String(fields.errorCode),
       caller: fields.caller === undefined ? undefined : String(fields.caller),
+      journalId: typeof fields.journalId === 'number' ? fields.journalId : undefined,
     });
     if (errorCodes.size > MAX_PENDING_CODES) errorCodes.delete(errorCodes.keys().next().value!);
   };
@@ -63,8 +69,10 @@ export function notingErrorCodes(log: Log): Log {
 
 /**
  * The development server's line per request, once the answer is sent: `GET /path 200 12 ms`, with
- * `requestId=…` when a function answered and `errorCode=…` when it answered an error (or a JSON
- * `access` line with LOG_FORMAT=json). The path only: a query may be long.
+ * `requestId=…` when a function answered, `errorCode=…` when it answered an error and `traceId=…`
+ * of the answer's `traceparent` (CONTRACT 8a: the function's span, or the stack's for its own
+ * routes), so that the line is found by the id an integrator quotes (or a JSON `access` line with
+ * LOG_FORMAT=json). The path only: a query may be long.
  */
 export function logAccess(request: IncomingMessage, response: ServerResponse): void {
   const started = performance.now();
@@ -81,7 +89,13 @@ export function logAccess(request: IncomingMessage, response: ServerResponse): v
       requestId,
       errorCode: noted?.errorCode,
       caller: noted?.caller,
+      journalId: noted?.journalId,
+      traceId: traceIdOf(response.getHeader(TRACEPARENT)),
       integrationError: integrationErrors.get(response),
     });
   });
 }
+
+/** The trace id of an answer's `traceparent`, where it has one. */
+const traceIdOf = (header: number | string | string[] | undefined) =>
+  typeof header === 'string' ? parseTraceparent(header)?.traceId : undefined;

@@ -89,6 +89,12 @@ export async function readBody(
   return Buffer.concat(chunks);
 }
 
+/** A request's W3C trace headers (CONTRACT 8a), as `continueTrace` reads them. */
+export function traceHeadersOf(request: IncomingMessage): { traceparent?: string; tracestate?: string } {
+  const one = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(',') : value);
+  return { traceparent: one(request.headers.traceparent), tracestate: one(request.headers.tracestate) };
+}
+
 /** Writes a whole answer with its length; nothing when the client is gone or an answer was started. */
 export function sendBytes(
   response: ServerResponse,

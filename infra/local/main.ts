@@ -1,9 +1,14 @@
 import { ConfigurationError, intFromEnv } from '../../shared/config/settings.js';
+import { useSpanRecorder } from '../../shared/core/tracing.js';
+import { recentSpansRecorder } from './recent-traces.js';
 import { type LocalStack, startLocalStack } from './stack.js';
 
 const started = Date.now();
 // A development server's short lines unless LOG_FORMAT=json asks for what Lambda writes.
 process.env.LOG_FORMAT ??= 'text';
+// The last spans of the stack's functions, for `npm run trace -- <trace id>` (recent-traces.ts);
+// with OTEL_EXPORTER_OTLP_ENDPOINT set they are exported as well (shared/lambda/tracing.ts).
+useSpanRecorder(recentSpansRecorder());
 let stack: LocalStack;
 // The start waits on the database thread and the emulator, which do not hold the process open
 // themselves (unref'd): without this, a refusal that closes them mid-start would end the process

@@ -14,6 +14,7 @@ import { parseTenantRegistry } from '../../shared/config/tenants.js';
 import type { Database } from '../../shared/core/database.js';
 import { describeError } from '../../shared/core/log.js';
 import { parseQualifiedName } from '../../shared/core/sql-names.js';
+import { continueTrace, TRACEPARENT } from '../../shared/core/trace-context.js';
 import { isServiceLog, serviceLog, useObservability } from '../../shared/lambda/observability.js';
 import { logAccess, notingErrorCodes } from './access-log.js';
 import { startAnswerExpiry } from './answer-expiry.js';
@@ -42,6 +43,7 @@ import {
   sendJson,
   sendMethodNotAllowed,
   sendRouteNotFound,
+  traceHeadersOf,
 } from './local-http.js';
 import { createLocalRoutes } from './local-routes.js';
 import { localQueues, WEB_API_JOB_QUEUE } from './queues.js';
@@ -363,6 +365,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   const bodyTimeoutMs = gatewayTimeoutMs();
   const server: Server = createServer((request, response) => {
+    // The local stack's own routes, and the gateway's own answers, are in the caller's trace too
+    // (CONTRACT 8a); a function's answer replaces this with its own span's (writeHead merges).
+    response.setHeader(TRACEPARENT, continueTrace(traceHeadersOf(request)).traceparent);
     logAccess(request, response);
     // A client that goes away mid-request makes these streams emit errors nobody else listens to.
     request.on('error', () => undefined);

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { type MessageAttributeValue, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { parseTraceparent, TRACEPARENT, TRACESTATE } from '../../shared/core/trace-context.js';
 import {
   documentReceivedMessage,
   isDocumentKey,
@@ -7,7 +8,14 @@ import {
   MAX_SUBJECT_ID,
   webhookEventId,
 } from '../../shared/core/webhook/event.js';
-import { type LocalRoute, type LocalRouteContext, readBody, readJsonObject, sendJson } from './local-http.js';
+import {
+  type LocalRoute,
+  type LocalRouteContext,
+  readBody,
+  readJsonObject,
+  sendJson,
+  traceHeadersOf,
+} from './local-http.js';
 import { DOCUMENT_RECEIVED_QUEUE } from './queues.js';
 
 /** A request the webhook sink received. */
@@ -51,6 +59,17 @@ export function webhookLocalRoutes(context: LocalRouteContext): [string, LocalRo
       return sendJson(response, 400, { message: '"documentId" must be a positive integer' });
     }
     const event = { tenant: DEMO_TENANT, subjectId: subjectId as number, documentId: documentId as number };
+    // As an access point may (CONTRACT 8a): the event in the caller's trace, a child of the span
+    // this stack answers with (stack.ts), its `traceparent` a message attribute the delivery continues.
+    const trace: Record<string, MessageAttributeValue> = {};
+    const traceparent = response.getHeader(TRACEPARENT);
+    const incoming = traceHeadersOf(request);
+    if (typeof traceparent === 'string') {
+      trace[TRACEPARENT] = { DataType: 'String', StringValue: traceparent };
+      if (incoming.tracestate && parseTraceparent(incoming.traceparent)) {
+        trace[TRACESTATE] = { DataType: 'String', StringValue: incoming.tracestate };
+      }
+    }
     let sent: { MessageId?: string };
     try {
       sent = await context.sqs.send(
@@ -59,6 +78,7 @@ export function webhookLocalRoutes(context: LocalRouteContext): [string, LocalRo
           MessageBody: documentReceivedMessage(event),
           // As the access point must: the tenant as the message group of SQS fair queues.
           MessageGroupId: event.tenant,
+          ...(Object.keys(trace).length > 0 ? { MessageAttributes: trace } : {}),
         }),
       );
     } catch {

@@ -1,6 +1,8 @@
 import { rememberedCatalogue } from '../core/data-api/data-source.js';
 import type { Database, SqlDialectName } from '../core/database.js';
 import { processWide } from '../core/process-wide.js';
+import type { TraceContext } from '../core/trace-context.js';
+import { tracedBy } from '../core/tracing.js';
 import { currentFunctionInstance } from './function-instance.js';
 import { ConfigurationError, getSettings } from './settings.js';
 import type { DatabaseConnection } from './tenants.js';
@@ -59,8 +61,16 @@ export function byDialect<T>(db: Database, adapters: Record<SqlDialectName, (db:
   return adapters[db.dialect.name](db);
 }
 
-/** The database for a tenant connection, opened once per process and reused. */
-export async function openDatabase(connection: DatabaseConnection): Promise<Database> {
+/**
+ * The database for a tenant connection, opened once per process and reused. With `trace` (the
+ * request's or the record's span), each statement is a span of its own, a child of it, when spans
+ * are exported (shared/core/tracing.ts); otherwise the database as opened.
+ */
+export async function openDatabase(connection: DatabaseConnection, trace?: TraceContext): Promise<Database> {
+  return tracedBy(await openUntraced(connection), trace);
+}
+
+async function openUntraced(connection: DatabaseConnection): Promise<Database> {
   if (connection.kind === 'embedded') {
     const database = embedded.get(connection.name) ?? (await embeddedOpener.open?.(connection.name));
     if (!database) throw new ConfigurationError(`No embedded database is registered as "${connection.name}"`);

@@ -17,6 +17,16 @@ export const silentLog: Log = {
   error: () => undefined,
 };
 
+/** `log` with `fields` on every line (a line's own fields win): a record's trace id, say. */
+export function logWith(log: Log, fields: LogFields): Log {
+  return {
+    debug: (message, own) => log.debug(message, { ...fields, ...own }),
+    info: (message, own) => log.info(message, { ...fields, ...own }),
+    warn: (message, own) => log.warn(message, { ...fields, ...own }),
+    error: (message, own) => log.error(message, { ...fields, ...own }),
+  };
+}
+
 /** What is safe to log of an error: its name, message and the chain of causes (never a stack of secrets). */
 export function describeError(error: unknown): Record<string, unknown> {
   if (!(error instanceof Error)) {

@@ -25,7 +25,7 @@ export async function changeFeedRecording(
 ): Promise<(source: DataSourceInfo) => Promise<boolean>> {
   const { tenant } = ctx;
   if (tenant.changeFeed.length === 0) return async () => false;
-  const store = changeFeedStore(cancelledBy(await openDatabase(tenant.database), ctx.signal));
+  const store = changeFeedStore(cancelledBy(await openDatabase(tenant.database, ctx.trace), ctx.signal));
   return async (source) => (await store.state(source).catch(() => undefined)) !== undefined;
 }
 

@@ -19,7 +19,7 @@ import { changeFeedStore } from './change-feed.js';
 import { carryOut, type DecisionLog, type DeliveryQueues, waitsOut } from './delivery-decisions.js';
 import { notificationQueue, subscriptionStore } from './notifications.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog } from './observability.js';
-import { type Invocation, invocationFields, queueConsumer } from './queue-consumer.js';
+import { invocationFields, queueConsumer, type RecordInvocation } from './queue-consumer.js';
 import { defaultSender } from './webhook-sender.js';
 
 /** What the consumer needs besides the registry and the databases; tests replace it. */
@@ -70,7 +70,11 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
   const now = deps.now ?? Date.now;
   const sender = deps.sender ?? (() => defaultSender(getWebhookSettings()));
 
-  async function pass(tenantId: string, fields: Record<string, unknown>): Promise<void> {
+  async function pass(
+    tenantId: string,
+    fields: Record<string, unknown>,
+    invocation: RecordInvocation,
+  ): Promise<void> {
     const tenant = await findTenant(tenantId, serviceLog());
     if (!tenant) {
       // A tenant removed from the registry: its loop ends.
@@ -81,12 +85,13 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
     const started = now();
     let again = true;
     try {
-      const db = await openDatabase(tenant.database);
+      const db = await openDatabase(tenant.database, invocation.trace);
       const outcome = await notifierPass({
         tenant: tenant.id,
         store: subscriptionStore(db, tenant.id),
         feed: changeFeedStore(db),
-        queue: notificationQueue(),
+        // The notifications a pass finds are delivered in its trace (CONTRACT 8a).
+        queue: notificationQueue(invocation.trace),
         recorded: tenant.changeFeed,
         delayMs,
         staleWaitingMs: staleWaitingMs(),
@@ -108,6 +113,7 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
     const elapsed = now() - started;
     // A failure to ask for the next pass fails this record: SQS brings it back and the loop goes on.
     // Whole seconds (SQS's), rounded up: a pass asked for early would find this one too recent.
+    // Without this pass's trace: each pass of the endless loop is a trace of its own.
     await notificationQueue().pass(tenant.id, Math.max(0, Math.ceil((delayMs - elapsed) / 1000)));
   }
 
@@ -116,6 +122,7 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
     record: SQSRecord,
     message: NotificationMessage,
     fields: Record<string, unknown>,
+    invocation: RecordInvocation,
   ): Promise<boolean> {
     const settings = getWebhookSettings();
     const receiveCount = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
@@ -133,7 +140,7 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
         detail: 'unknown tenant',
       };
     } else {
-      const db = await openDatabase(tenant.database);
+      const db = await openDatabase(tenant.database, invocation.trace);
       decision = await deliverNotification(
         message,
         // Attempts are counted by the message that began the series, in either lane.
@@ -146,6 +153,7 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
           endpointPolicy: settings.endpointPolicy,
           lanes: { lane, fastAnswerMs: settings.fastAnswerMs },
           now,
+          trace: invocation.trace,
         },
       );
     }
@@ -162,7 +170,7 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
     );
   }
 
-  const fieldsOf = (record: SQSRecord, invocation: Invocation) => {
+  const fieldsOf = (record: SQSRecord, invocation: RecordInvocation) => {
     const message = parseNotifierMessage(record.body);
     return {
       message,
@@ -184,10 +192,10 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
         return 'done';
       }
       if (message.kind === 'pass') {
-        await pass(message.tenant, fields);
+        await pass(message.tenant, fields, invocation);
         return 'done';
       }
-      return (await notify(record, message, fields)) ? 'done' : 'kept';
+      return (await notify(record, message, fields, invocation)) ? 'done' : 'kept';
     },
     failed(record, error, invocation) {
       const { fields } = fieldsOf(record, invocation);

@@ -76,7 +76,7 @@ export async function dataApiContext(
     tenant: tenant.id,
     grant: caller.kind === 'bearer' ? sourceGrant(caller, tenant.id, family) : undefined,
     // Reads stop in the database when the invocation's time is up.
-    reader: byDialect(cancelledBy(await openDatabase(tenant.database), ctx.signal), {
+    reader: byDialect(cancelledBy(await openDatabase(tenant.database, ctx.trace), ctx.signal), {
       mssql: (db) => createMssqlDataSourceReader(db, conditions?.mssql),
       embedded: (db) => createEmbeddedDataSourceReader(db, conditions?.embedded),
     }),

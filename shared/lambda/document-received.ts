@@ -23,7 +23,7 @@ import {
 } from '../core/webhook/event.js';
 import { carryOut, type DecisionLog, type DeliveryQueues, waitsOut } from './delivery-decisions.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog } from './observability.js';
-import { invocationFields, queueConsumer } from './queue-consumer.js';
+import { invocationFields, queueConsumer, type RecordInvocation } from './queue-consumer.js';
 import { defaultSender } from './webhook-sender.js';
 
 /** What the document-received consumer needs, its queues among them; tests replace any of it. */
@@ -167,7 +167,7 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
   async function handleRecord(
     record: SQSRecord,
     event: DocumentReceivedEvent | Error,
-    invocation: Record<string, unknown>,
+    invocation: RecordInvocation,
   ): Promise<boolean> {
     const receiveCount = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
     const started = performance.now();
@@ -175,7 +175,7 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
     const { lane, series } = inLane;
     // `attempt` is the receive count until the delivery log tells the attempt it recorded.
     const fields: Record<string, unknown> = {
-      ...invocation,
+      ...invocationFields(invocation),
       messageId: record.messageId,
       attempt: receiveCount,
       receiveCount,
@@ -227,6 +227,8 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
       lanes: { lane, fastAnswerMs: settings.fastAnswerMs },
       now: deps.now,
       random: deps.random,
+      // The POST in the trace of the event: the access point's, or the resend's (CONTRACT 8a).
+      trace: invocation.trace,
       onRecordFailure: (error, entry) => {
         reportPermissionDenied(error, fields);
         log('error', 'could not record the webhook attempt', {
@@ -248,7 +250,7 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
   };
   return queueConsumer({
     async handle(record, invocation) {
-      return (await handleRecord(record, parse(record), invocationFields(invocation))) ? 'done' : 'kept';
+      return (await handleRecord(record, parse(record), invocation)) ? 'done' : 'kept';
     },
     // Copies of one event in a batch one after the other, so that the second sees the first's delivery.
     inOrder(record) {

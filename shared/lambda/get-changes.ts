@@ -38,7 +38,7 @@ export function changesHandler() {
     const { tenant, request } = ctx;
     const data = await dataApiContext(ctx, undefined, 'changes.read');
     // The store's statements stop in the database when the invocation's time is up, as the reads do.
-    const db = cancelledBy(await openDatabase(tenant.database), ctx.signal);
+    const db = cancelledBy(await openDatabase(tenant.database, ctx.trace), ctx.signal);
     const feed = changeFeedContext(tenant, changeFeedStore(db));
     const { answer, link } = await getChanges(data, feed, request.params.dataSource ?? '', {
       token: singleQueryParam(request, 'token', 'invalid_sync_token'),

@@ -40,11 +40,11 @@ export function fileDownloadResponse(download: FileDownload): HttpResponse {
 }
 
 /** `GET /{tenant}/JsonAPI/File/getFile/{fileGUID}` (scope `files.read`) */
-export const getFileRoute: DataApiRoute = async ({ tenant, request }) => {
+export const getFileRoute: DataApiRoute = async ({ tenant, request, trace }) => {
   const limits = await answerLimits(tenant);
   const download = await getFile(
     {
-      store: await tenantDocumentStore(tenant),
+      store: await tenantDocumentStore(tenant, trace),
       limits: { ...limits, inlineLimitBytes: Math.min(limits.inlineLimitBytes, MAX_INLINE_FILE_BYTES) },
     },
     request.params.fileGUID,

@@ -17,9 +17,12 @@ import {
 } from '../core/idempotency.js';
 import { describeError } from '../core/log.js';
 import { MetricName } from '../core/metrics.js';
-import { answerReturned } from './after-answer.js';
+import { TRACEPARENT } from '../core/trace-context.js';
+import { recording, recordSpan, spanClock } from '../core/tracing.js';
+import { afterAnswer, answerReturned } from './after-answer.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceMetrics, statusClass } from './observability.js';
 import { type HttpRequest, type HttpResponse, RequestContext } from './request-context.js';
+import { flushSpans, startTracing } from './tracing.js';
 
 /** The request and the answer of every route (request-context.ts), as this edge decodes and encodes them. */
 export type { HttpRequest, HttpResponse };
@@ -110,9 +113,16 @@ export function toLambdaResult(response: HttpResponse): APIGatewayProxyStructure
 
 const base64Length = (bytes: number) => Math.ceil(bytes / 3) * 4;
 
-/** Every answer of every route, error or not, names its request (CONTRACT.md section 4): `x-request-id`. */
-function withRequestId(response: HttpResponse, requestId: string): HttpResponse {
-  return { ...response, headers: { ...response.headers, 'x-request-id': requestId } };
+/**
+ * Every answer of every route, error or not, names its request (CONTRACT.md section 4:
+ * `x-request-id`) and the service's span for it (CONTRACT 8a: `traceparent`), so that an
+ * integrator can quote either.
+ */
+function withRequestIds(response: HttpResponse, ctx: RequestContext): HttpResponse {
+  return {
+    ...response,
+    headers: { ...response.headers, 'x-request-id': ctx.requestId, [TRACEPARENT]: ctx.trace.traceparent },
+  };
 }
 
 /** The words of a 503 for a full pool, the Data API's and the Web API's. */
@@ -205,7 +215,7 @@ export function serviceErrors(renderError: ErrorRenderer): middy.MiddlewareObj<R
         });
       }
       handlerRequest.response = toLambdaResult(
-        withRateLimitPolicy(withRequestId(response, requestId), ctx.rateLimitPolicy),
+        withRateLimitPolicy(withRequestIds(response, ctx), ctx.rateLimitPolicy),
       );
     },
   };
@@ -243,6 +253,8 @@ export function requestSummary(): middy.MiddlewareObj<RequestContext, Result> {
       function: functionName,
       coldStart,
       ...(ctx.errorCode ? { errorCode: ctx.errorCode } : {}),
+      // With the line's trace id: a journal row's trace, and a trace's journal row (docs/operations.md).
+      ...(ctx.journalId !== undefined ? { journalId: ctx.journalId } : {}),
     });
     coldStart = false;
     serviceMetrics().count({ [MetricName.requests]: 1, [MetricName.serverErrors]: status >= 500 ? 1 : 0 }, [
@@ -271,10 +283,13 @@ export function httpHandler(route: Route, renderError: ErrorRenderer) {
     .use(serviceErrors(renderError))
     .handler(async function handleHttp(ctx, _context, { signal }) {
       ctx.cancelWith(signal);
-      const response = withRequestId(await route(ctx), ctx.requestId);
+      const response = withRequestIds(await route(ctx), ctx);
       return toLambdaResult(withRateLimitPolicy(response, ctx.rateLimitPolicy));
     });
   return async function answerThenWorkAfter(event: Event, context: Context): Promise<Result> {
+    // The SDK comes in on the first event when tracing is on (tracing.ts); then, and always with it
+    // off, this is an already resolved promise.
+    await startTracing();
     const startedAt = performance.now();
     const ctx = new RequestContext(event, toHttpRequest(event, context), {
       startedAt,
@@ -282,10 +297,43 @@ export function httpHandler(route: Route, renderError: ErrorRenderer) {
         ? Date.now() + context.getRemainingTimeInMillis()
         : undefined,
     });
+    let result: Result | undefined;
     try {
-      return await handler(ctx, context);
+      result = await handler(ctx, context);
+      return result;
     } finally {
+      if (recording(ctx.trace)) {
+        recordRequestSpan(ctx, result);
+        // Sent after the answer where the host allows it (the local stack, Lambda's extension),
+        // else before it: either way before the invocation ends, never left in a frozen instance.
+        await afterAnswer(ctx.requestId, flushSpans);
+      }
       if (context?.awsRequestId) answerReturned(context.awsRequestId);
     }
   };
+}
+
+/**
+ * The request's server span (CONTRACT 8a), its ids those of the answer's `traceparent`: the route
+ * as the gateway names it (`GET /{tenant}/JsonAPI/...`), never the path with its values or the
+ * query; the status, and the error's code.
+ */
+function recordRequestSpan(ctx: RequestContext, result: Result | undefined): void {
+  const status = result?.statusCode ?? 500;
+  const route = ctx.event?.routeKey;
+  recordSpan({
+    name: route && route !== '$default' ? route : ctx.request.method,
+    kind: 'server',
+    context: ctx.trace,
+    startTime: performance.timeOrigin + ctx.startedAt,
+    endTime: spanClock(),
+    attributes: {
+      'http.request.method': ctx.request.method,
+      'http.response.status_code': status,
+      ...(route ? { 'http.route': route } : {}),
+      ...(ctx.tenant ? { tenant: ctx.tenant.id } : {}),
+      ...(ctx.errorCode ? { 'error.type': ctx.errorCode } : {}),
+    },
+    failed: status >= 500,
+  });
 }

@@ -5,6 +5,7 @@ import { byDialect } from '../config/databases.js';
 import { queueUrlIfSet } from '../config/queues.js';
 import type { Database } from '../core/database.js';
 import type { NotificationQueue, SubscriptionStore } from '../core/notifications/subscriptions.js';
+import type { TraceContext } from '../core/trace-context.js';
 
 /** A tenant's subscriptions in its database, in the database's dialect. */
 export function subscriptionStore(db: Database, tenant: string): SubscriptionStore {
@@ -14,10 +15,17 @@ export function subscriptionStore(db: Database, tenant: string): SubscriptionSto
   });
 }
 
-/** The change-notifications queues (`CHANGE_NOTIFICATION_QUEUE_URL`, `NOTIFIER_PASS_QUEUE_URL`) this function has. */
-export function notificationQueue(): NotificationQueue {
-  return createSqsNotificationQueue({
-    notifications: queueUrlIfSet('changeNotifications'),
-    passes: queueUrlIfSet('notifierPasses'),
-  });
+/**
+ * The change-notifications queues (`CHANGE_NOTIFICATION_QUEUE_URL`, `NOTIFIER_PASS_QUEUE_URL`) this
+ * function has; what it sends continues `trace` (a request's, a pass's) where one is given.
+ */
+export function notificationQueue(trace?: TraceContext): NotificationQueue {
+  return createSqsNotificationQueue(
+    {
+      notifications: queueUrlIfSet('changeNotifications'),
+      passes: queueUrlIfSet('notifierPasses'),
+    },
+    undefined,
+    trace,
+  );
 }

@@ -2,6 +2,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { TenantConfig } from '../config/tenants.js';
 import type { Caller } from '../core/auth/caller.js';
 import type { Log, LogFields } from '../core/log.js';
+import { continueTrace, type TraceContext } from '../core/trace-context.js';
 import { serviceLog } from './observability.js';
 
 /** An HTTP request as the service's routes see it: no Lambda event shapes beyond http.ts. */
@@ -25,14 +26,6 @@ export interface HttpResponse {
   readonly status: number;
   readonly headers?: Record<string, string>;
   readonly body?: string | Buffer;
-}
-
-/** W3C Trace Context of a request (CONTRACT 8a): the service's server span, a child of the caller's when it sent one. */
-export interface TraceContext {
-  /** `traceparent` of the service's span, `00-<trace id>-<span id>-<flags>`: what every answer carries. */
-  readonly traceparent: string;
-  /** The caller's `tracestate`, passed on unchanged. */
-  readonly tracestate?: string;
 }
 
 /**
@@ -70,10 +63,13 @@ export class RequestContext {
    */
   idempotencyKey: string | undefined;
   /**
-   * The request's trace context (CONTRACT 8a, issue 49), once the caller's `traceparent` is read or
-   * a trace started: every answer carries it, and every log line of the request its trace id.
+   * The service's server span for the request (CONTRACT 8a): a child of the caller's `traceparent`,
+   * or a new trace without a valid one. Every answer carries it, every log line of the request its
+   * trace id, and every message the request sends continues it.
    */
-  trace: TraceContext | undefined;
+  readonly trace: TraceContext;
+  /** The Web API journal row of the call, once opened: its summary line names it beside the trace id. */
+  journalId: number | undefined;
   readonly #cancel = new AbortController();
   #tenant: TenantConfig | undefined;
   #caller: Caller | undefined;
@@ -98,6 +94,7 @@ export class RequestContext {
     this.startedAt = options.startedAt;
     this.deadline = options.deadline;
     this.signal = this.#cancel.signal;
+    this.trace = continueTrace(request.headers);
   }
 
   get requestId(): string {
@@ -139,9 +136,10 @@ export class RequestContext {
     else invocation.addEventListener('abort', cancel, { once: true });
   }
 
-  #withOwnFields(given: LogFields | undefined): LogFields | undefined {
-    if (this.#callerName === undefined || given === undefined || given.caller !== undefined) return given;
-    return { ...given, caller: this.#callerName };
+  /** The trace id on every line (CONTRACT 8a), the caller's name once known; a line's own fields win. */
+  #withOwnFields(given: LogFields | undefined): LogFields {
+    const named = this.#callerName !== undefined && given?.caller === undefined;
+    return { traceId: this.trace.traceId, ...given, ...(named ? { caller: this.#callerName } : {}) };
   }
 }
 

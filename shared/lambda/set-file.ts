@@ -52,7 +52,7 @@ function outcomeAnswer(request: HttpRequest, outcome: FileOutcome): RecordedAnsw
  * The refusals before anything is stored (the form 415/400/413, the key's form, the procedure,
  * the name) come first and record nothing.
  */
-export const setFileRoute: DataApiRoute = async ({ tenant, request, caller }) => {
+export const setFileRoute: DataApiRoute = async ({ tenant, request, caller, trace }) => {
   const procedures = request.query.getAll('userDBProcedure');
   if (procedures.length > 1)
     throw badRequest('invalid_procedure_name', 'userDBProcedure may be given only once');
@@ -64,7 +64,7 @@ export const setFileRoute: DataApiRoute = async ({ tenant, request, caller }) =>
     tenant.idempotencyRetentionHours,
   );
   // The key's record commits with the SVCDOC row: both in the document database.
-  const db = await tenantDocumentDatabase(tenant);
+  const db = await tenantDocumentDatabase(tenant, trace);
   const files = { store: documentStoreOn(db), allowedProcedures: tenant.procedures };
   if (!key) return recordedResponse(fileAnswer(await setFile(files, upload, procedures[0])), false);
   const checked = checkUpload(files, upload, procedures[0]);

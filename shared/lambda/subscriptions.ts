@@ -17,20 +17,26 @@ import {
   rotateSubscriptionSecret,
   type SubscriptionContext,
 } from '../core/notifications/subscriptions.js';
+import type { TraceContext } from '../core/trace-context.js';
 import { changeFeedStore } from './change-feed.js';
 import { dataApiContext, dataApiHandler } from './data-api.js';
 import { recordedResponse, tenantIdempotencyStore } from './idempotency.js';
 import { notificationQueue, subscriptionStore } from './notifications.js';
 import type { HttpResponse } from './request-context.js';
 
-/** Subscription routes' context for the caller. */
-export function subscriptionContext(tenant: TenantConfig, owner: string, db: Database): SubscriptionContext {
+/** Subscription routes' context for the caller; the notifier's first pass continues the request's `trace`. */
+export function subscriptionContext(
+  tenant: TenantConfig,
+  owner: string,
+  db: Database,
+  trace?: TraceContext,
+): SubscriptionContext {
   return {
     tenant: tenant.id,
     owner,
     store: subscriptionStore(db, tenant.id),
     feed: changeFeedStore(db),
-    queue: notificationQueue(),
+    queue: notificationQueue(trace),
     recorded: tenant.changeFeed,
     maxSubscriptions: tenant.maxSubscriptions,
     delayMs: tenant.changeNotificationDelaySeconds * 1000,
@@ -66,8 +72,8 @@ function createdAnswer(path: string, created: Record<string, unknown>): Recorded
 export function subscriptionsHandler() {
   return dataApiHandler(async function subscriptionsRoute(ctx) {
     const { tenant, request } = ctx;
-    const db = cancelledBy(await openDatabase(tenant.database), ctx.signal);
-    const subscriptions = subscriptionContext(tenant, callerIdentity(ctx.caller), db);
+    const db = cancelledBy(await openDatabase(tenant.database, ctx.trace), ctx.signal);
+    const subscriptions = subscriptionContext(tenant, callerIdentity(ctx.caller), db, ctx.trace);
     const id = request.params.subscriptionId;
     const action = id === undefined ? undefined : /\/(rotate|enable)$/.exec(request.path)?.[1];
     if (id === undefined && request.method === 'POST') {

@@ -2,7 +2,6 @@ import { findTenant } from '../config/tenant-registry.js';
 import { notFound } from '../core/errors.js';
 import { afterAnswer } from './after-answer.js';
 import type { Route } from './http.js';
-import { serviceLog } from './observability.js';
 import type { HttpResponse, TenantRequestContext } from './request-context.js';
 import { admitTenantRequest, type SlotRelease } from './tenant-admission.js';
 
@@ -19,7 +18,7 @@ export function tenantRoute(route: TenantRoute): Route {
     let releaseSlot: SlotRelease | undefined;
     try {
       const id = ctx.request.params.tenant ?? '';
-      const tenant = await findTenant(id, serviceLog());
+      const tenant = await findTenant(id, ctx.log);
       if (!tenant) throw notFound('tenant_not_found', `Tenant "${id.slice(0, 64)}" does not exist`);
       releaseSlot = await admitTenantRequest(tenant, ctx);
       return await route(ctx.setTenant(tenant));

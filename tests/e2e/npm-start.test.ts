@@ -75,11 +75,15 @@ describe('npm start', () => {
     });
     expect(await count.json()).toEqual({ SUBJECT: [{ rowsCount: 60 }] });
     // A development server's line per request, not the JSON that Lambda writes, with the id of the
-    // function's invocation.
+    // function's invocation and the trace id of the answer's traceparent (CONTRACT 8a).
+    const traceIdOf = (answer: Response) => answer.headers.get('traceparent')?.split('-')[1];
     await expect
       .poll(() => output)
       .toMatch(
-        /^GET \/demo\/JsonAPI\/Data\/getRowsCount\/SUBJECT 200 \d+ ms requestId=[0-9a-f-]{36} caller=basic:demo$/m,
+        new RegExp(
+          `^GET /demo/JsonAPI/Data/getRowsCount/SUBJECT 200 \\d+ ms requestId=[0-9a-f-]{36} caller=basic:demo traceId=${traceIdOf(count)}$`,
+          'm',
+        ),
       );
     expect(output).not.toMatch(/^\{"level"/m);
     // An error answer's requestId and code are on its line, as the function's log has them.
@@ -90,7 +94,7 @@ describe('npm start', () => {
       .poll(() => output)
       .toMatch(
         new RegExp(
-          `^GET /demo/JsonAPI/Data/getRowsCount/SUBJECT 401 \\d+ ms requestId=${error.requestId} errorCode=${error.code}$`,
+          `^GET /demo/JsonAPI/Data/getRowsCount/SUBJECT 401 \\d+ ms requestId=${error.requestId} errorCode=${error.code} traceId=${traceIdOf(refused)}$`,
           'm',
         ),
       );
@@ -103,7 +107,7 @@ describe('npm start', () => {
       .poll(() => output)
       .toMatch(
         new RegExp(
-          `^GET /demo/WebAPI/test ${unsigned.status} \\d+ ms requestId=${webApiRequestId} errorCode=${webApiError.data[0]!.error[0]!.errorCode}$`,
+          `^GET /demo/WebAPI/test ${unsigned.status} \\d+ ms requestId=${webApiRequestId} errorCode=${webApiError.data[0]!.error[0]!.errorCode} traceId=${traceIdOf(unsigned)}$`,
           'm',
         ),
       );

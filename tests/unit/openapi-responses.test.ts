@@ -9,6 +9,8 @@ const answer = (status: number, headers: Record<string, string>, body: string) =
   headers: new Headers(headers),
   body,
 });
+/** CONTRACT 8a: the service's span, on every answer that names its request. */
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const XML = '<?xml version="1.0" encoding="UTF-8"?>';
 const test = (headers: Record<string, string>, body: string) =>
   checker.check('GET', `${BASE}/demo/WebAPI/test`, answer(200, headers, body));
@@ -16,7 +18,7 @@ const getData = (status: number, contentType: string, body: string) =>
   checker.check(
     'POST',
     `${BASE}/demo/WebAPI/getData`,
-    answer(status, { 'content-type': contentType, 'x-request-id': 'r1' }, body),
+    answer(status, { 'content-type': contentType, 'x-request-id': 'r1', traceparent: TRACEPARENT }, body),
   );
 
 describe('openApiResponseChecker', () => {
@@ -26,6 +28,7 @@ describe('openApiResponseChecker', () => {
     const headers = {
       'content-type': 'application/json; charset=utf-8',
       'x-request-id': 'r1',
+      traceparent: TRACEPARENT,
       etag: '"t"',
       'cache-control': 'private, no-cache',
     };
@@ -34,12 +37,20 @@ describe('openApiResponseChecker', () => {
     expect(checker.check('GET', url, answer(200, withoutId, body))).toEqual([
       'getRowsCount 200: header x-request-id is missing',
     ]);
+    const { traceparent: _trace, ...untraced } = headers;
+    expect(checker.check('GET', url, answer(200, untraced, body))).toEqual([
+      'getRowsCount 200: header traceparent is missing',
+    ]);
     // A read's conditional-request headers (CONTRACT 4a) are required too.
     expect(
       checker.check(
         'GET',
         url,
-        answer(200, { 'content-type': 'application/json', 'x-request-id': 'r1' }, body),
+        answer(
+          200,
+          { 'content-type': 'application/json', 'x-request-id': 'r1', traceparent: TRACEPARENT },
+          body,
+        ),
       ),
     ).toEqual([
       'getRowsCount 200: header ETag is missing',
@@ -48,13 +59,14 @@ describe('openApiResponseChecker', () => {
     const denied = '{"error":{"code":"unauthorized","message":"no","requestId":"r1"}}';
     expect(checker.check('GET', url, answer(401, { 'content-type': 'application/json' }, denied))).toEqual([
       'getRowsCount 401: header x-request-id is missing',
+      'getRowsCount 401: header traceparent is missing',
       'getRowsCount 401: header WWW-Authenticate is missing',
     ]);
   });
 
   it('holds a Data API error code to the enumeration', () => {
     const url = `${BASE}/demo/JsonAPI/Data/getData/SUBJECT`;
-    const headers = { 'content-type': 'application/json', 'x-request-id': 'r1' };
+    const headers = { 'content-type': 'application/json', 'x-request-id': 'r1', traceparent: TRACEPARENT };
     const body = (code: string) => JSON.stringify({ error: { code, message: 'm', requestId: 'r1' } });
     expect(checker.check('GET', url, answer(404, headers, body('data_source_not_found')))).toEqual([]);
     expect(checker.check('GET', url, answer(404, headers, body('no_such_code')))[0]).toMatch(
@@ -65,8 +77,13 @@ describe('openApiResponseChecker', () => {
   it('reads an XML answer (application/xml or text/xml) through the schema and its xml objects', () => {
     const ok = `${XML}<result><status>ok</status><version>0.1.0</version></result>`;
     for (const type of ['application/xml', 'text/xml'])
-      expect(test({ 'content-type': `${type}; charset=utf-8`, 'x-request-id': 'r1' }, ok)).toEqual([]);
-    const xml = { 'content-type': 'text/xml; charset=utf-8', 'x-request-id': 'r1' };
+      expect(
+        test(
+          { 'content-type': `${type}; charset=utf-8`, 'x-request-id': 'r1', traceparent: TRACEPARENT },
+          ok,
+        ),
+      ).toEqual([]);
+    const xml = { 'content-type': 'text/xml; charset=utf-8', 'x-request-id': 'r1', traceparent: TRACEPARENT };
     expect(test(xml, `${XML}<result><status>ok</status></result>`)[0]).toMatch(/does not match.*version/);
     expect(test(xml, `${XML}<answer><status>ok</status><version>1</version></answer>`)).toEqual([
       'webApiTest 200: root element <answer>, not <result>',

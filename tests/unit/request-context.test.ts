@@ -57,11 +57,37 @@ describe('Class: RequestContext', () => {
       useObservability({ log: previous });
     }
     // Assess
+    const { traceId } = ctx.trace;
     expect(lines).toEqual([
-      { requestId: 'test-request' },
-      { requestId: 'test-request', caller: 'basic:demo' },
-      { requestId: 'test-request', caller: 'client:other' },
+      { traceId, requestId: 'test-request' },
+      { traceId, requestId: 'test-request', caller: 'basic:demo' },
+      { traceId, requestId: 'test-request', caller: 'client:other' },
     ]);
+  });
+
+  it("continues the caller's traceparent, and starts a trace where it is absent or malformed", () => {
+    // Prepare
+    const caller = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const withHeaders = (headers: Record<string, string>) => {
+      const arrived = httpApiEvent({
+        method: 'GET',
+        route: '/{tenant}/JsonAPI/openapi.json',
+        pathParameters: { tenant: 'one-at-a-time' },
+        headers,
+      });
+      return new RequestContext(arrived, toHttpRequest(arrived), { startedAt: performance.now() });
+    };
+    // Act
+    const continued = withHeaders({ traceparent: caller, tracestate: 'rojo=1' }).trace;
+    const started = withHeaders({}).trace;
+    const malformed = withHeaders({ traceparent: '00-zz', tracestate: 'rojo=1' }).trace;
+    // Assess
+    expect(continued.traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(continued.parentSpanId).toBe('00f067aa0ba902b7');
+    expect(continued.tracestate).toBe('rojo=1');
+    expect(started.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    expect(malformed.traceId).not.toBe(started.traceId);
+    expect(malformed.tracestate).toBeUndefined();
   });
 
   it("stops the request's work when the invocation's time is up", () => {
@@ -116,7 +142,34 @@ describe('Function: tenantRoute', () => {
       );
       expect(meanwhile.statusCode).toBe(429);
       expect(next.statusCode).toBe(200);
+      // Every answer, errors included, carries the service's span (CONTRACT 8a).
+      for (const answer of [first, meanwhile, next]) {
+        expect(answer.headers?.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+      }
     }
+  });
+
+  it("answers in the caller's trace with a span of its own, an error too, the unsampled flag kept", async () => {
+    // Prepare
+    const handler = httpHandler(
+      tenantRoute(async () => ({ status: 200 })),
+      renderDataApiError,
+    );
+    const traced = (tenant: string, flags: string) =>
+      httpApiEvent({
+        method: 'GET',
+        route: '/{tenant}/JsonAPI/openapi.json',
+        pathParameters: { tenant },
+        headers: { traceparent: `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-${flags}` },
+      });
+    // Act
+    const refused = await invokeHttp(handler, traced('nobody', '00'));
+    // Assess
+    expect(refused.statusCode).toBe(404);
+    const [version, traceId, spanId, flags] = String(refused.headers?.traceparent).split('-');
+    expect([version, traceId, flags]).toEqual(['00', '4bf92f3577b34da6a3ce929d0e0e4736', '00']);
+    expect(spanId).toMatch(/^[0-9a-f]{16}$/);
+    expect(spanId).not.toBe('00f067aa0ba902b7');
   });
 
   it('answers 404 for a tenant the registry does not know, and counts nothing', async () => {

@@ -9,9 +9,9 @@ import { sendTenantMessage } from './tenant-message.js';
  */
 export function createSqsJobQueue(queueUrl: string, client?: SQSClient): JobQueue {
   return {
-    async enqueue(job) {
+    async enqueue(job, trace) {
       await sendTenantMessage(
-        { queueUrl, body: JSON.stringify(job), tenant: job.tenant },
+        { queueUrl, body: JSON.stringify(job), tenant: job.tenant, trace },
         'The job queue is not reachable; try again later',
         client,
       );

@@ -1,6 +1,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { ServiceError } from '../../core/errors.js';
 import type { NotificationQueue } from '../../core/notifications/subscriptions.js';
+import type { TraceContext } from '../../core/trace-context.js';
 import { sendTenantMessage } from './tenant-message.js';
 
 /**
@@ -21,6 +22,8 @@ export interface NotificationQueueUrls {
 export function createSqsNotificationQueue(
   urls: NotificationQueueUrls,
   client?: SQSClient,
+  /** The sender's span (CONTRACT 8a): every message continues it. */
+  trace?: TraceContext,
 ): NotificationQueue {
   async function send(queueUrl: string | undefined, body: unknown, tenant: string, delaySeconds = 0) {
     if (!queueUrl) {
@@ -31,7 +34,7 @@ export function createSqsNotificationQueue(
       );
     }
     await sendTenantMessage(
-      { queueUrl, body: JSON.stringify(body), tenant, delaySeconds },
+      { queueUrl, body: JSON.stringify(body), tenant, delaySeconds, trace },
       'The notification queue is not reachable; try again later',
       client,
     );

@@ -1,6 +1,7 @@
 import type { MessageAttributeValue, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import type { DeliveryLane } from '../../core/delivery/lanes.js';
+import { TRACEPARENT, TRACESTATE } from '../../core/trace-context.js';
 import { MAX_DELAY_SECONDS, sendTenantMessage } from './tenant-message.js';
 
 /**
@@ -53,6 +54,11 @@ export function createSqsSlowLane(queueUrl: string, client?: SQSClient): SlowLan
       };
       if (delay > MAX_DELAY_SECONDS) {
         attributes[DUE_AT] = { DataType: 'Number', StringValue: String(now + delay * 1000) };
+      }
+      // The copy stays in the trace of the event it continues (CONTRACT 8a).
+      for (const name of [TRACEPARENT, TRACESTATE]) {
+        const value = record.messageAttributes?.[name]?.stringValue;
+        if (value) attributes[name] = { DataType: 'String', StringValue: value };
       }
       await sendTenantMessage(
         { queueUrl, body: record.body, tenant, delaySeconds: delay, attributes },

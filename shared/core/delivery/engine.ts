@@ -1,3 +1,5 @@
+import { childSpan, type TraceContext, traceHeaders } from '../trace-context.js';
+import { recording, recordSpan, spanClock } from '../tracing.js';
 import { checkWebhookUrl } from '../webhook/target.js';
 import {
   answeredSlowly,
@@ -98,6 +100,11 @@ export interface DeliveryEngineContext {
   readonly now?: () => number;
   readonly random?: () => number;
   /**
+   * The delivery's span (CONTRACT 8a: the work for the queued event): each POST sends
+   * `traceparent` of a child of it, so that the receiver's work joins the trace that caused it.
+   */
+  readonly trace?: TraceContext;
+  /**
    * Told when the store fails once the attempt was made (the decision stands: the POST went out).
    * Without it, the store's failure is thrown.
    */
@@ -108,7 +115,7 @@ export interface DeliveryEngineContext {
 export interface DeliveryUseContext
   extends Pick<
     DeliveryEngineContext,
-    'sender' | 'retrySchedule' | 'allowPrivateTargets' | 'lanes' | 'now' | 'random'
+    'sender' | 'retrySchedule' | 'allowPrivateTargets' | 'lanes' | 'now' | 'random' | 'trace'
   > {
   /** Rotation overlap and disabling (WEBHOOK_SECRET_OVERLAP_HOURS, WEBHOOK_DISABLE_AFTER_HOURS), in ms. */
   readonly endpointPolicy: { readonly secretOverlapMs: number; readonly disableAfterMs: number };
@@ -128,6 +135,7 @@ export const engineContext = (
   lanes: use.lanes,
   now: use.now,
   random: use.random,
+  trace: use.trace,
   onStoreFailure,
 });
 
@@ -238,10 +246,30 @@ export async function deliverAttempt(
     };
   }
   const timeoutMs = lanes && answerTimeout(lanes);
+  const request = target.request(checked.url, startedAt);
+  // The POST's client span: its ids are the `traceparent` the receiver gets.
+  const post = ctx.trace && childSpan(ctx.trace);
+  const postStart = recording(post) ? spanClock() : 0;
   const result = await ctx.sender.send(
-    target.request(checked.url, startedAt),
+    post ? { ...request, headers: { ...request.headers, ...traceHeaders(post) } } : request,
     timeoutMs === undefined ? undefined : { timeoutMs },
   );
+  if (post && postStart) {
+    recordSpan({
+      name: 'POST',
+      kind: 'client',
+      context: post,
+      startTime: postStart,
+      endTime: spanClock(),
+      // The receiver's host, never its URL: a path or a query may hold a token of the receiver's.
+      attributes: {
+        'http.request.method': 'POST',
+        'server.address': request.url.hostname,
+        ...(result.kind === 'response' ? { 'http.response.status_code': result.status } : {}),
+      },
+      failed: result.kind !== 'response' || result.status >= 300,
+    });
+  }
   const { durationMs } = result;
   if (result.kind === 'refused') {
     return failure('refused', result.reason, { error: result.reason, durationMs });

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { TraceContext } from '../trace-context.js';
 import {
   admitCall,
   type CallAnswer,
@@ -24,7 +25,8 @@ export interface WebApiJob {
 
 /** Port: the queue of asynchronous jobs. */
 export interface JobQueue {
-  enqueue(job: WebApiJob): Promise<void>;
+  /** `trace`: the calling request's span, which the worker's work continues (CONTRACT 8a). */
+  enqueue(job: WebApiJob, trace?: TraceContext): Promise<void>;
 }
 
 // A fast operation ends a few milliseconds after it is queued; the first looks come soon after,
@@ -80,7 +82,7 @@ async function enqueueJob(
   keyed: KeyedRun | undefined,
 ): Promise<void> {
   try {
-    await queue.enqueue({ tenant: ctx.tenant, journalId, requestId: ctx.requestId });
+    await queue.enqueue({ tenant: ctx.tenant, journalId, requestId: ctx.requestId }, ctx.trace);
   } catch (error) {
     await ctx.store
       .finishJournal(

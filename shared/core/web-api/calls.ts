@@ -10,6 +10,7 @@ import {
   requestFingerprint,
 } from '../idempotency.js';
 import { type Log, silentLog } from '../log.js';
+import type { TraceContext } from '../trace-context.js';
 import {
   type CallResult,
   journalIdOfResultRequest,
@@ -70,6 +71,8 @@ export interface WebApiContext {
   readonly idempotency?: CallIdempotency;
   readonly policy: WebApiPolicy;
   readonly requestId: string;
+  /** The request's span (CONTRACT 8a): a queued job continues it. */
+  readonly trace?: TraceContext;
   /** Where warnings go (none when absent). */
   readonly log?: Log;
   /** Milliseconds since the epoch (tests pass their own clock). */

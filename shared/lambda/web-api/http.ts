@@ -203,7 +203,9 @@ export function webApiHandler(route: WebApiRoute) {
       try {
         return await route(ctx, format);
       } catch (error) {
-        throw new FormattedError(toWebApiError(error), format);
+        const refusal = toWebApiError(error);
+        if (refusal.journalId !== null) ctx.journalId = refusal.journalId;
+        throw new FormattedError(refusal, format);
       }
     }),
     renderWebApiError,
@@ -260,10 +262,10 @@ async function callAnswer(
 }
 
 async function webApiContext(
-  { tenant, request, log }: TenantRequestContext,
+  { tenant, request, log, trace }: TenantRequestContext,
   format?: AnswerFormat,
 ): Promise<WebApiContext> {
-  const db = await openDatabase(tenant.database);
+  const db = await openDatabase(tenant.database, trace);
   const header = request.headers[IDEMPOTENCY_KEY_HEADER];
   return {
     tenant: tenant.id,
@@ -280,6 +282,7 @@ async function webApiContext(
           },
     policy: webApiPolicy(tenant),
     requestId: request.requestId,
+    trace,
     log,
     arrivedAt: request.arrivedAt,
   };
@@ -320,6 +323,9 @@ export function signedCallRoute(
       // A replay of a recorded answer ran nothing: it is not counted as a call.
       if (answer.replayed && !answer.result) decoded = undefined;
       else vlResult = answer.result?.answer.vlResult;
+      // The request's summary line then joins the journal row to the trace (CONTRACT 8a): WS_JOURNAL
+      // is the ERP's, so no column of it holds the trace id.
+      if (typeof answer.result?.answer.id === 'number') ctx.journalId = answer.result.answer.id;
       return await callAnswer(answer, tenant, format, request.requestId);
     } finally {
       // Only admitted calls (their envelope decoded) are counted. A call refused after decoding

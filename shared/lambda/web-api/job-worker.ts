@@ -4,11 +4,11 @@ import { openDatabase } from '../../config/databases.js';
 import { queueUrl } from '../../config/queues.js';
 import { findTenant } from '../../config/tenant-registry.js';
 import { getWebApiJobSettings } from '../../config/web-api.js';
-import { describeError } from '../../core/log.js';
+import { describeError, logWith } from '../../core/log.js';
 import { MetricName } from '../../core/metrics.js';
 import { type JobOutcome, parseWebApiJob, runJob } from '../../core/web-api/jobs.js';
 import { logFormatFromEnv, serviceLog, serviceMetrics } from '../observability.js';
-import { type Invocation, invocationFields, queueConsumer } from '../queue-consumer.js';
+import { invocationFields, queueConsumer, type RecordInvocation } from '../queue-consumer.js';
 import { tenantWebApiStore } from './store.js';
 
 /** Time kept back from the Lambda's remaining time to write the journal after an operation is cut off. */
@@ -33,24 +33,26 @@ const defaults: JobWorkerDependencies = {
 
 async function processRecord(
   record: SQSRecord,
-  invocation: Invocation,
+  invocation: RecordInvocation,
   fields: Record<string, unknown>,
 ): Promise<JobRecordOutcome> {
   const { context, signal } = invocation;
+  // The job's lines in the trace of the call that queued it (CONTRACT 8a).
+  const log = logWith(serviceLog(), { traceId: invocation.trace.traceId });
   const job = parseWebApiJob(record.body);
   if (!job) return 'not_a_job';
   Object.assign(fields, { tenant: job.tenant, journalId: job.journalId, callRequestId: job.requestId });
-  const tenant = await findTenant(job.tenant, serviceLog());
+  const tenant = await findTenant(job.tenant, log);
   if (!tenant) return 'unknown_tenant';
   const settings = getWebApiJobSettings();
-  const store = tenantWebApiStore(await openDatabase(tenant.database), tenant);
+  const store = tenantWebApiStore(await openDatabase(tenant.database, invocation.trace), tenant);
   const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
   return runJob(
     {
       store,
       leaseSeconds: settings.jobLeaseSeconds,
       requestId: context?.awsRequestId ?? job.requestId,
-      log: serviceLog(),
+      log,
       metrics: serviceMetrics(),
     },
     job,
