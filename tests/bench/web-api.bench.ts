@@ -2,7 +2,7 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { createEmbeddedWebApiStore } from '../../shared/adapters/embedded/web-api-store.js';
 import { createMssqlWebApiStore } from '../../shared/adapters/mssql/web-api-store.js';
 import { byDialect } from '../../shared/config/databases.js';
-import { getData, type WebApiContext } from '../../shared/core/web-api/calls.js';
+import { getData, getDataOnce, type WebApiContext } from '../../shared/core/web-api/calls.js';
 import { validateEnvelope } from '../../shared/core/web-api/envelope.js';
 import { signatureHeader, verifySignature } from '../../shared/core/web-api/signature.js';
 import { tenantIdempotencyStore } from '../../shared/lambda/idempotency.js';
@@ -88,6 +88,69 @@ export async function webApiFigures(stack: LocalStack, on?: OtherDatabase): Prom
     'bare procedure call',
     bare,
     { id: id('webApi.useCaseVsBareProcedure') },
+  );
+
+  // Exactly once in-process (CONTRACT 5a): the demo's writing operation 2001 under a key (its
+  // hold, the record read under it, the answer recorded in the operation's transaction) against
+  // the same call without one, in alternation; then a retry under a key (its record read and
+  // answered) against the call. The service's own cost, without the local stack's HTTP emulation.
+  const documentBody = () =>
+    Buffer.from(
+      JSON.stringify({
+        vltyp: 2001,
+        params: [{ cislo: `U${process.pid}-${n++}`, subject_id: 1, castka: 10 }],
+      }),
+    );
+  const callOf = (body: Buffer) => ({
+    apiKey: 'demo-api-key',
+    signature: signatureHeader(HASH, body, Math.floor(Date.now() / 1000) - (n++ % 100)),
+    body,
+    decode: () => validateEnvelope(JSON.parse(body.toString('utf8'))),
+  });
+  const keyedCtx = (key: string): WebApiContext => ({
+    ...ctx,
+    idempotency: {
+      header: key,
+      retentionHours: 24,
+      recordAnswer: async (result) => ({
+        status: 200,
+        contentType: 'application/json; charset=utf-8',
+        body: Buffer.from(JSON.stringify(result.answer)),
+      }),
+    },
+  });
+  const ran = (answer: { result?: unknown; recorded?: unknown }) => {
+    if (!answer.result && !answer.recorded) throw new Error('no answer');
+  };
+  const [keyedInProcess, unkeyedInProcess] = await sampleInterleaved(
+    async () => ran(await getDataOnce(keyedCtx(`bench-in-${n++}`), callOf(documentBody()))),
+    async () => ran(await getDataOnce(ctx, callOf(documentBody()))),
+    runs,
+  );
+  report(
+    label('getData of 2001 under an Idempotency-Key, in-process'),
+    keyedInProcess,
+    'the same call without a key, in-process',
+    unkeyedInProcess,
+    { id: id('webApi.keyedUseCaseVsUseCase'), goal: goal(1.1) },
+  );
+  const firstBody = documentBody();
+  const inProcessKey = `bench-in-replay-${process.pid}`;
+  ran(await getDataOnce(keyedCtx(inProcessKey), callOf(firstBody)));
+  const [replayInProcess, callInProcess] = await sampleInterleaved(
+    async () => {
+      const answer = await getDataOnce(keyedCtx(inProcessKey), callOf(firstBody));
+      if (!answer.replayed) throw new Error('not a replay');
+    },
+    async () => ran(await getDataOnce(ctx, callOf(documentBody()))),
+    runs,
+  );
+  report(
+    label('a retry under its Idempotency-Key (the recorded answer), in-process'),
+    replayInProcess,
+    'the call of 2001 itself, in-process',
+    callInProcess,
+    { id: id('webApi.replayUseCaseVsUseCase'), goal: goal(0.5) },
   );
 
   // The parts on their own.
