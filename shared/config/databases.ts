@@ -1,8 +1,8 @@
+import { tracedBy } from '../adapters/otel/traced-database.js';
 import { rememberedCatalogue } from '../core/data-api/data-source.js';
 import type { Database, SqlDialectName } from '../core/database.js';
 import { processWide } from '../core/process-wide.js';
 import type { TraceContext } from '../core/trace-context.js';
-import { tracedBy } from '../core/tracing.js';
 import { currentFunctionInstance } from './function-instance.js';
 import { ConfigurationError, getSettings } from './settings.js';
 import type { DatabaseConnection } from './tenants.js';

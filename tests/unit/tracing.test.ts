@@ -1,6 +1,7 @@
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOtelSpanRecorder } from '../../shared/adapters/otel/span-recorder.js';
+import { statementOperation, tracedBy } from '../../shared/adapters/otel/traced-database.js';
 import type { Database } from '../../shared/core/database.js';
 import { childSpan, continueTrace, startTrace } from '../../shared/core/trace-context.js';
 import {
@@ -10,8 +11,6 @@ import {
   type SpanRecord,
   spanClock,
   spanRecorder,
-  statementOperation,
-  tracedBy,
   useSpanRecorder,
 } from '../../shared/core/tracing.js';
 import { tracingConfigured } from '../../shared/lambda/tracing.js';
