@@ -320,6 +320,17 @@ describe('the answers of the local stack conform to docs/openapi.yaml', () => {
         call('POST', `/demo/WebAPI/${fn}`, { headers: replayed.headers, body: replayed.body });
       expect((await send()).status, fn).toBe(200);
       expect((await send()).status, fn).toBe(409);
+      // Under an Idempotency-Key (CONTRACT 5a): the replay (200 with Idempotent-Replayed) and
+      // another request under the same key (422/107).
+      const key = { headers: { 'idempotency-key': `conformance-${fn}-${Date.now()}` } };
+      expect((await web(fn, envelope(1001, [{ ico: '25596641' }]), key)).status, fn).toBe(200);
+      const again = await web(fn, envelope(1001, [{ ico: '25596641' }]), key);
+      expect([again.status, again.headers.get('idempotent-replayed')], fn).toEqual([200, 'true']);
+      expect((await web(fn, envelope(1001, [{ ico: '00000000' }]), key)).status, fn).toBe(422);
+      expect(
+        (await web(fn, envelope(1001, [{ ico: '1' }]), { headers: { 'idempotency-key': '' } })).status,
+        fn,
+      ).toBe(400);
       expect((await web(fn, envelope(1001), { contentType: 'text/plain' })).status, fn).toBe(415);
       expect((await web(fn, envelope(1001), {}, 'offline')).status, fn).toBe(503);
     }

@@ -159,7 +159,8 @@ describe('Receives that never reach the function (a throttled consumer), local s
       ['document-received-slow', 'demo'],
       ['document-received-dlq', 'demo'],
     ]);
-    expect(Object.keys(copy.MessageAttributes ?? {})).toEqual(['sourceMessageId']);
+    // Its trace context travels with it (CONTRACT 8a).
+    expect(Object.keys(copy.MessageAttributes ?? {}).sort()).toEqual(['sourceMessageId', 'traceparent']);
   }, 30_000);
 
   it('gives a job every attempt, counted in WS_JOURNAL, ends it as failed on the last and removes its message', async () => {

@@ -13,6 +13,13 @@ import { tenantWebApiStore } from './store.js';
 
 /** Time kept back from the Lambda's remaining time to write the journal after an operation is cut off. */
 const SAFETY_MS = 5_000;
+
+/**
+ * How long the operation may run: the remaining time less {@link SAFETY_MS}, or half of it when
+ * that is less (a worker with a time-out of a few seconds, as the tests' 1 s lease, still runs its
+ * operation, in its transaction, rather than being out of time before it begins).
+ */
+const timeLimitOf = (remaining: number) => Math.max(remaining - SAFETY_MS, remaining / 2);
 /** Where no Lambda context tells the remaining time (should not happen), the lease is the limit. */
 const remainingMs = (context: Context | undefined, leaseSeconds: number) =>
   typeof context?.getRemainingTimeInMillis === 'function'
@@ -61,7 +68,7 @@ async function processRecord(
       maxAttempts: settings.jobMaxAttempts,
       finalReceive: receiveCount >= settings.jobMaxReceives,
       onAttempt: (attempt) => Object.assign(fields, { attempt }),
-      timeLimitMs: remainingMs(context, settings.jobLeaseSeconds) - SAFETY_MS,
+      timeLimitMs: timeLimitOf(remainingMs(context, settings.jobLeaseSeconds)),
       signal,
     },
   );
