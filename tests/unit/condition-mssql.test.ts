@@ -76,7 +76,7 @@ describe('SQL Server output', () => {
     ['COALESCE(ID, 0) = 0', '(COALESCE([ID], @p1) = @p2)', [0, 0]],
     [
       "UPPER(NAZEV) = LOWER(POZN) AND LTRIM(NAZEV) = RTRIM(NAZEV) AND TRIM(NAZEV) = 'x'",
-      '((CAST(UPPER([NAZEV]) AS NVARCHAR(MAX)) = CAST(LOWER([POZN]) AS NVARCHAR(MAX))) AND (LTRIM([NAZEV]) = RTRIM([NAZEV])) AND (TRIM([NAZEV]) = @p1))',
+      '((CAST(UPPER([NAZEV]) AS NVARCHAR(MAX)) = CAST(LOWER([POZN]) AS NVARCHAR(MAX))) AND (CAST(LTRIM([NAZEV]) AS NVARCHAR(MAX)) = CAST(RTRIM([NAZEV]) AS NVARCHAR(MAX))) AND (CAST(TRIM([NAZEV]) AS NVARCHAR(MAX)) = @p1))',
       ['x'],
     ],
     ['LEN(NAZEV) > 3', '(LEN([NAZEV]) > @p1)', [3]],
