@@ -97,6 +97,7 @@ async function handle(request: Request): Promise<unknown> {
             });
             opened();
           }),
+        request.writer ? { writer: request.writer } : undefined,
       );
       ended.set(request.id, outcome);
       try {

@@ -32,7 +32,7 @@ export type Request = { readonly id: number } & (
   | { op: 'stream'; sql: string; params: readonly unknown[]; batchSize: number }
   | { op: 'next'; stream: number }
   | { op: 'return'; stream: number }
-  | { op: 'begin' }
+  | { op: 'begin'; writer?: string }
   | { op: 'end'; tx: number; commit: boolean }
   | { op: 'abort'; target: number }
   | { op: 'close' }
@@ -182,9 +182,9 @@ export async function openEmbeddedDatabaseThread(dataDir: Uint8Array): Promise<E
     findDataSource: (schema, name) => ask<DataSourceInfo | undefined>({ op: 'find', schema, name }),
     listDataSources: () => ask<DataSourceName[]>({ op: 'list' }),
     // As on the embedded database itself: a wait asked for in a transaction happens outside it.
-    transaction: (fn) =>
+    transaction: (fn, options) =>
       transactionWithWaitsOutside(async (waits) => {
-        const id = await ask<number>({ op: 'begin' });
+        const id = await ask<number>({ op: 'begin', ...(options?.writer ? { writer: options.writer } : {}) });
         let result: Awaited<ReturnType<typeof fn>>;
         try {
           result = await fn({

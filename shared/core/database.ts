@@ -86,6 +86,16 @@ export interface QueryOptions {
   readonly signal?: AbortSignal;
 }
 
+/** How a transaction runs. */
+export interface TransactionOptions {
+  /**
+   * The writer's `traceparent` (CONTRACT 8a): put in the transaction's session for its length, so
+   * that the change feed's triggers record it with each change the transaction writes, and the
+   * notifier's pass that finds the change links to the write.
+   */
+  readonly writer?: string;
+}
+
 export interface Database {
   readonly dialect: SqlDialect;
   /** Runs one parameterised statement and returns its first result set. */
@@ -107,7 +117,10 @@ export interface Database {
   /** Every table and view of the database outside the system schemas, by schema and name. */
   listDataSources(): Promise<DataSourceName[]>;
   /** Runs `fn` in a transaction on one connection. */
-  transaction<T>(fn: (tx: Pick<Database, 'query' | 'dialect'>) => Promise<T>): Promise<T>;
+  transaction<T>(
+    fn: (tx: Pick<Database, 'query' | 'dialect'>) => Promise<T>,
+    options?: TransactionOptions,
+  ): Promise<T>;
   close(): Promise<void>;
 }
 

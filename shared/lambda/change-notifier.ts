@@ -15,6 +15,7 @@ import {
   parseNotifierMessage,
 } from '../core/notifications/notifier.js';
 import type { NotificationMessage } from '../core/notifications/subscriptions.js';
+import { recording } from '../core/tracing.js';
 import { changeFeedStore } from './change-feed.js';
 import { carryOut, type DecisionLog, type DeliveryQueues, waitsOut } from './delivery-decisions.js';
 import { notificationQueue, subscriptionStore } from './notifications.js';
@@ -96,6 +97,7 @@ export function changeNotifierHandler(deps: ChangeNotifierDependencies = {}) {
         delayMs,
         staleWaitingMs: staleWaitingMs(),
         now,
+        ...(recording(invocation.trace) ? { linkWrites: invocation.link } : {}),
       });
       again = outcome.again;
       const level = outcome.unchecked.length > 0 ? 'warn' : 'debug';

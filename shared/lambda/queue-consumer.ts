@@ -31,6 +31,8 @@ export interface RecordInvocation extends Invocation {
    * on each of the record's log lines; what the work sends onwards continues it.
    */
   readonly trace: TraceContext;
+  /** Adds links to this record's span (the notifier's pass: the writes it notifies of). */
+  link(links: readonly SpanLink[]): void;
 }
 
 /** The invocation's fields of a record's log lines, the record's trace id among them. */
@@ -140,7 +142,14 @@ export function queueConsumer(consumer: QueueConsumer) {
     const queued = new Map<string, Promise<unknown>>();
     async function one(record: SQSRecord): Promise<void> {
       // Each record in its own trace: a batch mixes messages of unrelated requests.
-      const own: RecordInvocation = { ...invocation, trace: recordTrace(record) };
+      const links: SpanLink[] = [];
+      const own: RecordInvocation = {
+        ...invocation,
+        trace: recordTrace(record),
+        link: (more) => {
+          links.push(...more);
+        },
+      };
       const recordStart = recording(own.trace) ? spanClock() : 0;
       let outcome: RecordOutcome | undefined;
       try {
@@ -149,7 +158,7 @@ export function queueConsumer(consumer: QueueConsumer) {
         consumer.failed(record, error, own);
         throw error;
       } finally {
-        if (recordStart) recordRecordSpan(record, own.trace, recordStart, outcome !== 'done');
+        if (recordStart) recordRecordSpan(record, own.trace, recordStart, outcome !== 'done', links);
       }
       if (outcome === 'kept') throw new KeptRecord(record.messageId);
     }
@@ -174,7 +183,13 @@ export function queueConsumer(consumer: QueueConsumer) {
 }
 
 /** A record's span: a child of the span that sent its message, its ids those the record's lines carry. */
-function recordRecordSpan(record: SQSRecord, trace: TraceContext, startTime: number, failed: boolean): void {
+function recordRecordSpan(
+  record: SQSRecord,
+  trace: TraceContext,
+  startTime: number,
+  failed: boolean,
+  links: readonly SpanLink[],
+): void {
   recordSpan({
     name: `process ${queueName(record)}`,
     kind: 'consumer',
@@ -187,6 +202,7 @@ function recordRecordSpan(record: SQSRecord, trace: TraceContext, startTime: num
       'messaging.destination.name': queueName(record),
       'messaging.message.id': record.messageId,
     },
+    ...(links.length > 0 ? { links } : {}),
     failed,
   });
 }

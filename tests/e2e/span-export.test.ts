@@ -234,6 +234,56 @@ describe('span export over OTLP/HTTP (CONTRACT 8a)', () => {
     }
   });
 
+  it("a change notification's pass span links the integrator's write it announces", async () => {
+    const created = await fetch(`${stack.url}/demo/JsonAPI/Subscriptions`, {
+      method: 'POST',
+      headers: { authorization: DEMO_AUTH, 'content-type': 'application/json' },
+      body: JSON.stringify({ source: 'DOKUMENT', url: `${receiver.url}/document-changes` }),
+    });
+    expect(created.status).toBe(201);
+    await receiver.waitFor('/document-changes', 1, 20_000);
+    // An integrator's Web API call that writes a DOKUMENT (a recorded table), in its own trace.
+    const caller = callerTrace();
+    const cislo = `TRACE-${process.pid}-${Date.now().toString(36)}`;
+    const call = await postSigned(
+      stack.url,
+      'getData',
+      envelope(2001, [{ cislo, subject_id: 1, castka: 10 }]),
+      { headers: { traceparent: caller.traceparent } },
+    );
+    expect(call.status).toBe(200);
+    const answered = parseTraceparent(call.headers.get('traceparent') ?? undefined)!;
+    const linksTheWrite = (span: OtlpSpan) =>
+      (span.links ?? []).some((link) => link.traceId === caller.traceId && link.spanId === answered.spanId);
+    // The pass that found the change: a span of a trace of its own, with a link to the write.
+    const [pass] = await until(
+      'a pass span linking the write',
+      async () => spans.filter((span) => span.kind === KIND.consumer && linksTheWrite(span)),
+      (found) => found.length > 0,
+      20_000,
+    );
+    expect(pass!.traceId).not.toBe(caller.traceId);
+    expect(pass!.name).toMatch(/^process .*pass/i);
+    // Its table.changed POST is in the pass's trace, the child of a delivery span under the pass.
+    const posts = await until(
+      "the pass's table.changed POST",
+      async () =>
+        receiver
+          .receivedOn('/document-changes')
+          .filter((post) => JSON.parse(post.body).type === 'table.changed')
+          .map((post) => parseTraceparent(String(post.headers.traceparent))!)
+          .filter((sent) => sent.traceId === pass!.traceId),
+      (found) => found.length > 0,
+      20_000,
+    );
+    const postSpans = await until(
+      "the POST's span",
+      async () => spansOf(pass!.traceId).filter((span) => span.spanId === posts[0]!.spanId),
+      (found) => found.length > 0,
+    );
+    expect(postSpans[0]!.kind).toBe(KIND.client);
+  });
+
   it("npm start keeps the last spans: /_local/traces (npm run trace) shows a request's whole trace", async () => {
     const caller = callerTrace();
     const response = await fetch(`${stack.url}/demo/JsonAPI/Data/getRowsCount/SUBJECT`, {

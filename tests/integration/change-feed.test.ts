@@ -90,6 +90,36 @@ describe('Change feed on the embedded database', () => {
     expect(notifications).toBeLessThan(commits);
   }, 120_000);
 
+  it("a transaction's writer is recorded with its changes, for its length only; the pass reads each writer once", async () => {
+    const { feed } = changeFeedContexts(db);
+    const source = { schema: 'dbo', name: 'SUBJECT', kind: 'table' as const, columns: [], primaryKey: [] };
+    const before = (await feed.store.stamp(source))!.lastBatch;
+    const writer = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const id = 3_900_000 + Math.floor(Math.random() * 10_000) * 10;
+    await db.transaction(
+      async (tx) => {
+        await tx.query('INSERT INTO dbo."SUBJECT" ("ID", "NAZEV") VALUES ($1, $2)', [id, 'Writer']);
+        await tx.query('UPDATE dbo."SUBJECT" SET "NAZEV" = $2 WHERE "ID" = $1', [id, 'Writer 2']);
+      },
+      { writer },
+    );
+    await db.query('INSERT INTO dbo."SUBJECT" ("ID", "NAZEV") VALUES ($1, $2)', [id + 1, 'ERP']);
+    await db.transaction((tx) => tx.query('DELETE FROM dbo."SUBJECT" WHERE "ID" = $1', [id + 1]));
+    const recorded = await db.query(
+      'SELECT "ID" AS id, "TRACEPARENT" AS traceparent FROM dbo."SVC_CHANGES_SUBJECT" WHERE "ID" IN ($1, $2) ORDER BY "ID", "TRACEPARENT"',
+      [id, id + 1],
+    );
+    expect(recorded).toEqual([
+      { id, traceparent: writer },
+      { id, traceparent: writer },
+      { id: id + 1, traceparent: null },
+      { id: id + 1, traceparent: null },
+    ]);
+    const after = (await feed.store.stamp(source))!.lastBatch;
+    expect(await feed.store.writers(source, { from: before, to: after }, 32)).toEqual([writer]);
+    expect(await feed.store.writers(source, { from: after, to: after }, 32)).toEqual([]);
+  });
+
   it("refuses a table whose derived names would pass PostgreSQL's 63 bytes, naming it and the limit; 42 bytes record", async () => {
     // Before: a 50-byte name cut three trigger names to one, and the engine's "already exists" came out.
     const table = (length: number) => `T${'X'.repeat(length - 1)}`;

@@ -62,6 +62,67 @@ describe('the change notifier on the embedded database', () => {
     expect(await store.lastPassAt()).toBeNull();
   });
 
+  it("a pass links the service's writes it notifies of, each once; a malformed writer is not a link", async () => {
+    const store = subscriptionStore(db, 'links');
+    const { feed } = changeFeedContexts(db);
+    const writers = [1, 2, 3].map(
+      (n) => `00-${'0af7651916cd43dd8448eb211c8031'}${n}${n}-b7ad6b716920333${n}-01`,
+    );
+    const id = 4_100_000 + Math.floor(Math.random() * 10_000) * 10;
+    const write = (n: number, writer: string) =>
+      db.transaction(
+        (tx) => tx.query('INSERT INTO dbo."SUBJECT" ("ID", "NAZEV") VALUES ($1, $2)', [id + n, `Link ${n}`]),
+        { writer },
+      );
+    // An active subscription (its ping delivered) that has seen the feed as it is.
+    const state = (await feed.store.stamp({
+      schema: 'dbo',
+      name: 'SUBJECT',
+      kind: 'table',
+      columns: [],
+      primaryKey: [],
+    }))!;
+    const made = subscription({
+      seenFeed: state.feedId,
+      seenBatch: state.lastBatch,
+      notifiedBatch: state.lastBatch,
+    });
+    expect(await store.create(made, 100)).toBe('created');
+    await store.delivered(made.id, made.waitingEvent!, true, Date.now(), null);
+    const links: unknown[] = [];
+    const t = Date.now();
+    const pass = (at: number) =>
+      notifierPass({
+        tenant: 'links',
+        store,
+        feed: feed.store,
+        queue,
+        recorded: ['SUBJECT'],
+        delayMs: DELAY,
+        staleWaitingMs: 3_600_000,
+        now: () => at,
+        linkWrites: (more) => links.push(...more),
+      });
+    // The subscription's first pass: the feed as it is, nothing to notify of.
+    expect(await pass(t)).toMatchObject({ ran: true, notified: 0 });
+    await write(0, writers[0]!);
+    await write(1, writers[1]!);
+    await write(2, writers[1]!);
+    await write(3, writers[2]!);
+    await write(4, 'not a traceparent');
+    const outcome = await pass(t + DELAY);
+    expect(outcome).toMatchObject({ ran: true, notified: 1 });
+    expect(links).toHaveLength(3);
+    expect(links).toEqual(
+      expect.arrayContaining(
+        writers.map((writer) => {
+          const [, traceId, spanId] = writer.split('-');
+          return { traceId, spanId, sampled: true };
+        }),
+      ),
+    );
+  });
+
   it('the backstop starts a stalled loop of a tenant with live subscriptions, and only that', async () => {
     const store = subscriptionStore(db, 'stalled');
     const made = subscription();

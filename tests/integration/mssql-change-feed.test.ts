@@ -209,6 +209,77 @@ describe.skipIf(!url)('Change feed on SQL Server (integration)', () => {
     await store.remove(made.id, owner);
   });
 
+  it("db:apply gives a change table of an earlier version the writer's trace, losing no change; a transaction's writer is recorded and leaves the pooled session with it", async () => {
+    // One connection, so that the write after the transaction runs on the transaction's session.
+    const single = createMssqlDatabase({
+      connectionString: url!,
+      poolOwner: () => ({
+        id: 'writer-trace',
+        settings: { maxConnections: 1, acquireTimeoutMs: 5000, idleTimeoutMs: 60_000 },
+      }),
+    });
+    closing.push(single);
+    await db.query(
+      `IF OBJECT_ID(N'dbo.TRACE_PROBE', N'U') IS NOT NULL EXEC dbo.SVC_CHANGE_FEED_DISABLE N'dbo', N'TRACE_PROBE'`,
+    );
+    await db.query(`IF OBJECT_ID(N'dbo.TRACE_PROBE', N'U') IS NOT NULL DROP TABLE dbo.TRACE_PROBE`);
+    await db.query('CREATE TABLE dbo.TRACE_PROBE (ID int NOT NULL PRIMARY KEY, V int NULL)');
+    await db.query(`EXEC dbo.SVC_CHANGE_FEED_ENABLE N'dbo', N'TRACE_PROBE'`);
+    // The change table and trigger as the version before trace context made them.
+    await db.query('DROP TRIGGER dbo.SVC_CHANGES_TRACE_PROBE_TRG');
+    await db.query('ALTER TABLE dbo.SVC_CHANGES_TRACE_PROBE DROP COLUMN TRACEPARENT');
+    await db.query(
+      'CREATE TRIGGER dbo.SVC_CHANGES_TRACE_PROBE_TRG ON dbo.TRACE_PROBE AFTER INSERT, UPDATE, DELETE AS BEGIN SET NOCOUNT ON; ' +
+        'INSERT INTO dbo.SVC_CHANGES_TRACE_PROBE (ID) SELECT ID FROM inserted UNION SELECT ID FROM deleted; END',
+    );
+    await db.query('INSERT INTO dbo.TRACE_PROBE (ID, V) VALUES (1, 1)');
+    await runMssqlScripts(db);
+    const writer = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    await single.transaction(
+      async (tx) => {
+        await tx.query('INSERT INTO dbo.TRACE_PROBE (ID, V) VALUES (2, 1)');
+        await tx.query('UPDATE dbo.TRACE_PROBE SET V = 2 WHERE ID = 1');
+      },
+      { writer },
+    );
+    // A transaction that fails leaves no writer behind either.
+    await expect(
+      single.transaction(
+        async (tx) => {
+          await tx.query('INSERT INTO dbo.TRACE_PROBE (ID, V) VALUES (3, 1)');
+          await tx.query('INSERT INTO dbo.TRACE_PROBE (ID, V) VALUES (3, 1)');
+        },
+        { writer },
+      ),
+    ).rejects.toThrow();
+    await single.query('INSERT INTO dbo.TRACE_PROBE (ID, V) VALUES (4, 1)');
+    await single.transaction(async (tx) => tx.query('INSERT INTO dbo.TRACE_PROBE (ID, V) VALUES (5, 1)'));
+    const recorded = await db.query(
+      'SELECT ID AS id, TRACEPARENT AS traceparent FROM dbo.SVC_CHANGES_TRACE_PROBE ORDER BY CHANGE_ID',
+    );
+    expect(recorded).toEqual([
+      { id: 1, traceparent: null },
+      { id: 2, traceparent: writer },
+      { id: 1, traceparent: writer },
+      { id: 4, traceparent: null },
+      { id: 5, traceparent: null },
+    ]);
+    // What the notifier's pass reads of a range of batches: each writer once.
+    const { feed } = changeFeedContexts(db);
+    const state = await feed.store.stamp({
+      schema: 'dbo',
+      name: 'TRACE_PROBE',
+      kind: 'table',
+      columns: [],
+      primaryKey: [],
+    });
+    expect(
+      await feed.store.writers({ schema: 'dbo', name: 'TRACE_PROBE' }, { from: 0, to: state!.lastBatch }, 32),
+    ).toEqual([writer]);
+    await db.query(`EXEC dbo.SVC_CHANGE_FEED_DISABLE N'dbo', N'TRACE_PROBE'`);
+    await db.query('DROP TABLE dbo.TRACE_PROBE');
+  });
+
   it('db:apply again keeps the recording and its tokens; the retention clean-up removes what is old', async () => {
     const { ctx, feed } = changeFeedContexts(db);
     let page = await changesPage(ctx, feed, 'SUBJECT', { rows: '1000' });

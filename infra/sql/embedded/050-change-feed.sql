@@ -53,18 +53,23 @@ BEGIN
         RAISE EXCEPTION 'svc_change_feed_enable: the table has no primary key';
     END IF;
     change_table := 'SVC_CHANGES_' || table_name;
-    EXECUTE format('CREATE TABLE IF NOT EXISTS %I.%I (%s, "BATCH" bigint NULL, "STAMPED_AT" timestamp(3) without time zone NULL)',
+    EXECUTE format('CREATE TABLE IF NOT EXISTS %I.%I (%s, "BATCH" bigint NULL, "STAMPED_AT" timestamp(3) without time zone NULL, "TRACEPARENT" varchar(55) NULL)',
         schema_name, change_table, key_columns);
+    EXECUTE format('ALTER TABLE %I.%I ADD COLUMN IF NOT EXISTS "TRACEPARENT" varchar(55) NULL', schema_name, change_table);
     EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %I.%I ("BATCH", %s)',
         'IX_' || change_table || '_BATCH', schema_name, change_table, key_names);
     EXECUTE format($f$CREATE OR REPLACE FUNCTION %I.%I() RETURNS trigger LANGUAGE plpgsql AS $t$
+        DECLARE
+            -- The writer's trace (CONTRACT 8a): what the service sets for a write of its own (the
+            -- transaction's svc.traceparent); none for the ERP's own writes.
+            writer varchar(55) := left(NULLIF(current_setting('svc.traceparent', true), ''), 55);
         BEGIN
             IF TG_OP = 'INSERT' THEN
-                INSERT INTO %I.%I (%s) SELECT %s FROM svc_new;
+                INSERT INTO %I.%I (%s, "TRACEPARENT") SELECT %s, writer FROM svc_new;
             ELSIF TG_OP = 'DELETE' THEN
-                INSERT INTO %I.%I (%s) SELECT %s FROM svc_old;
+                INSERT INTO %I.%I (%s, "TRACEPARENT") SELECT %s, writer FROM svc_old;
             ELSE
-                INSERT INTO %I.%I (%s) SELECT %s FROM svc_new UNION SELECT %s FROM svc_old;
+                INSERT INTO %I.%I (%s, "TRACEPARENT") SELECT written.*, writer FROM (SELECT %s FROM svc_new UNION SELECT %s FROM svc_old) AS written;
             END IF;
             RETURN NULL;
         END $t$ $f$,

@@ -10,7 +10,8 @@ import {
 import { embeddedDialect } from './dialect.js';
 
 const q = embeddedDialect.quoteIdent;
-const changes = (source: DataSourceInfo) => `${q(source.schema)}.${q(changeTableName(source))}`;
+const changes = (source: Pick<DataSourceInfo, 'schema' | 'name'>) =>
+  `${q(source.schema)}.${q(changeTableName(source))}`;
 const FEED_ROW = `dbo."SVC_CHANGE_FEED" WHERE "SOURCE_SCHEMA" = $1 AND "SOURCE_NAME" = $2`;
 const NOW_UTC = `(now() AT TIME ZONE 'UTC')`;
 const STATE = `SELECT "FEED_ID"::text AS "feedId", "LAST_BATCH" AS "lastBatch", "REMOVED_TO_BATCH" AS "removedToBatch"`;
@@ -44,6 +45,11 @@ function remove(source: DataSourceInfo): string {
   );
 }
 
+/** The writers' traces of a range of batches (the index on BATCH finds the range). */
+const writers = (source: Pick<DataSourceInfo, 'schema' | 'name'>) =>
+  `SELECT DISTINCT "TRACEPARENT" AS traceparent FROM ${changes(source)} ` +
+  'WHERE "BATCH" > $1 AND "BATCH" <= $2 AND "TRACEPARENT" IS NOT NULL LIMIT $3';
+
 /** The change feed on the embedded database. */
 export function createEmbeddedChangeFeedStore(db: Database): ChangeFeedStore {
   return createSqlChangeFeedStore(db, {
@@ -57,6 +63,7 @@ export function createEmbeddedChangeFeedStore(db: Database): ChangeFeedStore {
     }),
     readChanges,
     remove,
+    writers,
     // 42P01: undefined table (SVC_CHANGE_FEED missing).
     missingObject: new Set(['42P01']),
   });

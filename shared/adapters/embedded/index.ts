@@ -56,6 +56,9 @@ const parsers = {
 
 const DEFAULT_SCHEMAS = ['dbo', 'public'];
 
+/** The writer's `traceparent` as the transaction's own setting, which the change feed's triggers read. */
+const SET_WRITER = "SELECT set_config('svc.traceparent', $1, true)";
+
 /** Notice raised by `dbo."SVC_DELAY"(seconds)` (infra/sql/embedded/030-web-api.sql). */
 const DELAY_NOTICE = 'svc_delay';
 
@@ -276,13 +279,16 @@ export function createEmbeddedDatabase(pg: PGlite): Database {
     streamBatches,
     findDataSource,
     listDataSources,
-    async transaction(fn) {
+    async transaction(fn, options) {
       // What the caller's own code throws (not a statement's error) leaves as it was thrown: the
       // caller tells its own errors apart by their class (a fenced journal, say).
       const thrownByCaller = new WeakSet<object>();
       try {
         return await transactionWithWaitsOutside((waits) =>
           pg.transaction(async (tx) => {
+            // The writer's trace for the change feed's triggers (050-change-feed.sql): a setting
+            // of this transaction only (`is_local`), gone at its end whichever way it ends.
+            if (options?.writer) await tx.query(SET_WRITER, [options.writer]);
             try {
               return await fn({
                 dialect: embeddedDialect,

@@ -10,7 +10,8 @@ import {
 import { mssqlDialect } from './dialect.js';
 
 const q = mssqlDialect.quoteIdent;
-const changes = (source: DataSourceInfo) => `${q(source.schema)}.${q(changeTableName(source))}`;
+const changes = (source: Pick<DataSourceInfo, 'schema' | 'name'>) =>
+  `${q(source.schema)}.${q(changeTableName(source))}`;
 const FEED_ROW = 'dbo.SVC_CHANGE_FEED WHERE SOURCE_SCHEMA = @p1 AND SOURCE_NAME = @p2';
 const STATE = `SELECT CAST(FEED_ID AS nvarchar(36)) AS feedId, LAST_BATCH AS lastBatch, REMOVED_TO_BATCH AS removedToBatch FROM ${FEED_ROW}`;
 
@@ -89,6 +90,11 @@ END;
 SELECT @removed AS removed;`;
 }
 
+/** The writers' traces of a range of batches (the index on BATCH finds the range). */
+const writers = (source: Pick<DataSourceInfo, 'schema' | 'name'>) =>
+  `SELECT DISTINCT TOP (@p3) TRACEPARENT AS traceparent FROM ${changes(source)} ` +
+  'WHERE BATCH > @p1 AND BATCH <= @p2 AND TRACEPARENT IS NOT NULL';
+
 /** The change feed on a SQL Server (or T-SQL engine) database. */
 export function createMssqlChangeFeedStore(db: Database): ChangeFeedStore {
   return createSqlChangeFeedStore(db, {
@@ -96,6 +102,7 @@ export function createMssqlChangeFeedStore(db: Database): ChangeFeedStore {
     stamp,
     readChanges,
     remove,
+    writers,
     // 208: invalid object name (SVC_CHANGE_FEED missing: the scripts were not applied).
     missingObject: new Set(['208']),
   });

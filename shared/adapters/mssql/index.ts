@@ -27,6 +27,12 @@ export interface MssqlDatabaseOptions {
   readonly poolOwner?: () => PoolOwner;
 }
 
+/**
+ * Puts the writer's `traceparent` in the session's context, or takes it away (NULL): what the
+ * change feed's triggers read (infra/sql/mssql/service/050-change-feed.sql).
+ */
+const SET_WRITER = "EXEC sp_set_session_context @key = N'svc.traceparent', @value = @p1";
+
 /** One statement; an abort of `signal` cancels it on the server (a TDS attention), as SSMS's Stop does. */
 async function run(
   request: MssqlRequestLike,
@@ -171,7 +177,7 @@ export function createMssqlDatabase(options: MssqlDatabaseOptions): Database {
       return listMssqlDataSources(query);
     },
 
-    async transaction(fn) {
+    async transaction(fn, options) {
       let tx: MssqlTransactionLike;
       try {
         tx = (await getPool()).transaction();
@@ -179,6 +185,18 @@ export function createMssqlDatabase(options: MssqlDatabaseOptions): Database {
       } catch (error) {
         throw mapError(error);
       }
+      if (options?.writer) {
+        try {
+          await run(tx.request(), SET_WRITER, [options.writer]);
+        } catch (error) {
+          await tx.rollback().catch(() => undefined);
+          throw mapError(error);
+        }
+      }
+      // A session's context outlives its transaction (the pool hands the session on): the
+      // writer's trace goes before the transaction ends, whichever way it ends.
+      const clearWriter = () =>
+        options?.writer ? run(tx.request(), SET_WRITER, [null]).then(() => undefined) : Promise.resolve();
       try {
         const result = await fn({
           dialect: mssqlDialect,
@@ -190,9 +208,11 @@ export function createMssqlDatabase(options: MssqlDatabaseOptions): Database {
             }
           },
         });
+        await clearWriter();
         await tx.commit();
         return result;
       } catch (error) {
+        await clearWriter().catch(() => undefined);
         // The server may have rolled back already (XACT_ABORT, severe errors): the original error matters.
         await tx.rollback().catch(() => undefined);
         throw mapError(error);

@@ -93,9 +93,12 @@ export function tracedBy(db: Database, parent: TraceContext | undefined): Databa
         span(sql, startTime, failed);
       }
     },
-    transaction: (fn) =>
-      db.transaction((tx) =>
-        fn({ dialect: tx.dialect, query: (sql, params, options) => query(tx, sql, params, options) }),
+    // The trace's writes leave its traceparent on the changes they make: the notifier's pass that
+    // finds them links back to this trace (CONTRACT 8a).
+    transaction: (fn, options) =>
+      db.transaction(
+        (tx) => fn({ dialect: tx.dialect, query: (sql, params, options) => query(tx, sql, params, options) }),
+        { writer: parent.traceparent, ...options },
       ),
   };
 }

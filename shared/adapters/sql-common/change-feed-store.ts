@@ -49,6 +49,8 @@ export interface ChangeFeedStatements {
   readChanges(source: DataSourceInfo, after: boolean): string;
   /** Parameter 3 the time before which stamped changes go; one row `removed`. */
   remove(source: DataSourceInfo): string;
+  /** Parameters 1 from, 2 to, 3 at most how many: rows `traceparent`, distinct, none NULL. */
+  writers(source: Pick<DataSourceInfo, 'schema' | 'name'>): string;
   /** Error codes that say the feed's table is not there (scripts not applied). */
   missingObject: ReadonlySet<string>;
 }
@@ -105,6 +107,10 @@ export function createSqlChangeFeedStore(db: Database, sql: ChangeFeedStatements
       const text = sql.readChanges(source, after !== undefined);
       if (rows > batchRows) return db.streamBatches(text, params, batchRows);
       return oneBatch(db.query(text, params));
+    },
+    async writers(source, range, limit) {
+      const rows = await db.query(sql.writers(source), [range.from, range.to, limit]);
+      return rows.map((row) => String(row.traceparent));
     },
     async removeStampedBefore(source, before) {
       if (!(await stamp(source))) return 0;

@@ -57,6 +57,16 @@ export interface ChangeFeedStore {
   ): AsyncIterable<Row[]>;
   /** Removes changes stamped before `before` (stamping first); how many change rows went. */
   removeStampedBefore(source: DataSourceInfo, before: Date): Promise<number>;
+  /**
+   * The traces of the writes in batches `from` < batch <= `to` (CONTRACT 8a): the distinct
+   * `traceparent`s the service's own writes left on their changes (the ERP's own writes leave
+   * none), at most `limit`, as stored (unchecked: the caller parses them).
+   */
+  writers(
+    source: Pick<DataSourceInfo, 'schema' | 'name'>,
+    range: { readonly from: number; readonly to: number },
+    limit: number,
+  ): Promise<string[]>;
 }
 
 /** The column of a changed row that says it was deleted (1) or is there (0). */

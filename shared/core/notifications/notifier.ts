@@ -8,6 +8,8 @@ import {
   engineContext,
   type ReceiverStore,
 } from '../delivery/engine.js';
+import { parseTraceparent } from '../trace-context.js';
+import type { SpanLink } from '../tracing.js';
 import {
   EVENT_ID,
   eventBody,
@@ -48,7 +50,16 @@ export interface PassContext {
   /** After how long an event still waiting counts as lost (longer than every attempt takes). */
   readonly staleWaitingMs: number;
   readonly now?: () => number;
+  /**
+   * Told of the writes a pass notifies of (CONTRACT 8a), where the pass's span is exported: the
+   * traces the service's own writes left on their changes, as links of the pass's span, so that an
+   * integrator's call that wrote leads to the notification that announced it. Not given: not read.
+   */
+  readonly linkWrites?: (links: readonly SpanLink[]) => void;
 }
+
+/** At most this many writes linked from one pass (OpenTelemetry keeps 128 links a span). */
+export const MAX_WRITE_LINKS = 32;
 
 export interface PassOutcome {
   /** False when another loop's pass ran within most of a delay: this loop ends. */
@@ -88,6 +99,7 @@ export async function notifierPass(ctx: PassContext): Promise<PassOutcome> {
   }
   let checked = 0;
   let notified = 0;
+  let linked = 0;
   const unchecked: string[] = [];
   for (const subscriptions of bySource.values()) {
     const { source } = subscriptions[0]!;
@@ -103,6 +115,8 @@ export async function notifierPass(ctx: PassContext): Promise<PassOutcome> {
     if (subscriptions.some((s) => newRecording(s) || s.seenBatch < state.lastBatch)) {
       await ctx.store.observe(source, state, now);
     }
+    // The earliest batch notified of now: the writes after it are the ones announced.
+    let notifiedFrom: number | undefined;
     for (const subscription of subscriptions) {
       if (subscription.state !== 'active') continue;
       const notifiedUpTo = newRecording(subscription) ? -1 : subscription.notifiedBatch;
@@ -117,11 +131,28 @@ export async function notifierPass(ctx: PassContext): Promise<PassOutcome> {
       try {
         await ctx.queue.notify(notification(ctx.tenant, subscription.id, event, 'table.changed', now));
         notified++;
+        notifiedFrom = Math.min(notifiedFrom ?? notifiedUpTo, notifiedUpTo);
       } catch (error) {
         // Nothing waits then, and the next pass notifies again.
         await ctx.store.release(subscription.id, event);
         throw error;
       }
+    }
+    if (ctx.linkWrites && notifiedFrom !== undefined && linked < MAX_WRITE_LINKS) {
+      const writes = await ctx.feed.writers(
+        source,
+        { from: notifiedFrom, to: state.lastBatch },
+        MAX_WRITE_LINKS - linked,
+      );
+      const links = writes.flatMap((traceparent) => {
+        // Whatever a session put there is read as a traceparent, and only as one.
+        const write = parseTraceparent(traceparent);
+        return write
+          ? [{ traceId: write.traceId, spanId: write.spanId, sampled: (write.flags & 1) === 1 }]
+          : [];
+      });
+      linked += links.length;
+      if (links.length > 0) ctx.linkWrites(links);
     }
   }
   return { ran: true, again: true, checked, notified, unchecked };

@@ -55,6 +55,8 @@ ALTER PROCEDURE dbo.SVC_CHANGE_FEED_ENABLE
 AS
 BEGIN
     SET NOCOUNT ON;
+    -- An error inside the upgrade's transaction rolls it back whole.
+    SET XACT_ABORT ON;
     DECLARE @schema nvarchar(128), @table nvarchar(128);
     SELECT @schema = t.TABLE_SCHEMA, @table = t.TABLE_NAME
     FROM INFORMATION_SCHEMA.TABLES AS t
@@ -110,7 +112,7 @@ BEGIN
     IF OBJECT_ID(@qualifiedChanges, N'U') IS NULL
     BEGIN
         SET @sql = N'CREATE TABLE ' + @qualifiedChanges + N' (CHANGE_ID bigint IDENTITY(1, 1) NOT NULL, ' + @columns
-            + N'BATCH bigint NULL, STAMPED_AT datetime2(3) NULL, CONSTRAINT ' + QUOTENAME(N'PK_' + @changeTable)
+            + N'BATCH bigint NULL, STAMPED_AT datetime2(3) NULL, TRACEPARENT varchar(55) NULL, CONSTRAINT ' + QUOTENAME(N'PK_' + @changeTable)
             + N' PRIMARY KEY (CHANGE_ID))';
         EXEC (@sql);
         -- The reads: unstamped rows (BATCH IS NULL), and a range of batches by key.
@@ -119,15 +121,36 @@ BEGIN
         EXEC (@sql);
     END;
 
+    -- A change table of an earlier version has no TRACEPARENT, and its trigger does not fill it: the
+    -- column is added and the trigger made again, in one transaction (no write goes unrecorded
+    -- between the two; the T-SQL engine has no ALTER TRIGGER, and SQL Server's works alike).
+    BEGIN TRANSACTION;
+    IF NOT EXISTS (SELECT 1 FROM INFORMATION_SCHEMA.COLUMNS
+                   WHERE TABLE_SCHEMA = @schema AND TABLE_NAME = @changeTable AND COLUMN_NAME = N'TRACEPARENT')
+    BEGIN
+        SET @sql = N'ALTER TABLE ' + @qualifiedChanges + N' ADD TRACEPARENT varchar(55) NULL';
+        EXEC (@sql);
+        IF OBJECT_ID(QUOTENAME(@schema) + N'.' + QUOTENAME(@trigger), N'TR') IS NOT NULL
+        BEGIN
+            SET @sql = N'DROP TRIGGER ' + QUOTENAME(@schema) + N'.' + QUOTENAME(@trigger);
+            EXEC (@sql);
+        END;
+    END;
+
     IF OBJECT_ID(QUOTENAME(@schema) + N'.' + QUOTENAME(@trigger), N'TR') IS NULL
     BEGIN
-        -- The keys of the rows written, once per statement (an update's old and new keys alike).
+        -- The keys of the rows written, once per statement (an update's old and new keys alike),
+        -- with the writer's trace (CONTRACT 8a): the `traceparent` the service puts in its session's
+        -- context for a write of its own (NULL for the ERP's own writes), which the notifier's pass
+        -- links to.
         SET @sql = N'CREATE TRIGGER ' + QUOTENAME(@schema) + N'.' + QUOTENAME(@trigger) + N' ON '
             + QUOTENAME(@schema) + N'.' + QUOTENAME(@table) + N' AFTER INSERT, UPDATE, DELETE AS BEGIN SET NOCOUNT ON; '
-            + N'INSERT INTO ' + @qualifiedChanges + N' (' + @names + N') SELECT ' + @names + N' FROM inserted UNION SELECT '
-            + @names + N' FROM deleted; END';
+            + N'DECLARE @writer varchar(55) = CAST(SESSION_CONTEXT(N''svc.traceparent'') AS varchar(55)); '
+            + N'INSERT INTO ' + @qualifiedChanges + N' (' + @names + N', TRACEPARENT) SELECT ' + @names + N', @writer FROM (SELECT '
+            + @names + N' FROM inserted UNION SELECT ' + @names + N' FROM deleted) AS written; END';
         EXEC (@sql);
     END;
+    COMMIT;
 
     IF NOT EXISTS (SELECT 1 FROM dbo.SVC_CHANGE_FEED WHERE SOURCE_SCHEMA = @schema AND SOURCE_NAME = @table)
         INSERT INTO dbo.SVC_CHANGE_FEED (SOURCE_SCHEMA, SOURCE_NAME, CHANGE_TABLE) VALUES (@schema, @table, @changeTable);
@@ -162,5 +185,19 @@ BEGIN
         EXEC (@sql);
     END;
     DELETE FROM dbo.SVC_CHANGE_FEED WHERE SOURCE_SCHEMA = @schema AND SOURCE_NAME = @table;
+END;
+GO
+
+-- Tables recorded by an earlier version get the writer's TRACEPARENT (the procedure adds what is
+-- missing and leaves the rest): every table of the feed, once per run.
+DECLARE @upgradeSchema nvarchar(128) = N'', @upgradeName nvarchar(128) = N'';
+WHILE 1 = 1
+BEGIN
+    SELECT TOP (1) @upgradeSchema = SOURCE_SCHEMA, @upgradeName = SOURCE_NAME
+    FROM dbo.SVC_CHANGE_FEED
+    WHERE SOURCE_SCHEMA > @upgradeSchema OR (SOURCE_SCHEMA = @upgradeSchema AND SOURCE_NAME > @upgradeName)
+    ORDER BY SOURCE_SCHEMA, SOURCE_NAME;
+    IF @@ROWCOUNT = 0 BREAK;
+    EXEC dbo.SVC_CHANGE_FEED_ENABLE @upgradeSchema, @upgradeName;
 END;
 GO
