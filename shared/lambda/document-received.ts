@@ -77,6 +77,8 @@ function lazyDeliveryLog(open: () => Promise<Database>, tenant: string): Webhook
     return log;
   };
   return {
+    claimSending: async (...args) => (await get()).claimSending(...args),
+    releaseSending: async (...args) => (await get()).releaseSending(...args),
     findTarget: async (key) => (await get()).findTarget(key),
     record: async (entry) => (await get()).record(entry),
     rememberEndpoint: async (...args) => (await get()).rememberEndpoint(...args),
@@ -90,6 +92,7 @@ const LEVELS: Record<string, LogLevel> = {
   delivered: 'info',
   skipped: 'info',
   duplicate: 'info',
+  in_flight: 'info',
   retrying: 'warn',
   gone: 'warn',
   refused: 'warn',
@@ -229,6 +232,13 @@ export function documentReceivedHandler(overrides: Partial<DocumentReceivedDepen
       random: deps.random,
       // The POST in the trace of the event: the access point's, or the resend's (CONTRACT 8a).
       trace: invocation.trace,
+      onReleaseFailure: (error) => {
+        reportPermissionDenied(error, fields);
+        log('warn', 'could not release the claim to send the webhook (it lapses at its time)', {
+          ...fields,
+          ...describeError(error),
+        });
+      },
       onRecordFailure: (error, entry) => {
         reportPermissionDenied(error, fields);
         log('error', 'could not record the webhook attempt', {

@@ -288,7 +288,6 @@ describe('Receipt webhook over HTTP (local stack)', () => {
     ]);
 
     // Two copies put on the queue together (as an at-least-once producer may), taken in one batch.
-    // (Two copies in two batches at once, on two instances, are not kept apart yet: each may send.)
     const queueUrl = stack.queueUrls.get(DOCUMENT_RECEIVED_QUEUE);
     const copy = JSON.stringify({ tenant: 'demo', subjectId: 6, documentId: 6002 });
     const resume = await stack.pauseConsumers(DOCUMENT_RECEIVED_QUEUE);
@@ -302,6 +301,29 @@ describe('Receipt webhook over HTTP (local stack)', () => {
     ]);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(receiver.receivedOn('/dedupe').map((r) => r.body)).toEqual(['6001', '6002']);
+  });
+
+  it('sends an event once when two copies arrive in two batches at once (two instances): the second waits for the first', async () => {
+    // The first copy's receiver takes 1.5 s to answer; the second copy arrives meanwhile and is
+    // taken by the other of the fast lane's two consumers (as a second Lambda instance would).
+    receiver.on('/at-once', [{ status: 200, delayMs: 1500 }]);
+    await subjectWebhook(6, `${receiver.url}/at-once`);
+    const queueUrl = stack.queueUrls.get(DOCUMENT_RECEIVED_QUEUE);
+    const copy = JSON.stringify({ tenant: 'demo', subjectId: 6, documentId: 6003 });
+    await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: copy }));
+    await receiver.waitFor('/at-once', 1, 10_000);
+    await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: copy }));
+    const rows = await until('both copies', () => deliveries(6003), finished(2), 20_000);
+    expect(deliveryOutcomes(rows).sort()).toEqual(['delivered', 'duplicate']);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.receivedOn('/at-once').map((r) => r.body)).toEqual(['6003']);
+    expect(
+      await stack.database.query(
+        stack.database.dialect.name === 'mssql'
+          ? 'SELECT COUNT(*) AS n FROM dbo.SVC_WEBHOOK_SENDING'
+          : 'SELECT COUNT(*)::int AS n FROM dbo."SVC_WEBHOOK_SENDING"',
+      ),
+    ).toEqual([{ n: 0 }]);
   });
 
   it('refuses a private target when private targets are not allowed, and does not retry it', async () => {

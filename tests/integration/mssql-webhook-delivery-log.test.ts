@@ -7,6 +7,7 @@ import type { WebhookDeliveryLog } from '../../shared/core/webhook/delivery-log.
 import { runMssqlScripts, mssqlUrl as url } from '../support/mssql.js';
 import { endpointStateCases } from '../support/webhook-endpoint-state.js';
 import { recoverClaimCases } from '../support/webhook-recover-claims.js';
+import { sendingClaimCases } from '../support/webhook-sending-claims.js';
 
 // WEBHOOK_DELIVERY on a T-SQL database (the engine of npm run test:tsql, or the SQL Server of
 // MSSQL_URL): attempts are counted per queue message, and 040-webhook.sql adds MESSAGE_ID to a
@@ -71,6 +72,17 @@ describe.skipIf(!url)('Webhook delivery log on SQL Server (integration)', () => 
     }),
     44,
   );
+
+  // Twelve sessions (twelve pools), as twelve instances of the webhook function would have.
+  const claimers: Database[] = [];
+  afterAll(async () => Promise.all(claimers.map((session) => session.close())));
+  sendingClaimCases(() => ({
+    logs: (count) => {
+      while (claimers.length < count) claimers.push(createMssqlDatabase({ connectionString: url! }));
+      return claimers.slice(0, count).map((session) => createMssqlWebhookDeliveryLog(session, 'demo'));
+    },
+    other: createMssqlWebhookDeliveryLog(db, 'other'),
+  }));
 
   it('counts the retrying and failed attempts of one message, apart from other copies of the event', async () => {
     const documentId = Date.now();

@@ -7,6 +7,7 @@ import type { WebhookDeliveryLog } from '../../shared/core/webhook/delivery-log.
 import { demoDatabase } from '../support/demo.js';
 import { endpointStateCases } from '../support/webhook-endpoint-state.js';
 import { recoverClaimCases } from '../support/webhook-recover-claims.js';
+import { sendingClaimCases } from '../support/webhook-sending-claims.js';
 
 // The same cases on T-SQL: tests/integration/mssql-webhook-delivery-log.test.ts.
 describe('Webhook endpoint state on the embedded database (integration)', () => {
@@ -23,6 +24,11 @@ describe('Webhook endpoint state on the embedded database (integration)', () => 
   });
 
   endpointStateCases(() => ({ db, log }), 41);
+  // One session: the claims interleave between their statements.
+  sendingClaimCases(() => ({
+    logs: (count) => Array.from({ length: count }, () => createEmbeddedWebhookDeliveryLog(db, 'demo')),
+    other: createEmbeddedWebhookDeliveryLog(db, 'other'),
+  }));
   // One session: the recovers interleave between their statements.
   recoverClaimCases(
     () => ({ db, log, stores: () => [1, 2, 3].map(() => createEmbeddedWebhookAdminStore(db, 'demo')) }),

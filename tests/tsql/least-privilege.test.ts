@@ -8,6 +8,7 @@ import { SERVICE_GRANTS } from '../../shared/adapters/mssql/service-grants.js';
 import type { DatabaseConnection } from '../../shared/config/tenants.js';
 import { DatabasePermissionError } from '../../shared/core/database.js';
 import type { LogFields } from '../../shared/core/log.js';
+import { webhookEventId } from '../../shared/core/webhook/event.js';
 import { useObservability } from '../../shared/lambda/observability.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import { recordKeys, stillRecorded } from '../support/expired-keys.js';
@@ -153,6 +154,34 @@ const sinkHas = async (documentId: number) => {
   const sink = (await (await fetch(`${stack.url}/_local/webhook-sink`)).json()) as { body: string }[];
   // The receipt webhook's body is the document's id.
   return sink.some((entry) => entry.body.trim() === String(documentId));
+};
+
+/**
+ * Without `permission` on `object`, a receipt event is never sent: each attempt fails before the
+ * POST (logged naming the object), is retried on the schedule (locally 1, 2, 4 s), then dead-lettered.
+ */
+const receiptNeverSent = (object: string, permission: string) => async () => {
+  const documentId = 1_002_000 + Math.floor(Math.random() * 100_000);
+  await without(object, permission, async () => {
+    const from = logged.length;
+    await received(1, documentId);
+    await expect
+      .poll(() => logged.slice(from).some((e) => e.fields.object === object), { timeout: 20_000 })
+      .toBe(true);
+    expectLogged(from, object);
+    await expect
+      .poll(
+        () =>
+          logged
+            .slice(from)
+            .some(
+              (e) => e.message === 'webhook' && e.fields.documentId === documentId && e.fields.deadLetter,
+            ),
+        { timeout: 40_000, interval: 500 },
+      )
+      .toBe(true);
+    expect(await sinkHas(documentId)).toBe(false);
+  });
 };
 
 /** Without `permission` on `object`, a signed call of 1001 answers 500/180 naming the object. */
@@ -350,6 +379,29 @@ const probes: Record<string, () => Promise<void>> = {
         })
         .toBe(true);
       expectLogged(from, 'dbo.WEBHOOK_DELIVERY');
+    });
+  },
+  'dbo.SVC_WEBHOOK_SENDING SELECT': receiptNeverSent('dbo.SVC_WEBHOOK_SENDING', 'SELECT'),
+  'dbo.SVC_WEBHOOK_SENDING INSERT': receiptNeverSent('dbo.SVC_WEBHOOK_SENDING', 'INSERT'),
+  'dbo.SVC_WEBHOOK_SENDING UPDATE': receiptNeverSent('dbo.SVC_WEBHOOK_SENDING', 'UPDATE'),
+  'dbo.SVC_WEBHOOK_SENDING DELETE': async () => {
+    const documentId = 1_003_000 + Math.floor(Math.random() * 100_000);
+    await without('dbo.SVC_WEBHOOK_SENDING', 'DELETE', async () => {
+      const from = logged.length;
+      await received(1, documentId);
+      // Sent and recorded; only the claim stays (until it lapses), and the log says what to grant.
+      await expect.poll(() => sinkHas(documentId), { timeout: 20_000, interval: 500 }).toBe(true);
+      await expect
+        .poll(() => logged.slice(from).some((e) => e.fields.object === 'dbo.SVC_WEBHOOK_SENDING'), {
+          timeout: 20_000,
+        })
+        .toBe(true);
+      expectLogged(from, 'dbo.SVC_WEBHOOK_SENDING');
+      const [claim] = await stack.database.query(
+        `SELECT COUNT(*) AS n FROM dbo.SVC_WEBHOOK_SENDING WHERE TENANT = N'demo' AND EVENT_ID = @p1`,
+        [webhookEventId({ tenant: 'demo', subjectId: 1, documentId })],
+      );
+      expect(Number(claim!.n)).toBe(1);
     });
   },
   'dbo.SVC_CHANGE_FEED SELECT': async () => {

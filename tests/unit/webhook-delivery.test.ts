@@ -8,7 +8,12 @@ import type { WebhookSettings } from '../../shared/config/webhook.js';
 import type { Database } from '../../shared/core/database.js';
 import { DatabaseUnavailableError } from '../../shared/core/database.js';
 import type { WebhookRequest, WebhookSender, WebhookSendResult } from '../../shared/core/delivery/sender.js';
-import { type DeliveryContext, deliverWebhook, type EventCopy } from '../../shared/core/webhook/deliver.js';
+import {
+  type DeliveryContext,
+  deliverWebhook,
+  type EventCopy,
+  sendingClaimMs,
+} from '../../shared/core/webhook/deliver.js';
 import type {
   DeliveryKey,
   DeliveryRecord,
@@ -70,6 +75,22 @@ class MemoryDeliveryLog implements WebhookDeliveryLog {
         httpStatus: 500,
       });
     }
+  }
+  /** SVC_WEBHOOK_SENDING: the claim of each event, by event id. */
+  readonly claims = new Map<string, { messageId: string; until: number }>();
+  releaseFailing: Error | undefined;
+  async claimSending(eventId: string, messageId: string, now: number, until: number) {
+    if (this.failing) throw this.failing;
+    const held = this.claims.get(eventId);
+    if (held && held.messageId !== messageId && held.until >= now) {
+      return { claimed: false as const, heldUntil: held.until };
+    }
+    this.claims.set(eventId, { messageId, until });
+    return { claimed: true as const };
+  }
+  async releaseSending(eventId: string, messageId: string) {
+    if (this.releaseFailing) throw this.releaseFailing;
+    if (this.claims.get(eventId)?.messageId === messageId) this.claims.delete(eventId);
   }
   async record(entry: DeliveryRecord) {
     if (this.failing) throw this.failing;
@@ -303,6 +324,64 @@ describe('Function: deliverWebhook', () => {
     expect(sender.requests).toHaveLength(2);
   });
 
+  it("waits, sending nothing, while another copy holds the claim to send; then finds that copy's delivery", async () => {
+    const { ctx, log, sender } = context();
+    const eventId = webhookEventId(EVENT);
+    // Another message's copy is sending the event (in the slow lane: its answer due in 10 s).
+    log.claims.set(eventId, { messageId: 'message-2', until: NOW + 30_000 });
+    expect(await deliverWebhook(EVENT, copy(), ctx)).toEqual({
+      action: 'retry',
+      outcome: 'in_flight',
+      delaySeconds: 10,
+      detail: 'another copy of this event is being sent',
+    });
+    // In the fast lane (its answer due in 2 s): a look 3 s later; a claim that only waits to lapse, 1 s.
+    log.claims.set(eventId, { messageId: 'message-2', until: NOW + 22_000 });
+    expect(await deliverWebhook(EVENT, copy(), ctx)).toMatchObject({ action: 'retry', delaySeconds: 3 });
+    log.claims.set(eventId, { messageId: 'message-2', until: NOW + 1500 });
+    expect(await deliverWebhook(EVENT, copy(), ctx)).toMatchObject({ action: 'retry', delaySeconds: 1 });
+    // On the queue's final receive it ends: the other copy has attempts of its own.
+    expect(await deliverWebhook(EVENT, copy(30, true), ctx)).toMatchObject({
+      action: 'done',
+      outcome: 'in_flight',
+    });
+    expect(sender.requests).toHaveLength(0);
+    expect(log.records).toEqual([]);
+    // The other copy delivers and releases its claim: this copy finds the delivery.
+    await deliverWebhook(EVENT, copy(1, false, 'message-2'), ctx);
+    expect(log.claims.size).toBe(0);
+    expect(await deliverWebhook(EVENT, copy(), ctx)).toMatchObject({ action: 'done', outcome: 'duplicate' });
+    expect(sender.requests).toHaveLength(1);
+  });
+
+  it('takes a lapsed claim (an instance that died while sending), renews its own, and releases it whatever the outcome', async () => {
+    const { ctx, log, sender } = context();
+    const eventId = webhookEventId(EVENT);
+    log.claims.set(eventId, { messageId: 'message-2', until: NOW - 1 });
+    sender.script.push(status(503));
+    expect(await deliverWebhook(EVENT, copy(), ctx)).toMatchObject({ action: 'retry', outcome: 'retrying' });
+    expect(log.claims.size).toBe(0);
+    // Held by this message (its own earlier claim): taken again.
+    log.claims.set(eventId, { messageId: MESSAGE_ID, until: NOW + 30_000 });
+    expect(await deliverWebhook(EVENT, copy(2), ctx)).toMatchObject({ action: 'done', outcome: 'delivered' });
+    expect(sender.requests).toHaveLength(2);
+    // Released even when recording fails; a release that fails is reported, the decision stands.
+    const released: unknown[] = [];
+    log.releaseFailing = new Error('DELETE denied');
+    const other = { ...EVENT, documentId: 8 };
+    expect(
+      await deliverWebhook(other, copy(), { ...ctx, onReleaseFailure: (error) => released.push(error) }),
+    ).toMatchObject({ action: 'done', outcome: 'delivered' });
+    expect(released).toEqual([log.releaseFailing]);
+    expect(log.claims.get(webhookEventId(other))).toMatchObject({ until: NOW + 30_000 });
+  });
+
+  it('claims for as long as its lane lets an attempt wait, plus time to record it', () => {
+    expect(sendingClaimMs({ lane: 'fast', fastAnswerMs: 2000 })).toBe(22_000);
+    expect(sendingClaimMs({ lane: 'slow', fastAnswerMs: 2000 })).toBe(30_000);
+    expect(sendingClaimMs(undefined)).toBe(30_000);
+  });
+
   it('skips a subject without WEBHOOK_URL and records why', async () => {
     const { ctx, log, sender } = context({ subject: { webhookUrl: null, secret: 's' } });
     expect(await deliverWebhook(EVENT, copy(), ctx)).toMatchObject({ action: 'done', outcome: 'skipped' });
@@ -436,6 +515,8 @@ function fakeDatabase(subjectUrl: string | null): Database & { inserts: unknown[
     inserts,
     dialect: { name: 'embedded', quoteIdent: (n) => `"${n}"`, param: (i) => `$${i}`, paginate: () => '' },
     async query(sql, params = []) {
+      // SVC_WEBHOOK_SENDING: every claim granted (the copies of one batch run one after another).
+      if (sql.includes('SVC_WEBHOOK_SENDING')) return sql.startsWith('DELETE') ? [] : [{ claimed: 1 }];
       if (sql.startsWith('SELECT')) {
         const subject =
           params[1] === 1 ? { subjectId: 1, webhookUrl: subjectUrl, secret: 'k' } : { subjectId: null };

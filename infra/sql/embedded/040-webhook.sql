@@ -54,3 +54,17 @@ CREATE TABLE dbo."WEBHOOK_ENDPOINT" (
     CONSTRAINT "PK_WEBHOOK_ENDPOINT" PRIMARY KEY ("TENANT", "SUBJECT_ID")
 );
 COMMENT ON TABLE dbo."WEBHOOK_ENDPOINT" IS 'Paměť tajemství a stav koncového bodu webhooku pro každý subjekt (interní, API ji nikdy nevydá).';
+
+-- Which copy of an event is sending it now (CONTRACT 6: an event delivered is not delivered again
+-- when it arrives twice, also when two copies arrive at once on two instances): a copy claims its
+-- event before it sends, for as long as its attempt can take; another copy that finds a live claim
+-- of another message waits, and finds the event delivered when it comes back. Removed after the
+-- attempt; a claim left by a crashed instance lapses at UNTIL.
+CREATE TABLE dbo."SVC_WEBHOOK_SENDING" (
+    "TENANT"     varchar(63)  NOT NULL,
+    "EVENT_ID"   varchar(64)  NOT NULL,
+    "MESSAGE_ID" varchar(100) NOT NULL,
+    "UNTIL"      timestamp(3) without time zone NOT NULL,
+    CONSTRAINT "PK_SVC_WEBHOOK_SENDING" PRIMARY KEY ("TENANT", "EVENT_ID")
+);
+COMMENT ON TABLE dbo."SVC_WEBHOOK_SENDING" IS 'Která kopie události ji právě odesílá (interní, API ji nikdy nevydá).';

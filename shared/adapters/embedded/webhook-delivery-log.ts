@@ -55,6 +55,19 @@ export const EMBEDDED_DELIVERY_LOG_STATEMENTS: DeliveryLogStatements = {
     WHERE "TENANT" = $4 AND "SUBJECT_ID" = $1 AND "DISABLED_AT" IS NULL
     RETURNING "DISABLED_AT" AS "disabledAt"`,
   insert: embeddedAttemptInsert('WEBHOOK_DELIVERY', ['EVENT_ID', 'SUBJECT_ID', 'DOCUMENT_ID']),
+  // ON CONFLICT waits for a claim another copy is taking and then takes it only when it lapsed
+  // (or is this message's). heldUntil is read in the statement's snapshot: null for a claim taken
+  // at the same moment.
+  claimSending: `WITH claimed AS (
+      INSERT INTO "dbo"."SVC_WEBHOOK_SENDING" AS held ("TENANT", "EVENT_ID", "MESSAGE_ID", "UNTIL")
+      VALUES ($5, $1, $2, $4::timestamp(3))
+      ON CONFLICT ("TENANT", "EVENT_ID") DO UPDATE SET "MESSAGE_ID" = EXCLUDED."MESSAGE_ID", "UNTIL" = EXCLUDED."UNTIL"
+      WHERE held."MESSAGE_ID" = EXCLUDED."MESSAGE_ID" OR held."UNTIL" < $3::timestamp(3)
+      RETURNING 1)
+    SELECT (SELECT count(*) FROM claimed)::int AS "claimed",
+      (SELECT to_char("UNTIL", 'YYYY-MM-DD HH24:MI:SS.MS') FROM "dbo"."SVC_WEBHOOK_SENDING"
+        WHERE "TENANT" = $5 AND "EVENT_ID" = $1) AS "heldUntil"`,
+  releaseSending: `DELETE FROM "dbo"."SVC_WEBHOOK_SENDING" WHERE "TENANT" = $3 AND "EVENT_ID" = $1 AND "MESSAGE_ID" = $2`,
 };
 
 /** A tenant's delivery log on the embedded database. */

@@ -197,6 +197,31 @@ export const SERVICE_GRANTS: readonly ServiceGrant[] = [
     without: 'as for `SELECT`',
   },
   {
+    object: 'dbo.SVC_WEBHOOK_SENDING',
+    permission: 'SELECT',
+    usedBy: 'webhooks (the claim to send an event: two copies at once send it once)',
+    without: 'as for `dbo.SUBJECT`',
+  },
+  {
+    object: 'dbo.SVC_WEBHOOK_SENDING',
+    permission: 'INSERT',
+    usedBy: "webhooks (an event's first claim)",
+    without: 'as for `dbo.SUBJECT`',
+  },
+  {
+    object: 'dbo.SVC_WEBHOOK_SENDING',
+    permission: 'UPDATE',
+    usedBy: 'webhooks (a claim taken over once it lapsed, or renewed by its copy)',
+    without: 'as for `dbo.SUBJECT`',
+  },
+  {
+    object: 'dbo.SVC_WEBHOOK_SENDING',
+    permission: 'DELETE',
+    usedBy: 'webhooks (a claim released after its attempt)',
+    without:
+      'webhooks are sent and recorded, but each claim stays until it lapses (about 30 s): another copy of the event waits that long; each attempt logs `database permission denied`',
+  },
+  {
     object: 'dbo.SVC_IDEMPOTENCY',
     permission: 'SELECT',
     usedBy:

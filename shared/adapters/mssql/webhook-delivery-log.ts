@@ -64,6 +64,30 @@ export const MSSQL_DELIVERY_LOG_STATEMENTS: DeliveryLogStatements = {
       AND [FAILING_SINCE] <= CAST(@p3 AS datetime2(3));
     SELECT CASE WHEN @@ROWCOUNT > 0 THEN CAST(@p2 AS datetime2(3)) END AS [disabledAt];`,
   insert: mssqlAttemptInsert('WEBHOOK_DELIVERY', ['EVENT_ID', 'SUBJECT_ID', 'DOCUMENT_ID']),
+  // The row's lock orders two copies' updates (the second reads the first's committed claim); of
+  // two first claims, one inserts and the other finds the key taken (2627) and does not claim.
+  // No MERGE: the T-SQL engine has none.
+  claimSending: `DECLARE @claimed int;
+    UPDATE [dbo].[SVC_WEBHOOK_SENDING] SET [MESSAGE_ID] = @p2, [UNTIL] = CAST(@p4 AS datetime2(3))
+    WHERE [TENANT] = @p5 AND [EVENT_ID] = @p1
+      AND ([MESSAGE_ID] = @p2 OR [UNTIL] < CAST(@p3 AS datetime2(3)));
+    SET @claimed = @@ROWCOUNT;
+    IF @claimed = 0
+    BEGIN
+      BEGIN TRY
+        INSERT INTO [dbo].[SVC_WEBHOOK_SENDING] ([TENANT], [EVENT_ID], [MESSAGE_ID], [UNTIL])
+        SELECT @p5, @p1, @p2, CAST(@p4 AS datetime2(3))
+        WHERE NOT EXISTS (SELECT 1 FROM [dbo].[SVC_WEBHOOK_SENDING] WHERE [TENANT] = @p5 AND [EVENT_ID] = @p1);
+        SET @claimed = @@ROWCOUNT;
+      END TRY
+      BEGIN CATCH
+        IF ERROR_NUMBER() NOT IN (2627, 2601) THROW;
+      END CATCH
+    END;
+    SELECT @claimed AS [claimed],
+      (SELECT [UNTIL] FROM [dbo].[SVC_WEBHOOK_SENDING] WHERE [TENANT] = @p5 AND [EVENT_ID] = @p1) AS [heldUntil];`,
+  releaseSending: `DELETE FROM [dbo].[SVC_WEBHOOK_SENDING]
+    WHERE [TENANT] = @p3 AND [EVENT_ID] = @p1 AND [MESSAGE_ID] = @p2`,
 };
 
 /** A tenant's delivery log on its SQL Server database. */

@@ -44,6 +44,14 @@ export interface DeliveryLogStatements {
   readonly endpointFailed: string;
   /** Parameters: event id, subject id, document id, then an attempt's (sql-common/attempt-log.ts). */
   readonly insert: string;
+  /**
+   * Parameters: event id, message id, now, until. Takes SVC_WEBHOOK_SENDING's row of the event for
+   * the message unless another message's lasts past now; one row: `claimed` (1 or 0) and
+   * `heldUntil` (the row's UNTIL as it was read; may be null when another copy just took it).
+   */
+  readonly claimSending: string;
+  /** Parameters: event id, message id. Removes the message's claim. */
+  readonly releaseSending: string;
 }
 
 /** WEBHOOK_DELIVERY.MESSAGE_ID's length (an SQS message id is 36 characters). */
@@ -126,6 +134,18 @@ export function createSqlWebhookDeliveryLog(
         mine(subjectId, sqlTimestamp(at), sqlTimestamp(disableIfFailingSince)),
       );
       return rows.some((row) => row.disabledAt !== null && row.disabledAt !== undefined);
+    },
+    async claimSending(eventId, messageId, now, until) {
+      const [row] = await db.query(
+        sql.claimSending,
+        mine(eventId, messageId.slice(0, MAX_MESSAGE_ID_LENGTH), sqlTimestamp(now), sqlTimestamp(until)),
+      );
+      return Number(row?.claimed ?? 0) > 0
+        ? { claimed: true }
+        : { claimed: false, heldUntil: sqlTimeMs(row?.heldUntil) };
+    },
+    async releaseSending(eventId, messageId) {
+      await db.query(sql.releaseSending, mine(eventId, messageId.slice(0, MAX_MESSAGE_ID_LENGTH)));
     },
     record: (entry) =>
       recordAttempt(db, sql.insert, [entry.eventId, entry.subjectId, entry.documentId], entry, tenant),

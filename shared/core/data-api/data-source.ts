@@ -32,6 +32,8 @@ export const INTERNAL_TABLES: readonly string[] = [
   // The webhook secret memory and endpoint state (issue 21).
   'WEBHOOK_SECRET',
   'WEBHOOK_ENDPOINT',
+  // Which copy of a receipt event is sending it now (CONTRACT 6).
+  'SVC_WEBHOOK_SENDING',
   // The change feed's state and the change tables beside recorded tables (CONTRACT 4b): served
   // only through getChanges.
   'SVC_CHANGE_FEED',

@@ -5,6 +5,7 @@ import {
   engineContext,
   type ReceiverStore,
 } from '../delivery/engine.js';
+import { answerTimeout } from '../delivery/lanes.js';
 import { retryDelaySeconds } from '../delivery/retry-policy.js';
 import type { WebhookRequest } from '../delivery/sender.js';
 import type {
@@ -12,6 +13,7 @@ import type {
   DeliveryRecord,
   DeliveryTarget,
   EndpointMemory,
+  SendingClaim,
   WebhookDeliveryLog,
 } from './delivery-log.js';
 import { observeEndpoint, signingSecrets } from './endpoint.js';
@@ -20,13 +22,19 @@ import { signWebhookWithEach } from './signature.js';
 
 /** What the queue should do with this copy of the event. */
 export type WebhookDecision =
-  /** Finished (delivered, or nothing more to do): remove the message. */
+  /**
+   * Finished (delivered, or nothing more to do): remove the message. `in_flight`: another copy of
+   * the event is sending it, and this copy will not be handed out again (nothing recorded).
+   */
   (
-    | { readonly action: 'done'; readonly outcome: DeliveryOutcome; readonly detail?: string }
-    /** Keep the message and let it come back after `delaySeconds` for the next attempt. */
+    | { readonly action: 'done'; readonly outcome: DeliveryOutcome | 'in_flight'; readonly detail?: string }
+    /**
+     * Keep the message and let it come back after `delaySeconds` for the next attempt; `in_flight`:
+     * for a look at the event once the copy sending it now is done (nothing sent or recorded).
+     */
     | {
         readonly action: 'retry';
-        readonly outcome: DeliveryOutcome | 'not_recorded';
+        readonly outcome: DeliveryOutcome | 'not_recorded' | 'in_flight';
         readonly delaySeconds: number;
         readonly detail?: string;
       }
@@ -83,6 +91,8 @@ export interface DeliveryContext extends DeliveryUseContext {
   readonly log: WebhookDeliveryLog;
   /** Told when an attempt could not be recorded (the decision stands). */
   readonly onRecordFailure?: (error: unknown, entry: DeliveryRecord) => void;
+  /** Told when this copy's claim to send could not be released (it lapses at its time). */
+  readonly onReleaseFailure?: (error: unknown) => void;
 }
 
 const USER_AGENT = 'erp-integration-gateway-webhook/1';
@@ -113,15 +123,106 @@ export function webhookRequest(
   return { url, headers, body };
 }
 
+/** The decision after failed attempt `attempt` of `copy`: retried on the schedule, or dead-lettered. */
+function failedAttemptDecision(
+  ctx: Pick<DeliveryContext, 'retrySchedule' | 'random'>,
+  copy: EventCopy,
+  attempt: number,
+  detail: string,
+  retryAfterSeconds?: number,
+) {
+  if (attempt >= ctx.retrySchedule.length + 1 || copy.finalReceive) {
+    return { action: 'dead-letter', outcome: 'failed', detail } as const;
+  }
+  const delaySeconds = retryDelaySeconds(ctx.retrySchedule, attempt, retryAfterSeconds, ctx.random);
+  return { action: 'retry', outcome: 'retrying', delaySeconds, detail } as const;
+}
+
 /**
- * Makes the next attempt to deliver a document-received event and records it in WEBHOOK_DELIVERY.
- * The attempt's number is the attempts recorded for this message plus one; the queue's receive
- * count stands in only when the record cannot be read. The last attempt is the schedule's last, or
- * any attempt on the queue's final receive, and a failed last attempt is dead-lettered. A database
- * failure before sending counts as a failed attempt, retried on the schedule; one while recording
- * goes to `onRecordFailure` and the decision stands.
+ * A database failure before anything was sent: nothing can be recorded or counted, so the receive
+ * count stands in for the attempts, and the event is tried again later, on the same schedule.
+ */
+function databaseFailure(
+  ctx: Pick<DeliveryContext, 'retrySchedule' | 'random'>,
+  copy: EventCopy,
+  error: unknown,
+): WebhookDecision {
+  const detail = `database: ${(error as Error).message}`;
+  const decision = failedAttemptDecision(ctx, copy, Math.max(1, copy.receiveCount), detail);
+  return { ...decision, outcome: 'not_recorded', databaseError: error };
+}
+
+/**
+ * How long a copy's claim to send lasts: its attempt's longest wait for an answer (its lane's, or
+ * the contract's 10 s), and time to record the outcome. A claim that outlives a crashed instance
+ * holds the event's other copies back this long at most.
+ */
+export function sendingClaimMs(lanes: DeliveryContext['lanes']): number {
+  return (lanes ? (answerTimeout(lanes) ?? RECEIVER_ANSWER_MS) : RECEIVER_ANSWER_MS) + CLAIM_MARGIN_MS;
+}
+const RECEIVER_ANSWER_MS = 10_000;
+const CLAIM_MARGIN_MS = 20_000;
+/** A copy that met another's claim looks again after the claim's rest, within these bounds (s). */
+const IN_FLIGHT_WAIT_SECONDS = { min: 1, max: 10 } as const;
+
+/**
+ * Another copy of the event is sending it: this one comes back once that copy's answer is due (and
+ * then finds the event delivered, or sends it if that copy failed or died); on the queue's final
+ * receive it ends here, as the copy sending the event has its own attempts.
+ */
+function inFlight(heldUntil: number | null, now: number, finalReceive: boolean): WebhookDecision {
+  const detail = 'another copy of this event is being sent';
+  if (finalReceive) return { action: 'done', outcome: 'in_flight', detail };
+  // The holder's answer is due by its claim's time less the margin for recording it.
+  const rest =
+    heldUntil === null
+      ? IN_FLIGHT_WAIT_SECONDS.min
+      : Math.ceil((heldUntil - CLAIM_MARGIN_MS - now) / 1000) + 1;
+  const delaySeconds = Math.min(IN_FLIGHT_WAIT_SECONDS.max, Math.max(IN_FLIGHT_WAIT_SECONDS.min, rest));
+  return { action: 'retry', outcome: 'in_flight', delaySeconds, detail };
+}
+
+/**
+ * Makes the next attempt to deliver a document-received event and records it in WEBHOOK_DELIVERY,
+ * under this copy's claim to send the event (SVC_WEBHOOK_SENDING: another copy at the same moment
+ * waits for it, CONTRACT 6), released once the attempt is recorded. The attempt's number is the
+ * attempts recorded for this message plus one; the queue's receive count stands in only when the
+ * record cannot be read. The last attempt is the schedule's last, or any attempt on the queue's
+ * final receive, and a failed last attempt is dead-lettered. A database failure before sending
+ * counts as a failed attempt, retried on the schedule; one while recording goes to
+ * `onRecordFailure` and the decision stands.
  */
 export async function deliverWebhook(
+  event: DocumentReceivedEvent,
+  copy: EventCopy,
+  ctx: DeliveryContext,
+): Promise<WebhookDecision> {
+  const eventId = webhookEventId(event);
+  const claimedAt = (ctx.now ?? Date.now)();
+  let claim: SendingClaim;
+  try {
+    claim = await ctx.log.claimSending(
+      eventId,
+      copy.messageId,
+      claimedAt,
+      claimedAt + sendingClaimMs(ctx.lanes),
+    );
+  } catch (error) {
+    return databaseFailure(ctx, copy, error);
+  }
+  if (!claim.claimed) return inFlight(claim.heldUntil, claimedAt, copy.finalReceive);
+  try {
+    return await attemptClaimed(event, copy, ctx);
+  } finally {
+    // Not released (a failure here): the claim lapses at its time, and holds other copies back until then.
+    await ctx.log
+      .releaseSending(eventId, copy.messageId)
+      .catch((error: unknown) => ctx.onReleaseFailure?.(error));
+  }
+}
+
+/** {@link deliverWebhook}'s attempt, once this copy holds the claim to send the event. */
+async function attemptClaimed(
   event: DocumentReceivedEvent,
   copy: EventCopy,
   ctx: DeliveryContext,
@@ -136,25 +237,14 @@ export async function deliverWebhook(
     documentId: event.documentId,
   };
   const resend = event.resend === true;
-
-  /** The decision after failed attempt `attempt`. */
-  function failedAttempt(attempt: number, detail: string, retryAfterSeconds?: number) {
-    if (attempt >= maxAttempts || copy.finalReceive) {
-      return { action: 'dead-letter', outcome: 'failed', detail } as const;
-    }
-    const delaySeconds = retryDelaySeconds(ctx.retrySchedule, attempt, retryAfterSeconds, ctx.random);
-    return { action: 'retry', outcome: 'retrying', delaySeconds, detail } as const;
-  }
+  const failedAttempt = (attempt: number, detail: string, retryAfterSeconds?: number) =>
+    failedAttemptDecision(ctx, copy, attempt, detail, retryAfterSeconds);
 
   let target: DeliveryTarget;
   try {
     target = await ctx.log.findTarget({ ...key, resend });
   } catch (error) {
-    // Nothing was sent and nothing can be recorded or counted: the receive count stands in for
-    // the attempts, and the event is tried again later, on the same schedule.
-    const detail = `database: ${(error as Error).message}`;
-    const decision = failedAttempt(Math.max(1, copy.receiveCount), detail);
-    return { ...decision, outcome: 'not_recorded', databaseError: error };
+    return databaseFailure(ctx, copy, error);
   }
   if (!attemptsLeft(target.attemptsMade, ctx.retrySchedule)) {
     // Its last attempt was made and recorded, but the message came back (its move to the

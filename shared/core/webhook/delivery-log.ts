@@ -109,8 +109,23 @@ export interface DeliveryTarget {
   readonly endpoint?: EndpointMemory;
 }
 
+/** Whether this copy may send its event now (CONTRACT 6: two copies at once send it once). */
+export type SendingClaim =
+  | { readonly claimed: true }
+  /** Another copy holds a live claim, until `heldUntil` (null: unknown, it was just taken). */
+  | { readonly claimed: false; readonly heldUntil: number | null };
+
 /** The webhook's view of a tenant database: subjects in, attempts out. */
 export interface WebhookDeliveryLog {
+  /**
+   * Claims the sending of event `eventId` for message `messageId` until `until` (ms): claimed when
+   * no other message holds a claim that lasts past `now` (this message's own is renewed). Taken
+   * before the delivery is looked up, so that a copy that waited for another's claim finds that
+   * copy's delivery recorded.
+   */
+  claimSending(eventId: string, messageId: string, now: number, until: number): Promise<SendingClaim>;
+  /** Ends message `messageId`'s claim of event `eventId` (its attempt is recorded). */
+  releaseSending(eventId: string, messageId: string): Promise<void>;
   /**
    * The subject's webhook settings, whether the event was delivered already and how many attempts
    * this message has had, in one round trip.

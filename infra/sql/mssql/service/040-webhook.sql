@@ -159,3 +159,20 @@ BEGIN
     COMMIT TRANSACTION;
 END;
 GO
+
+-- Which copy of an event is sending it now (CONTRACT 6: an event delivered is not delivered again
+-- when it arrives twice, also when two copies arrive at once on two instances): a copy claims its
+-- event before it sends, for as long as its attempt can take; another copy that finds a live claim
+-- of another message waits, and finds the event delivered when it comes back. Removed after the
+-- attempt; a claim left by a crashed instance lapses at UNTIL.
+IF OBJECT_ID(N'dbo.SVC_WEBHOOK_SENDING', N'U') IS NULL
+BEGIN
+    CREATE TABLE dbo.SVC_WEBHOOK_SENDING (
+        TENANT     nvarchar(63)  NOT NULL,
+        EVENT_ID   nvarchar(64)  NOT NULL,  -- WEBHOOK_DELIVERY.EVENT_ID
+        MESSAGE_ID nvarchar(100) NOT NULL,  -- the queue message (its series) whose copy sends
+        UNTIL      datetime2(3)  NOT NULL,  -- UTC: the claim lapses then
+        CONSTRAINT PK_SVC_WEBHOOK_SENDING PRIMARY KEY (TENANT, EVENT_ID)
+    );
+END;
+GO
