@@ -6,8 +6,12 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../shared/core/database.js';
-import { notifierPass, restartStalledNotifier } from '../../shared/core/notifications/notifier.js';
-import type { NotificationQueue } from '../../shared/core/notifications/subscriptions.js';
+import {
+  notifierPass,
+  type PassContext,
+  restartStalledNotifier,
+} from '../../shared/core/notifications/notifier.js';
+import type { NotificationQueue, SubscriptionStore } from '../../shared/core/notifications/subscriptions.js';
 import { subscriptionStore } from '../../shared/lambda/notifications.js';
 import { changeFeedContexts } from '../support/change-feed-model.js';
 import { demoDatabase } from '../support/demo.js';
@@ -35,22 +39,27 @@ describe('the change notifier on the embedded database', () => {
     await pg.close();
   });
 
-  it('collapses a second loop: a pass within half a delay of another ends its loop', async () => {
-    const store = subscriptionStore(db, 'loops');
-    const { feed } = changeFeedContexts(db);
-    const made = subscription();
-    expect(await store.create(made, 100)).toBe('created');
-    const pass = (at: number) =>
+  /** Passes of `tenant`'s notifier over SUBJECT, each at the time it is given. */
+  const passesOf =
+    (tenant: string, store: SubscriptionStore, more: Partial<PassContext> = {}) =>
+    (at: number) =>
       notifierPass({
-        tenant: 'loops',
+        tenant,
         store,
-        feed: feed.store,
+        feed: changeFeedContexts(db).feed.store,
         queue,
         recorded: ['SUBJECT'],
         delayMs: DELAY,
         staleWaitingMs: 3_600_000,
         now: () => at,
+        ...more,
       });
+
+  it('collapses a second loop: a pass within half a delay of another ends its loop', async () => {
+    const store = subscriptionStore(db, 'loops');
+    const made = subscription();
+    expect(await store.create(made, 100)).toBe('created');
+    const pass = passesOf('loops', store);
     const t = Date.now();
     expect(await pass(t)).toMatchObject({ ran: true, again: true, checked: 1 });
     // Another loop's pass 3 s later ends; this loop's next, a delay later, runs.
@@ -91,18 +100,7 @@ describe('the change notifier on the embedded database', () => {
     await store.delivered(made.id, made.waitingEvent!, true, Date.now(), null);
     const links: unknown[] = [];
     const t = Date.now();
-    const pass = (at: number) =>
-      notifierPass({
-        tenant: 'links',
-        store,
-        feed: feed.store,
-        queue,
-        recorded: ['SUBJECT'],
-        delayMs: DELAY,
-        staleWaitingMs: 3_600_000,
-        now: () => at,
-        linkWrites: (more) => links.push(...more),
-      });
+    const pass = passesOf('links', store, { linkWrites: (more) => links.push(...more) });
     // The subscription's first pass: the feed as it is, nothing to notify of.
     expect(await pass(t)).toMatchObject({ ran: true, notified: 0 });
     await write(0, writers[0]!);

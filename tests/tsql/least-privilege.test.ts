@@ -160,29 +160,50 @@ const sinkHas = async (documentId: number) => {
  * Without `permission` on `object`, a receipt event is never sent: each attempt fails before the
  * POST (logged naming the object), is retried on the schedule (locally 1, 2, 4 s), then dead-lettered.
  */
-const receiptNeverSent = (object: string, permission: string) => async () => {
-  const documentId = 1_002_000 + Math.floor(Math.random() * 100_000);
+const receiptNeverSent =
+  (object: string, permission: string, subject: () => Promise<number> = async () => 1) =>
+  async () => {
+    const subjectId = await subject();
+    const documentId = 1_002_000 + Math.floor(Math.random() * 100_000);
+    await without(object, permission, async () => {
+      const from = logged.length;
+      await received(subjectId, documentId);
+      await expect
+        .poll(() => logged.slice(from).some((e) => e.fields.object === object), { timeout: 20_000 })
+        .toBe(true);
+      expectLogged(from, object);
+      await expect
+        .poll(
+          () =>
+            logged
+              .slice(from)
+              .some(
+                (e) => e.message === 'webhook' && e.fields.documentId === documentId && e.fields.deadLetter,
+              ),
+          { timeout: 40_000, interval: 500 },
+        )
+        .toBe(true);
+      expect(await sinkHas(documentId)).toBe(false);
+    });
+  };
+
+/**
+ * Without `permission` on `object`, a receipt event is sent, but what follows the POST fails, the
+ * log naming the object: resolves to the event's document id.
+ */
+async function receiptSentLogged(object: string, permission: string): Promise<number> {
+  const documentId = 1_004_000 + Math.floor(Math.random() * 100_000);
   await without(object, permission, async () => {
     const from = logged.length;
     await received(1, documentId);
+    await expect.poll(() => sinkHas(documentId), { timeout: 20_000, interval: 500 }).toBe(true);
     await expect
       .poll(() => logged.slice(from).some((e) => e.fields.object === object), { timeout: 20_000 })
       .toBe(true);
     expectLogged(from, object);
-    await expect
-      .poll(
-        () =>
-          logged
-            .slice(from)
-            .some(
-              (e) => e.message === 'webhook' && e.fields.documentId === documentId && e.fields.deadLetter,
-            ),
-        { timeout: 40_000, interval: 500 },
-      )
-      .toBe(true);
-    expect(await sinkHas(documentId)).toBe(false);
   });
-};
+  return documentId;
+}
 
 /** Without `permission` on `object`, a signed call of 1001 answers 500/180 naming the object. */
 const signedCallDenied = (object: string, permission: string) => async () => {
@@ -324,33 +345,8 @@ const probes: Record<string, () => Promise<void>> = {
       expect(answer.error).toContain('dbo.WEBHOOK_ENDPOINT');
     });
   },
-  'dbo.WEBHOOK_ENDPOINT INSERT': async () => {
-    const subjectId = await freshSubject();
-    const documentId = 1_000_000 + Math.floor(Math.random() * 1000);
-    await without('dbo.WEBHOOK_ENDPOINT', 'INSERT', async () => {
-      const from = logged.length;
-      await received(subjectId, documentId);
-      await expect
-        .poll(() => logged.slice(from).some((e) => e.fields.object === 'dbo.WEBHOOK_ENDPOINT'), {
-          timeout: 20_000,
-        })
-        .toBe(true);
-      expectLogged(from, 'dbo.WEBHOOK_ENDPOINT');
-      // Tried on the schedule (locally 1, 2, 4 s), then dead-lettered, never sent.
-      await expect
-        .poll(
-          () =>
-            logged
-              .slice(from)
-              .some(
-                (e) => e.message === 'webhook' && e.fields.documentId === documentId && e.fields.deadLetter,
-              ),
-          { timeout: 40_000, interval: 500 },
-        )
-        .toBe(true);
-      expect(await sinkHas(documentId)).toBe(false);
-    });
-  },
+  // A subject with no endpoint row yet: its first event makes one.
+  'dbo.WEBHOOK_ENDPOINT INSERT': receiptNeverSent('dbo.WEBHOOK_ENDPOINT', 'INSERT', freshSubject),
   'dbo.WEBHOOK_ENDPOINT UPDATE': async () => {
     await without('dbo.WEBHOOK_ENDPOINT', 'UPDATE', async () => {
       expect(await admin({ action: 'enable', tenant: 'demo', subjectId: 1 })).toMatchObject({
@@ -366,43 +362,21 @@ const probes: Record<string, () => Promise<void>> = {
       expect(answer.error).toContain('dbo.WEBHOOK_DELIVERY');
     });
   },
+  // Sent, but its attempt is not recorded: the log says what to grant.
   'dbo.WEBHOOK_DELIVERY INSERT': async () => {
-    const documentId = 1_001_000 + Math.floor(Math.random() * 1000);
-    await without('dbo.WEBHOOK_DELIVERY', 'INSERT', async () => {
-      const from = logged.length;
-      await received(1, documentId);
-      // Sent, but its attempt is not recorded: the log says what to grant.
-      await expect.poll(() => sinkHas(documentId), { timeout: 20_000, interval: 500 }).toBe(true);
-      await expect
-        .poll(() => logged.slice(from).some((e) => e.fields.object === 'dbo.WEBHOOK_DELIVERY'), {
-          timeout: 20_000,
-        })
-        .toBe(true);
-      expectLogged(from, 'dbo.WEBHOOK_DELIVERY');
-    });
+    await receiptSentLogged('dbo.WEBHOOK_DELIVERY', 'INSERT');
   },
   'dbo.SVC_WEBHOOK_SENDING SELECT': receiptNeverSent('dbo.SVC_WEBHOOK_SENDING', 'SELECT'),
   'dbo.SVC_WEBHOOK_SENDING INSERT': receiptNeverSent('dbo.SVC_WEBHOOK_SENDING', 'INSERT'),
   'dbo.SVC_WEBHOOK_SENDING UPDATE': receiptNeverSent('dbo.SVC_WEBHOOK_SENDING', 'UPDATE'),
   'dbo.SVC_WEBHOOK_SENDING DELETE': async () => {
-    const documentId = 1_003_000 + Math.floor(Math.random() * 100_000);
-    await without('dbo.SVC_WEBHOOK_SENDING', 'DELETE', async () => {
-      const from = logged.length;
-      await received(1, documentId);
-      // Sent and recorded; only the claim stays (until it lapses), and the log says what to grant.
-      await expect.poll(() => sinkHas(documentId), { timeout: 20_000, interval: 500 }).toBe(true);
-      await expect
-        .poll(() => logged.slice(from).some((e) => e.fields.object === 'dbo.SVC_WEBHOOK_SENDING'), {
-          timeout: 20_000,
-        })
-        .toBe(true);
-      expectLogged(from, 'dbo.SVC_WEBHOOK_SENDING');
-      const [claim] = await stack.database.query(
-        `SELECT COUNT(*) AS n FROM dbo.SVC_WEBHOOK_SENDING WHERE TENANT = N'demo' AND EVENT_ID = @p1`,
-        [webhookEventId({ tenant: 'demo', subjectId: 1, documentId })],
-      );
-      expect(Number(claim!.n)).toBe(1);
-    });
+    // Sent and recorded; only the claim stays (until it lapses), and the log says what to grant.
+    const documentId = await receiptSentLogged('dbo.SVC_WEBHOOK_SENDING', 'DELETE');
+    const [claim] = await stack.database.query(
+      `SELECT COUNT(*) AS n FROM dbo.SVC_WEBHOOK_SENDING WHERE TENANT = N'demo' AND EVENT_ID = @p1`,
+      [webhookEventId({ tenant: 'demo', subjectId: 1, documentId })],
+    );
+    expect(Number(claim!.n)).toBe(1);
   },
   'dbo.SVC_CHANGE_FEED SELECT': async () => {
     await without('dbo.SVC_CHANGE_FEED', 'SELECT', async () => {
