@@ -77,7 +77,7 @@ function lazyDeliveryLog(open: () => Promise<Database>, tenant: string): Webhook
     return log;
   };
   return {
-    claimSending: async (...args) => (await get()).claimSending(...args),
+    claimAndFindTarget: async (...args) => (await get()).claimAndFindTarget(...args),
     releaseSending: async (...args) => (await get()).releaseSending(...args),
     findTarget: async (key) => (await get()).findTarget(key),
     record: async (entry) => (await get()).record(entry),

@@ -15,6 +15,7 @@ import {
   sendingClaimMs,
 } from '../../shared/core/webhook/deliver.js';
 import type {
+  ClaimToSend,
   DeliveryKey,
   DeliveryRecord,
   EndpointMemory,
@@ -79,14 +80,14 @@ class MemoryDeliveryLog implements WebhookDeliveryLog {
   /** SVC_WEBHOOK_SENDING: the claim of each event, by event id. */
   readonly claims = new Map<string, { messageId: string; until: number }>();
   releaseFailing: Error | undefined;
-  async claimSending(eventId: string, messageId: string, now: number, until: number) {
+  async claimAndFindTarget(key: DeliveryKey, { now, until }: ClaimToSend) {
     if (this.failing) throw this.failing;
-    const held = this.claims.get(eventId);
-    if (held && held.messageId !== messageId && held.until >= now) {
-      return { claimed: false as const, heldUntil: held.until };
+    const held = this.claims.get(key.eventId);
+    if (held && held.messageId !== key.messageId && held.until >= now) {
+      return { ...(await this.findTarget(key)), claim: { claimed: false as const, heldUntil: held.until } };
     }
-    this.claims.set(eventId, { messageId, until });
-    return { claimed: true as const };
+    this.claims.set(key.eventId, { messageId: key.messageId, until });
+    return { ...(await this.findTarget(key)), claim: { claimed: true as const } };
   }
   async releaseSending(eventId: string, messageId: string) {
     if (this.releaseFailing) throw this.releaseFailing;
@@ -95,6 +96,8 @@ class MemoryDeliveryLog implements WebhookDeliveryLog {
   async record(entry: DeliveryRecord) {
     if (this.failing) throw this.failing;
     this.records.push(entry);
+    // The attempt is over: its copy's claim ends with the record.
+    if (this.claims.get(entry.eventId)?.messageId === entry.messageId) this.claims.delete(entry.eventId);
   }
   async rememberEndpoint(subjectId: number, memory: EndpointMemory, before: EndpointMemory | undefined) {
     if (this.failing) throw this.failing;
@@ -354,7 +357,7 @@ describe('Function: deliverWebhook', () => {
     expect(sender.requests).toHaveLength(1);
   });
 
-  it('takes a lapsed claim (an instance that died while sending), renews its own, and releases it whatever the outcome', async () => {
+  it('takes a lapsed claim (an instance that died while sending), renews its own, and ends it with the record or gives it back', async () => {
     const { ctx, log, sender } = context();
     const eventId = webhookEventId(EVENT);
     log.claims.set(eventId, { messageId: 'message-2', until: NOW - 1 });
@@ -365,15 +368,23 @@ describe('Function: deliverWebhook', () => {
     log.claims.set(eventId, { messageId: MESSAGE_ID, until: NOW + 30_000 });
     expect(await deliverWebhook(EVENT, copy(2), ctx)).toMatchObject({ action: 'done', outcome: 'delivered' });
     expect(sender.requests).toHaveLength(2);
-    // Released even when recording fails; a release that fails is reported, the decision stands.
+    // Given back when recording fails; a release that fails is reported, the decision stands.
     const released: unknown[] = [];
-    log.releaseFailing = new Error('DELETE denied');
     const other = { ...EVENT, documentId: 8 };
+    const record = log.record.bind(log);
+    log.record = async () => {
+      throw new Error('disk full');
+    };
+    expect(await deliverWebhook(other, copy(), ctx)).toMatchObject({ action: 'done', outcome: 'delivered' });
+    expect(log.claims.has(webhookEventId(other))).toBe(false);
+    const third = { ...EVENT, documentId: 9 };
+    log.releaseFailing = new Error('DELETE denied');
     expect(
-      await deliverWebhook(other, copy(), { ...ctx, onReleaseFailure: (error) => released.push(error) }),
+      await deliverWebhook(third, copy(), { ...ctx, onReleaseFailure: (error) => released.push(error) }),
     ).toMatchObject({ action: 'done', outcome: 'delivered' });
     expect(released).toEqual([log.releaseFailing]);
-    expect(log.claims.get(webhookEventId(other))).toMatchObject({ until: NOW + 30_000 });
+    expect(log.claims.get(webhookEventId(third))).toMatchObject({ until: NOW + 30_000 });
+    log.record = record;
   });
 
   it('claims for as long as its lane lets an attempt wait, plus time to record it', () => {
@@ -516,18 +527,18 @@ function fakeDatabase(subjectUrl: string | null): Database & { inserts: unknown[
     dialect: { name: 'embedded', quoteIdent: (n) => `"${n}"`, param: (i) => `$${i}`, paginate: () => '' },
     async query(sql, params = []) {
       // SVC_WEBHOOK_SENDING: every claim granted (the copies of one batch run one after another).
-      if (sql.includes('SVC_WEBHOOK_SENDING')) return sql.startsWith('DELETE') ? [] : [{ claimed: 1 }];
-      if (sql.startsWith('SELECT')) {
+      if (sql.startsWith('DELETE FROM "dbo"."SVC_WEBHOOK_SENDING"')) return [];
+      if (sql.startsWith('SELECT') || sql.startsWith('WITH "claimed"')) {
         const subject =
           params[1] === 1 ? { subjectId: 1, webhookUrl: subjectUrl, secret: 'k' } : { subjectId: null };
         const attemptsMade = inserts.filter(
           (row) =>
             row[0] === params[0] && row[10] === params[3] && ['retrying', 'failed'].includes(String(row[5])),
         ).length;
-        return [{ delivered: delivered.has(params[0]) ? 1 : 0, attemptsMade, ...subject }];
+        return [{ claimed: 1, delivered: delivered.has(params[0]) ? 1 : 0, attemptsMade, ...subject }];
       }
       // WEBHOOK_ENDPOINT's statements: not remembered here (every event finds the endpoint new).
-      if (!sql.startsWith('INSERT INTO "dbo"."WEBHOOK_DELIVERY"')) return [];
+      if (!sql.includes('INSERT INTO "dbo"."WEBHOOK_DELIVERY"')) return [];
       inserts.push([...params]);
       if (params[5] === 'delivered') delivered.add(params[0]);
       return [];

@@ -1,17 +1,20 @@
 /** The webhook's delivery log (`WEBHOOK_DELIVERY`, `SUBJECT`; infra/sql/embedded/040-webhook.sql) in PostgreSQL. */
 import type { Database } from '../../core/database.js';
 import type { WebhookDeliveryLog } from '../../core/webhook/delivery-log.js';
+import { attemptParameter } from '../sql-common/attempt-log.js';
 import {
   createSqlWebhookDeliveryLog,
   type DeliveryLogStatements,
 } from '../sql-common/webhook-delivery-log.js';
 import { embeddedAttemptInsert } from './attempt-log.js';
 
-export const EMBEDDED_DELIVERY_LOG_STATEMENTS: DeliveryLogStatements = {
-  // One row whether or not the subject exists. The delivered count is served by the unique partial
-  // index on delivered events, the attempts of the message by the index on subject and document
-  // (the event id follows from them within a tenant).
-  findTarget: `SELECT
+/** WEBHOOK_DELIVERY's own columns before an attempt's. */
+const OWN = ['EVENT_ID', 'SUBJECT_ID', 'DOCUMENT_ID'];
+
+// One row whether or not the subject exists. The delivered count is served by the unique partial
+// index on delivered events, the attempts of the message by the index on subject and document
+// (the event id follows from them within a tenant).
+const FIND_TARGET = `SELECT
       (SELECT COUNT(*) FROM "dbo"."WEBHOOK_DELIVERY"
         WHERE "EVENT_ID" = $1 AND "TENANT" = $6 AND "OUTCOME" IN ('delivered', 'resent')
           AND ($5::int = 0 OR "MESSAGE_ID" = $4)) AS "delivered",
@@ -32,7 +35,27 @@ export const EMBEDDED_DELIVERY_LOG_STATEMENTS: DeliveryLogStatements = {
       "e"."SLOW_SINCE" AS "slowSince"
     FROM (SELECT 1 AS "one") AS "x"
     LEFT JOIN "dbo"."SUBJECT" AS "s" ON "s"."ID" = $2
-    LEFT JOIN "dbo"."WEBHOOK_ENDPOINT" AS "e" ON "e"."TENANT" = $6 AND "e"."SUBJECT_ID" = "s"."ID"`,
+    LEFT JOIN "dbo"."WEBHOOK_ENDPOINT" AS "e" ON "e"."TENANT" = $6 AND "e"."SUBJECT_ID" = "s"."ID"`;
+
+export const EMBEDDED_DELIVERY_LOG_STATEMENTS: DeliveryLogStatements = {
+  findTarget: FIND_TARGET,
+  // The claim first, in the same statement: ON CONFLICT waits for a claim another copy is taking
+  // and takes it only when it lapsed (or is this message's). The read is in the statement's
+  // snapshot, taken after any delivery the claim's previous holder recorded before releasing it;
+  // heldUntil is null for a claim another copy took at the same moment.
+  claimAndFindTarget: `WITH "claimed" AS (
+      INSERT INTO "dbo"."SVC_WEBHOOK_SENDING" AS "held" ("TENANT", "EVENT_ID", "MESSAGE_ID", "UNTIL")
+      VALUES ($6, $1, $4, $8::timestamp(3))
+      ON CONFLICT ("TENANT", "EVENT_ID") DO UPDATE SET "MESSAGE_ID" = EXCLUDED."MESSAGE_ID", "UNTIL" = EXCLUDED."UNTIL"
+      WHERE "held"."MESSAGE_ID" = EXCLUDED."MESSAGE_ID" OR "held"."UNTIL" < $7::timestamp(3)
+      RETURNING 1)
+    ${FIND_TARGET.replace(
+      /^SELECT/,
+      `SELECT
+      (SELECT count(*) FROM "claimed")::int AS "claimed",
+      (SELECT to_char("UNTIL", 'YYYY-MM-DD HH24:MI:SS.MS') FROM "dbo"."SVC_WEBHOOK_SENDING"
+        WHERE "TENANT" = $6 AND "EVENT_ID" = $1) AS "heldUntil",`,
+    )}`,
   // The first copy of a subject's events to get here makes the row; one that races it leaves it.
   insertEndpoint: `INSERT INTO "dbo"."WEBHOOK_ENDPOINT" ("SUBJECT_ID", "WEBHOOK_URL", "SECRET", "PREVIOUS_SECRET",
       "SECRET_CHANGED_AT", "FAILING_SINCE", "DISABLED_AT", "ENABLED_AT", "SLOW_SINCE", "TENANT")
@@ -54,19 +77,12 @@ export const EMBEDDED_DELIVERY_LOG_STATEMENTS: DeliveryLogStatements = {
         THEN $2::timestamp(3) ELSE NULL END
     WHERE "TENANT" = $4 AND "SUBJECT_ID" = $1 AND "DISABLED_AT" IS NULL
     RETURNING "DISABLED_AT" AS "disabledAt"`,
-  insert: embeddedAttemptInsert('WEBHOOK_DELIVERY', ['EVENT_ID', 'SUBJECT_ID', 'DOCUMENT_ID']),
-  // ON CONFLICT waits for a claim another copy is taking and then takes it only when it lapsed
-  // (or is this message's). heldUntil is read in the statement's snapshot: null for a claim taken
-  // at the same moment.
-  claimSending: `WITH claimed AS (
-      INSERT INTO "dbo"."SVC_WEBHOOK_SENDING" AS held ("TENANT", "EVENT_ID", "MESSAGE_ID", "UNTIL")
-      VALUES ($5, $1, $2, $4::timestamp(3))
-      ON CONFLICT ("TENANT", "EVENT_ID") DO UPDATE SET "MESSAGE_ID" = EXCLUDED."MESSAGE_ID", "UNTIL" = EXCLUDED."UNTIL"
-      WHERE held."MESSAGE_ID" = EXCLUDED."MESSAGE_ID" OR held."UNTIL" < $3::timestamp(3)
-      RETURNING 1)
-    SELECT (SELECT count(*) FROM claimed)::int AS "claimed",
-      (SELECT to_char("UNTIL", 'YYYY-MM-DD HH24:MI:SS.MS') FROM "dbo"."SVC_WEBHOOK_SENDING"
-        WHERE "TENANT" = $5 AND "EVENT_ID" = $1) AS "heldUntil"`,
+  // The attempt, and in the same statement the end of its copy's claim to send: a copy that claims
+  // next reads the delivery.
+  insert: `WITH "released" AS (
+      DELETE FROM "dbo"."SVC_WEBHOOK_SENDING" WHERE "TENANT" = $${attemptParameter(OWN.length, 'TENANT')}
+        AND "EVENT_ID" = $1 AND "MESSAGE_ID" = $${attemptParameter(OWN.length, 'MESSAGE_ID')})
+    ${embeddedAttemptInsert('WEBHOOK_DELIVERY', OWN)}`,
   releaseSending: `DELETE FROM "dbo"."SVC_WEBHOOK_SENDING" WHERE "TENANT" = $3 AND "EVENT_ID" = $1 AND "MESSAGE_ID" = $2`,
 };
 

@@ -25,6 +25,10 @@ export const ATTEMPT_COLUMNS = [
 /** The 1-based position of ATTEMPTED_AT among an insert's parameters, whose type the dialect casts. */
 export const attemptedAtParameter = (ownColumns: number) => ownColumns + 2;
 
+/** The 1-based position of an attempt's `column` among an insert's parameters, after `ownColumns`. */
+export const attemptParameter = (ownColumns: number, column: (typeof ATTEMPT_COLUMNS)[number]) =>
+  ownColumns + ATTEMPT_COLUMNS.indexOf(column) + 1;
+
 /** ERROR's length in both logs; MESSAGE_ID's (an SQS message id is 36 characters). */
 const MAX_ERROR_LENGTH = 400;
 const MAX_MESSAGE_ID_LENGTH = 100;

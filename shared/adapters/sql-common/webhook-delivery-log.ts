@@ -3,8 +3,13 @@
  * `WEBHOOK_DELIVERY` and `SUBJECT` (infra/sql/*\/040-webhook.sql). No SQL text of either dialect
  * lives here; each adapter passes its statements.
  */
-import type { Database } from '../../core/database.js';
-import type { EndpointMemory, WebhookDeliveryLog } from '../../core/webhook/delivery-log.js';
+import type { Database, Row } from '../../core/database.js';
+import type {
+  DeliveryKey,
+  DeliveryTarget,
+  EndpointMemory,
+  WebhookDeliveryLog,
+} from '../../core/webhook/delivery-log.js';
 import { recordAttempt } from './attempt-log.js';
 import { sqlTimeMs, sqlTimestamp } from './times.js';
 
@@ -24,6 +29,13 @@ export interface DeliveryLogStatements {
    */
   readonly findTarget: string;
   /**
+   * {@link findTarget}'s parameters, then (after the tenant, the sixth) now and until. Takes
+   * SVC_WEBHOOK_SENDING's row of the event for the message unless another message's lasts past
+   * now, then reads as {@link findTarget}, with `claimed` (1 or 0) and `heldUntil` (the claim's
+   * UNTIL as it was read; may be null when another copy took it at the same moment).
+   */
+  readonly claimAndFindTarget: string;
+  /**
    * Parameters, in order: subject id, URL, secret, previous secret, secret changed at, failing
    * since, disabled at, enabled at, slow since. `insertEndpoint` adds the row unless one exists
    * (and then leaves it); `updateEndpoint` overwrites it.
@@ -42,14 +54,11 @@ export interface DeliveryLogStatements {
    * unless set, and DISABLED_AT when due, of an enabled endpoint; a row (`disabledAt`) per row changed.
    */
   readonly endpointFailed: string;
-  /** Parameters: event id, subject id, document id, then an attempt's (sql-common/attempt-log.ts). */
-  readonly insert: string;
   /**
-   * Parameters: event id, message id, now, until. Takes SVC_WEBHOOK_SENDING's row of the event for
-   * the message unless another message's lasts past now; one row: `claimed` (1 or 0) and
-   * `heldUntil` (the row's UNTIL as it was read; may be null when another copy just took it).
+   * Parameters: event id, subject id, document id, then an attempt's (sql-common/attempt-log.ts).
+   * Records the attempt, then ends its message's claim to send the event.
    */
-  readonly claimSending: string;
+  readonly insert: string;
   /** Parameters: event id, message id. Removes the message's claim. */
   readonly releaseSending: string;
 }
@@ -73,6 +82,32 @@ function endpointParameters(subjectId: number, memory: EndpointMemory): unknown[
   ];
 }
 
+/** findTarget's row as the target it describes. */
+function toTarget(row: Row | undefined): DeliveryTarget {
+  const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value : null);
+  return {
+    alreadyDelivered: Number(row?.delivered ?? 0) > 0,
+    attemptsMade: Number(row?.attemptsMade ?? 0),
+    subject:
+      row?.subjectId === null || row?.subjectId === undefined
+        ? undefined
+        : { webhookUrl: text(row.webhookUrl), secret: text(row.secret) },
+    endpoint:
+      row?.endpointSubjectId === null || row?.endpointSubjectId === undefined
+        ? undefined
+        : {
+            webhookUrl: text(row.endpointUrl),
+            secret: text(row.endpointSecret),
+            previousSecret: text(row.previousSecret),
+            secretChangedAt: sqlTimeMs(row.secretChangedAt),
+            failingSince: sqlTimeMs(row.failingSince),
+            disabledAt: sqlTimeMs(row.disabledAt),
+            enabledAt: sqlTimeMs(row.enabledAt) ?? 0,
+            slowSince: sqlTimeMs(row.slowSince),
+          },
+  };
+}
+
 /** A tenant's WEBHOOK_DELIVERY rows and SUBJECT in its database, in the statements of its dialect. */
 export function createSqlWebhookDeliveryLog(
   db: Pick<Database, 'query'>,
@@ -81,39 +116,31 @@ export function createSqlWebhookDeliveryLog(
 ): WebhookDeliveryLog {
   /** A statement's parameters, the tenant's id last. */
   const mine = (...params: unknown[]) => [...params, tenant];
+  const targetParameters = (key: DeliveryKey) =>
+    mine(
+      key.eventId,
+      key.subjectId,
+      key.documentId,
+      key.messageId.slice(0, MAX_MESSAGE_ID_LENGTH),
+      key.resend ? 1 : 0,
+    );
   return {
     async findTarget(key) {
-      const [row] = await db.query(
-        sql.findTarget,
-        mine(
-          key.eventId,
-          key.subjectId,
-          key.documentId,
-          key.messageId.slice(0, MAX_MESSAGE_ID_LENGTH),
-          key.resend ? 1 : 0,
-        ),
-      );
-      const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value : null);
+      const [row] = await db.query(sql.findTarget, targetParameters(key));
+      return toTarget(row);
+    },
+    async claimAndFindTarget(key, claim) {
+      const [row] = await db.query(sql.claimAndFindTarget, [
+        ...targetParameters(key),
+        sqlTimestamp(claim.now),
+        sqlTimestamp(claim.until),
+      ]);
       return {
-        alreadyDelivered: Number(row?.delivered ?? 0) > 0,
-        attemptsMade: Number(row?.attemptsMade ?? 0),
-        subject:
-          row?.subjectId === null || row?.subjectId === undefined
-            ? undefined
-            : { webhookUrl: text(row.webhookUrl), secret: text(row.secret) },
-        endpoint:
-          row?.endpointSubjectId === null || row?.endpointSubjectId === undefined
-            ? undefined
-            : {
-                webhookUrl: text(row.endpointUrl),
-                secret: text(row.endpointSecret),
-                previousSecret: text(row.previousSecret),
-                secretChangedAt: sqlTimeMs(row.secretChangedAt),
-                failingSince: sqlTimeMs(row.failingSince),
-                disabledAt: sqlTimeMs(row.disabledAt),
-                enabledAt: sqlTimeMs(row.enabledAt) ?? 0,
-                slowSince: sqlTimeMs(row.slowSince),
-              },
+        ...toTarget(row),
+        claim:
+          Number(row?.claimed ?? 0) > 0
+            ? { claimed: true }
+            : { claimed: false, heldUntil: sqlTimeMs(row?.heldUntil) },
       };
     },
     async rememberEndpoint(subjectId, memory, before) {
@@ -134,15 +161,6 @@ export function createSqlWebhookDeliveryLog(
         mine(subjectId, sqlTimestamp(at), sqlTimestamp(disableIfFailingSince)),
       );
       return rows.some((row) => row.disabledAt !== null && row.disabledAt !== undefined);
-    },
-    async claimSending(eventId, messageId, now, until) {
-      const [row] = await db.query(
-        sql.claimSending,
-        mine(eventId, messageId.slice(0, MAX_MESSAGE_ID_LENGTH), sqlTimestamp(now), sqlTimestamp(until)),
-      );
-      return Number(row?.claimed ?? 0) > 0
-        ? { claimed: true }
-        : { claimed: false, heldUntil: sqlTimeMs(row?.heldUntil) };
     },
     async releaseSending(eventId, messageId) {
       await db.query(sql.releaseSending, mine(eventId, messageId.slice(0, MAX_MESSAGE_ID_LENGTH)));

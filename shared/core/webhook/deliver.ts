@@ -9,11 +9,12 @@ import { answerTimeout } from '../delivery/lanes.js';
 import { retryDelaySeconds } from '../delivery/retry-policy.js';
 import type { WebhookRequest } from '../delivery/sender.js';
 import type {
+  ClaimedTarget,
+  DeliveryKey,
   DeliveryOutcome,
   DeliveryRecord,
   DeliveryTarget,
   EndpointMemory,
-  SendingClaim,
   WebhookDeliveryLog,
 } from './delivery-log.js';
 import { observeEndpoint, signingSecrets } from './endpoint.js';
@@ -198,54 +199,53 @@ export async function deliverWebhook(
   ctx: DeliveryContext,
 ): Promise<WebhookDecision> {
   const eventId = webhookEventId(event);
-  const claimedAt = (ctx.now ?? Date.now)();
-  let claim: SendingClaim;
-  try {
-    claim = await ctx.log.claimSending(
-      eventId,
-      copy.messageId,
-      claimedAt,
-      claimedAt + sendingClaimMs(ctx.lanes),
-    );
-  } catch (error) {
-    return databaseFailure(ctx, copy, error);
-  }
-  if (!claim.claimed) return inFlight(claim.heldUntil, claimedAt, copy.finalReceive);
-  try {
-    return await attemptClaimed(event, copy, ctx);
-  } finally {
-    // Not released (a failure here): the claim lapses at its time, and holds other copies back until then.
-    await ctx.log
-      .releaseSending(eventId, copy.messageId)
-      .catch((error: unknown) => ctx.onReleaseFailure?.(error));
-  }
-}
-
-/** {@link deliverWebhook}'s attempt, once this copy holds the claim to send the event. */
-async function attemptClaimed(
-  event: DocumentReceivedEvent,
-  copy: EventCopy,
-  ctx: DeliveryContext,
-): Promise<WebhookDecision> {
-  const now = ctx.now ?? Date.now;
-  const maxAttempts = ctx.retrySchedule.length + 1;
-  const eventId = webhookEventId(event);
   const key = {
     eventId,
     messageId: copy.messageId,
     subjectId: event.subjectId,
     documentId: event.documentId,
   };
+  const claimedAt = (ctx.now ?? Date.now)();
+  let target: ClaimedTarget | undefined;
+  // A recorded attempt ends the claim with its record (one statement); else it is given back below.
+  const progress = { recorded: false };
+  try {
+    target = await ctx.log.claimAndFindTarget(
+      { ...key, resend: event.resend === true },
+      { now: claimedAt, until: claimedAt + sendingClaimMs(ctx.lanes) },
+    );
+    if (!target.claim.claimed) return inFlight(target.claim.heldUntil, claimedAt, copy.finalReceive);
+    return await attemptClaimed(event, key, copy, ctx, target, progress);
+  } catch (error) {
+    return databaseFailure(ctx, copy, error);
+  } finally {
+    // Held, or perhaps held (the round trip failed after the claim): given back. Not released (a
+    // failure here): the claim lapses at its time, and holds other copies back until then.
+    if (!progress.recorded && (!target || target.claim.claimed)) {
+      await ctx.log
+        .releaseSending(eventId, copy.messageId)
+        .catch((error: unknown) => ctx.onReleaseFailure?.(error));
+    }
+  }
+}
+
+/** {@link deliverWebhook}'s attempt, once this copy holds the claim to send the event. */
+async function attemptClaimed(
+  event: DocumentReceivedEvent,
+  key: Omit<DeliveryKey, 'resend'>,
+  copy: EventCopy,
+  ctx: DeliveryContext,
+  target: DeliveryTarget,
+  /** Set once the attempt is recorded (which ends the claim). */
+  progress: { recorded: boolean },
+): Promise<WebhookDecision> {
+  const now = ctx.now ?? Date.now;
+  const { eventId } = key;
   const resend = event.resend === true;
   const failedAttempt = (attempt: number, detail: string, retryAfterSeconds?: number) =>
     failedAttemptDecision(ctx, copy, attempt, detail, retryAfterSeconds);
+  const maxAttempts = ctx.retrySchedule.length + 1;
 
-  let target: DeliveryTarget;
-  try {
-    target = await ctx.log.findTarget({ ...key, resend });
-  } catch (error) {
-    return databaseFailure(ctx, copy, error);
-  }
   if (!attemptsLeft(target.attemptsMade, ctx.retrySchedule)) {
     // Its last attempt was made and recorded, but the message came back (its move to the
     // dead-letter queue failed): it goes there now, unsent.
@@ -266,6 +266,7 @@ async function attemptClaimed(
     const record: DeliveryRecord = { ...base, ...entry, outcome: decision.outcome as DeliveryOutcome };
     try {
       await ctx.log.record(record);
+      progress.recorded = true;
     } catch (error) {
       ctx.onRecordFailure?.(error, record);
     }
@@ -313,7 +314,10 @@ async function attemptClaimed(
   );
   // The endpoint's part of the engine's store: what WEBHOOK_DELIVERY and WEBHOOK_ENDPOINT keep.
   const store: ReceiverStore = {
-    record: (entry) => ctx.log.record({ ...key, ...entry, outcome: entry.outcome as DeliveryOutcome }),
+    record: async (entry) => {
+      await ctx.log.record({ ...key, ...entry, outcome: entry.outcome as DeliveryOutcome });
+      progress.recorded = true;
+    },
     async delivered(_at, slowAt) {
       // Written only when it changes something: most deliveries cost no statement here.
       if (endpoint.failingSince !== null || slowAt !== endpoint.slowSince) {

@@ -109,6 +109,21 @@ export interface DeliveryTarget {
   readonly endpoint?: EndpointMemory;
 }
 
+/**
+ * The claim to send a copy asks for with its target, in the same round trip (CONTRACT 6: of two
+ * copies at once, one sends): SVC_WEBHOOK_SENDING's row of the event becomes the copy's message's
+ * until `until` (ms) unless another message's lasts past `now`; the copy's own is renewed. Taken
+ * before the delivery is read, so that a copy that waited for another's claim finds that copy's
+ * delivery recorded.
+ */
+export interface ClaimToSend {
+  readonly now: number;
+  readonly until: number;
+}
+
+/** A target, and whether this copy holds the claim to send to it (else the target is not for use). */
+export type ClaimedTarget = DeliveryTarget & { readonly claim: SendingClaim };
+
 /** Whether this copy may send its event now (CONTRACT 6: two copies at once send it once). */
 export type SendingClaim =
   | { readonly claimed: true }
@@ -117,13 +132,6 @@ export type SendingClaim =
 
 /** The webhook's view of a tenant database: subjects in, attempts out. */
 export interface WebhookDeliveryLog {
-  /**
-   * Claims the sending of event `eventId` for message `messageId` until `until` (ms): claimed when
-   * no other message holds a claim that lasts past `now` (this message's own is renewed). Taken
-   * before the delivery is looked up, so that a copy that waited for another's claim finds that
-   * copy's delivery recorded.
-   */
-  claimSending(eventId: string, messageId: string, now: number, until: number): Promise<SendingClaim>;
   /** Ends message `messageId`'s claim of event `eventId` (its attempt is recorded). */
   releaseSending(eventId: string, messageId: string): Promise<void>;
   /**
@@ -131,6 +139,9 @@ export interface WebhookDeliveryLog {
    * this message has had, in one round trip.
    */
   findTarget(key: DeliveryKey): Promise<DeliveryTarget>;
+  /** This copy's claim to send ({@link ClaimToSend}), then {@link findTarget}'s read, in one round trip. */
+  claimAndFindTarget(key: DeliveryKey, claim: ClaimToSend): Promise<ClaimedTarget>;
+  /** Records an attempt, and ends its message's claim to send the event (its attempt is over). */
   record(entry: DeliveryRecord): Promise<void>;
   /**
    * Stores what the service now remembers of the subject's endpoint (`before` is what
