@@ -30,6 +30,8 @@ export interface DecisionLog {
   readonly level: (outcome: string) => LogLevel;
   /** The outcomes that count as failed attempts (`WebhookFailures`). */
   readonly failures: ReadonlySet<string>;
+  /** The outcomes of a copy that made no attempt (another copy was sending): not `WebhookAttempts`. */
+  readonly unattempted?: ReadonlySet<string>;
 }
 
 /** A decision of the delivery engine (core/delivery/engine.ts), or of a use before it. */
@@ -79,7 +81,7 @@ export async function carryOut(
 ): Promise<boolean> {
   serviceMetrics().count(
     {
-      [MetricName.webhookAttempts]: 1,
+      [MetricName.webhookAttempts]: log.unattempted?.has(decision.outcome) ? 0 : 1,
       [MetricName.webhookFailures]: log.failures.has(decision.outcome) ? 1 : 0,
     },
     [{}, { outcome: decision.outcome }],

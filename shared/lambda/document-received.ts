@@ -109,6 +109,7 @@ const RECEIPT_LOG: DecisionLog = {
   what: 'event',
   level: (outcome) => LEVELS[outcome] ?? 'warn',
   failures: FAILED_ATTEMPTS,
+  unattempted: new Set(['in_flight']),
 };
 
 /**

@@ -25,6 +25,7 @@ import type {
 import { webhookEventId } from '../../shared/core/webhook/event.js';
 import { signWebhook } from '../../shared/core/webhook/signature.js';
 import { documentReceivedHandler } from '../../shared/lambda/document-received.js';
+import { serviceMetrics, useObservability } from '../../shared/lambda/observability.js';
 
 const EVENT = { tenant: 'demo', subjectId: 1, documentId: 123456 };
 const NOW = Date.parse('2025-03-01T10:00:00.000Z');
@@ -519,11 +520,16 @@ const registry = parseTenantRegistry({
 });
 
 /** Answers the delivery-log read and accepts inserts, like WEBHOOK_DELIVERY would. */
-function fakeDatabase(subjectUrl: string | null): Database & { inserts: unknown[][] } {
+function fakeDatabase(
+  subjectUrl: string | null,
+): Database & { inserts: unknown[][]; sentElsewhere: Set<number> } {
   const inserts: unknown[][] = [];
+  /** Documents whose event another copy holds the claim to send. */
+  const sentElsewhere = new Set<number>();
   const delivered = new Set<unknown>();
   return {
     inserts,
+    sentElsewhere,
     dialect: { name: 'embedded', quoteIdent: (n) => `"${n}"`, param: (i) => `$${i}`, paginate: () => '' },
     async query(sql, params = []) {
       // SVC_WEBHOOK_SENDING: every claim granted (the copies of one batch run one after another).
@@ -535,7 +541,8 @@ function fakeDatabase(subjectUrl: string | null): Database & { inserts: unknown[
           (row) =>
             row[0] === params[0] && row[10] === params[3] && ['retrying', 'failed'].includes(String(row[5])),
         ).length;
-        return [{ claimed: 1, delivered: delivered.has(params[0]) ? 1 : 0, attemptsMade, ...subject }];
+        const claimed = sentElsewhere.has(Number(params[2])) ? 0 : 1;
+        return [{ claimed, delivered: delivered.has(params[0]) ? 1 : 0, attemptsMade, ...subject }];
       }
       // WEBHOOK_ENDPOINT's statements: not remembered here (every event finds the endpoint new).
       if (!sql.includes('INSERT INTO "dbo"."WEBHOOK_DELIVERY"')) return [];
@@ -848,6 +855,25 @@ describe('Function: documentReceivedHandler', () => {
     const { run, postponed } = consumer([status(410)]);
     expect((await run(record(body(1)))).batchItemFailures).toEqual([]);
     expect(postponed).toEqual([]);
+  });
+
+  it('hands a copy whose event another copy is sending to the slow lane for a later look: nothing sent, recorded or counted as an attempt', async () => {
+    const counted: unknown[] = [];
+    const previous = serviceMetrics();
+    useObservability({ metrics: { count: (values, dimensions) => counted.push([values, dimensions]) } });
+    const { run, db, sender, handed } = consumer([]);
+    db.sentElsewhere.add(77);
+    const result = await run(record(body(77), 1, 'waiting-copy')).finally(() =>
+      useObservability({ metrics: previous }),
+    );
+    expect(result.batchItemFailures).toEqual([]);
+    expect(handed).toEqual([['waiting-copy', 1]]);
+    expect(sender.requests).toHaveLength(0);
+    expect(db.inserts).toHaveLength(0);
+    expect(counted).toContainEqual([
+      { WebhookAttempts: 0, WebhookFailures: 0 },
+      [{}, { outcome: 'in_flight' }],
+    ]);
   });
 
   it('sends two copies of one event in a batch once', async () => {
