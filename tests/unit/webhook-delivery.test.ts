@@ -388,6 +388,16 @@ describe('Function: deliverWebhook', () => {
     log.record = record;
   });
 
+  it('passes on what the attempt itself throws (not a database failure), giving its claim back', async () => {
+    const { ctx, log, sender } = context();
+    sender.send = async () => {
+      throw new TypeError('a bug in the sender');
+    };
+    await expect(deliverWebhook(EVENT, copy(), ctx)).rejects.toThrow('a bug in the sender');
+    expect(log.records).toEqual([]);
+    expect(log.claims.size).toBe(0);
+  });
+
   it('claims for as long as its lane lets an attempt wait, plus time to record it', () => {
     expect(sendingClaimMs({ lane: 'fast', fastAnswerMs: 2000 })).toBe(22_000);
     expect(sendingClaimMs({ lane: 'slow', fastAnswerMs: 2000 })).toBe(30_000);

@@ -210,14 +210,17 @@ export async function deliverWebhook(
   // A recorded attempt ends the claim with its record (one statement); else it is given back below.
   const progress = { recorded: false };
   try {
-    target = await ctx.log.claimAndFindTarget(
-      { ...key, resend: event.resend === true },
-      { now: claimedAt, until: claimedAt + sendingClaimMs(ctx.lanes) },
-    );
+    try {
+      target = await ctx.log.claimAndFindTarget(
+        { ...key, resend: event.resend === true },
+        { now: claimedAt, until: claimedAt + sendingClaimMs(ctx.lanes) },
+      );
+    } catch (error) {
+      return databaseFailure(ctx, copy, error);
+    }
     if (!target.claim.claimed) return inFlight(target.claim.heldUntil, claimedAt, copy.finalReceive);
+    // What the attempt throws passes on, as before the claim (the consumer keeps the record).
     return await attemptClaimed(event, key, copy, ctx, target, progress);
-  } catch (error) {
-    return databaseFailure(ctx, copy, error);
   } finally {
     // Held, or perhaps held (the round trip failed after the claim): given back. Not released (a
     // failure here): the claim lapses at its time, and holds other copies back until then.
