@@ -1,5 +1,5 @@
 import { processWide } from './process-wide.js';
-import type { TraceContext } from './trace-context.js';
+import { parseTraceparent, type TraceContext } from './trace-context.js';
 
 /**
  * Span export (CONTRACT 8a), as the service's code sees it: a port that is told of each finished
@@ -25,6 +25,12 @@ export interface SpanLink {
   readonly traceId: string;
   readonly spanId: string;
   readonly sampled: boolean;
+}
+
+/** A link to the span a `traceparent` names; undefined when it is not a valid one. */
+export function spanLinkOf(traceparent: string | undefined): SpanLink | undefined {
+  const parsed = parseTraceparent(traceparent);
+  return parsed && { traceId: parsed.traceId, spanId: parsed.spanId, sampled: (parsed.flags & 1) === 1 };
 }
 
 /** A finished span of the service's. */

@@ -2,14 +2,20 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import {
   continueTrace,
-  parseTraceparent,
   startTrace,
   TRACEPARENT,
   TRACESTATE,
   type TraceContext,
   traceparentOfXRay,
 } from '../core/trace-context.js';
-import { recording, recordSpan, type SpanLink, spanClock, spanRecorder } from '../core/tracing.js';
+import {
+  recording,
+  recordSpan,
+  type SpanLink,
+  spanClock,
+  spanLinkOf,
+  spanRecorder,
+} from '../core/tracing.js';
 import { flushSpans, startTracing } from './tracing.js';
 
 /** Fields of an invocation that every log line of its records carries. */
@@ -71,9 +77,8 @@ const queueName = (record: SQSRecord) => record.eventSourceARN?.split(':').pop()
 function recordBatchSpan(event: SQSEvent, startTime: number, failed: number): void {
   const links: SpanLink[] = [];
   for (const record of event.Records) {
-    const sender = parseTraceparent(senderTraceparent(record));
-    if (sender)
-      links.push({ traceId: sender.traceId, spanId: sender.spanId, sampled: (sender.flags & 1) === 1 });
+    const sender = spanLinkOf(senderTraceparent(record));
+    if (sender) links.push(sender);
   }
   const first = event.Records[0];
   recordSpan({

@@ -8,8 +8,7 @@ import {
   engineContext,
   type ReceiverStore,
 } from '../delivery/engine.js';
-import { parseTraceparent } from '../trace-context.js';
-import type { SpanLink } from '../tracing.js';
+import { type SpanLink, spanLinkOf } from '../tracing.js';
 import {
   EVENT_ID,
   eventBody,
@@ -144,13 +143,8 @@ export async function notifierPass(ctx: PassContext): Promise<PassOutcome> {
         { from: notifiedFrom, to: state.lastBatch },
         MAX_WRITE_LINKS - linked,
       );
-      const links = writes.flatMap((traceparent) => {
-        // Whatever a session put there is read as a traceparent, and only as one.
-        const write = parseTraceparent(traceparent);
-        return write
-          ? [{ traceId: write.traceId, spanId: write.spanId, sampled: (write.flags & 1) === 1 }]
-          : [];
-      });
+      // Whatever a session put there is read as a traceparent, and only as one.
+      const links = writes.flatMap((traceparent) => spanLinkOf(traceparent) ?? []);
       linked += links.length;
       if (links.length > 0) ctx.linkWrites(links);
     }
