@@ -23,6 +23,8 @@ interface RegistryState {
   fixed: boolean;
   /** The read in flight, shared by every request that needs it. */
   reading?: Promise<TenantRegistry>;
+  /** Whether requests wait for {@link reading}: it was begun for a copy too old to answer with. */
+  readingAwaited?: boolean;
   /** The last read an unknown tenant asked for (ms). */
   earlyReadAt: number;
   /** The text of the last read, so an unchanged document is not parsed again. */
@@ -53,24 +55,41 @@ export const EARLY_READ_INTERVAL_MS = 1000;
 /**
  * The tenant registry of this process, read from `TENANT_REGISTRY_FILE` (a JSON file),
  * `TENANT_REGISTRY_SECRET_ID` (Secrets Manager) or `TENANT_REGISTRY_PARAMETER` (an SSM
- * SecureString), and read again once it is older than `TENANT_REGISTRY_MAX_AGE_SECONDS`, in the
- * background: the one in memory is answered meanwhile (no read, no await of anything but itself),
- * so no request waits for a re-read; only the first read of a process, and the early read for an
- * unknown tenant, are awaited. A read that fails
- * or that does not validate keeps the registry in force and is reported to `log` with the
- * setting's path; only the very first read of a process fails the request.
+ * SecureString), and read again once it is older than `TENANT_REGISTRY_MAX_AGE_SECONDS`. An
+ * instance in use reads it again in the background: the one in memory is answered meanwhile (no
+ * read, no await of anything but itself), so none of its requests waits for a re-read. A copy
+ * older than twice the max age (an instance that sat idle, frozen between invocations, for that
+ * long) is not answered: its request waits for the new read, so that a password or application
+ * withdrawn long ago is never let in once more by an instance that wakes up. A read that fails or
+ * that does not validate keeps the registry in force and is reported to `log` with the setting's
+ * path; only the very first read of a process fails the request.
  */
 export function loadTenantRegistry(log?: RegistryProblemLog): Promise<TenantRegistry> {
   const maxAgeMs = getSettings().tenantRegistryMaxAgeSeconds * 1000;
   if (state.current) {
+    const age = Date.now() - state.readAt;
+    if (state.fixed || age < maxAgeMs) return Promise.resolve(state.current);
     // Past its age the registry is read again beside the requests, not in their way: they go on
     // with the one in force until the new one is read and validated (a large registry takes
-    // seconds to fetch and check).
-    if (!state.fixed && Date.now() - state.readAt >= maxAgeMs) void readRegistry(log).catch(() => undefined);
+    // seconds to fetch and check). Past twice its age the copy is too old to answer with.
+    // A read already under way for an instance in use stays beside its requests, however long
+    // it takes (a large registry); one begun for a copy too old to answer with is awaited.
+    if (state.reading) return state.readingAwaited ? state.reading : Promise.resolve(state.current);
+    const tooOld = age >= STALE_AGE_FACTOR * maxAgeMs;
+    const reading = readRegistry(log);
+    state.readingAwaited = tooOld;
+    if (tooOld) return reading;
+    void reading.catch(() => undefined);
     return Promise.resolve(state.current);
   }
   return readRegistry(log);
 }
+
+/**
+ * How many max ages old a copy in memory may be and still answer while it is read again: an
+ * instance that has a request at least once a max age never waits, one idle longer reads first.
+ */
+export const STALE_AGE_FACTOR = 2;
 
 /**
  * The tenant `id`, reading the registry before its time (at most once per
@@ -118,6 +137,7 @@ function readRegistry(log: RegistryProblemLog | undefined): Promise<TenantRegist
     }
   })();
   state.reading = reading;
+  state.readingAwaited = false;
   return reading;
 }
 

@@ -6,6 +6,7 @@ import {
   EARLY_READ_INTERVAL_MS,
   findTenant,
   loadTenantRegistry,
+  STALE_AGE_FACTOR,
   setTenantRegistry,
 } from '../../shared/config/tenant-registry.js';
 import { type AwsJsonEndpoint, startAwsJsonEndpoint } from '../support/aws-json-endpoint.js';
@@ -83,11 +84,32 @@ describe('tenant registry in Secrets Manager', () => {
     expect(reads()).toBe(before + 1);
   });
 
+  it('answers a copy older than twice the max age only after reading again (an instance that sat idle)', async () => {
+    // A password removed while an instance was frozen must not let one more request in when it wakes.
+    const before = reads();
+    secrets.set(
+      SECRET,
+      JSON.stringify({ ...original, tenants: { ...original.tenants, idle: original.tenants.demo } }),
+    );
+    await sleep(STALE_AGE_FACTOR * 1000 + 100);
+    expect((await loadTenantRegistry(log)).ids()).toEqual(['demo', 'idle']);
+    expect(reads()).toBe(before + 1);
+    secrets.set(SECRET, JSON.stringify(original));
+    await sleep(STALE_AGE_FACTOR * 1000 + 100);
+    expect((await loadTenantRegistry(log)).ids()).toEqual(['demo']);
+    expect(reads()).toBe(before + 2);
+  });
+
   it('keeps requests going while a 10 MB registry is read again and checked', async () => {
     const tenants: Record<string, unknown> = {};
     for (let i = 0; i < 20_000; i++) tenants[`t${i}`] = original.tenants.demo;
     const large = JSON.stringify({ ...original, tenants });
     expect(large.length).toBeGreaterThan(10_000_000);
+    // A copy read just now (making the text above takes a while): the re-read below is the one an
+    // instance in use makes, past the max age and short of twice it.
+    await vi.waitFor(async () => expect((await loadTenantRegistry(log)).ids()).toEqual(['demo']));
+    setTenantRegistry(undefined);
+    await loadTenantRegistry(log);
     secrets.set(SECRET, large);
     await sleep(1100);
     const before = reads();
