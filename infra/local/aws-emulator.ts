@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
+import { type ListenOptions, Server } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
@@ -12,6 +13,31 @@ const require = createRequire(import.meta.url);
 export const LOCAL_TENANT_LIMITS_TABLE = 'tenant-limits';
 
 /**
+ * Runs `start` with every server it starts listening on all interfaces made to listen on loopback
+ * instead. fauxqs 2.4.1 listens on 0.0.0.0 whatever its `host` option says (that option only
+ * shapes the URLs it hands out), which would let anyone on the developer's network list and read
+ * the large answers in the local bucket and write to the queues; the local stack listens on
+ * loopback only (CONTRACT 3). Nothing of ours listens on all interfaces, so the rewrite, undone
+ * when `start` settles, changes no one else's listen.
+ */
+export async function onLoopbackOnly<T>(start: () => Promise<T>): Promise<T> {
+  const listen = Server.prototype.listen;
+  const everywhere = new Set(['0.0.0.0', '::', '']);
+  Server.prototype.listen = function listenOnLoopback(this: Server, ...args: unknown[]) {
+    const [first] = args;
+    if (first && typeof first === 'object' && everywhere.has(String((first as ListenOptions).host ?? ''))) {
+      args[0] = { ...(first as ListenOptions), host: '127.0.0.1' };
+    }
+    return (listen as (...a: unknown[]) => Server).apply(this, args);
+  } as typeof listen;
+  try {
+    return await start();
+  } finally {
+    Server.prototype.listen = listen;
+  }
+}
+
+/**
  * Starts the SQS/S3 emulator (fauxqs) and the DynamoDB emulator (dynalite, for the tenants' fair
  * share) on free loopback ports and points the SDK's environment at them with local credentials
  * (`env` on top). With `bucket`, that bucket is created and becomes the large-answer bucket. The
@@ -19,7 +45,7 @@ export const LOCAL_TENANT_LIMITS_TABLE = 'tenant-limits';
  * afterwards. `emulator.stop()` stops both.
  */
 export async function startAwsEmulator(options: { env?: Record<string, string>; bucket?: string } = {}) {
-  const emulator = await startFauxqs({ port: 0, host: '127.0.0.1', logger: false });
+  const emulator = await onLoopbackOnly(() => startFauxqs({ port: 0, host: '127.0.0.1', logger: false }));
   const endpoint = `http://127.0.0.1:${emulator.port}`;
   const dynamoDb = await startDynalite();
   const stopFauxqs = emulator.stop.bind(emulator);
