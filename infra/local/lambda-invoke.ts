@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import { describeError } from '../../shared/core/log.js';
+import { parseTraceparent, TRACEPARENT, TRACESTATE } from '../../shared/core/trace-context.js';
 import { serviceLog } from '../../shared/lambda/observability.js';
 import { LambdaThrottledError, type LocalFunctionInstancesByName } from './function-instances.js';
-import { type LocalRoute, readBody, sendBytes, sendJson } from './local-http.js';
+import { type LocalRoute, readBody, sendBytes, sendJson, traceHeadersOf } from './local-http.js';
 import { importHandler } from './routes.js';
 import { readServerlessConfig, type ServerlessConfig } from './serverless-config.js';
 
@@ -26,6 +27,49 @@ export function invocableFunctions(config: ServerlessConfig = readServerlessConf
 function functionNameOf(text: string): string {
   const arn = /^arn:[^:]+:lambda:[^:]*:[^:]*:function:([^:]+)(:[^:]+)?$/.exec(text);
   return arn ? arn[1]! : (text.split(':')[0] ?? text);
+}
+
+/** What Lambda takes in `X-Amz-Client-Context` (the SDK's `ClientContext`): base64 of a JSON object. */
+function clientContextOf(
+  header: string | string[] | undefined,
+): Record<string, unknown> | undefined | 'invalid' {
+  if (header === undefined) return undefined;
+  const text = Array.isArray(header) ? header.join(',') : header;
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text)) return 'invalid';
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(text, 'base64').toString('utf8'));
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : 'invalid';
+  } catch {
+    return 'invalid';
+  }
+}
+
+const hasTraceparent = (custom: unknown) =>
+  Boolean(custom && typeof custom === 'object' && TRACEPARENT in (custom as Record<string, unknown>));
+
+/**
+ * The client context the function gets (CONTRACT 8a): the caller's own, as Lambda passes it; and
+ * where it brings no `traceparent` (in `Custom`, as OpenTelemetry's AWS SDK instrumentation puts
+ * it, or `custom`), the span this stack answered the invoke with (stack.ts: a child of the caller's
+ * `traceparent` header, or a new trace) and the caller's `tracestate`, in `Custom`, as such an
+ * instrumented caller would have put its own: so that the function continues the caller's trace
+ * (shared/lambda/tracing.ts `invokerTrace`), and the access line and the function's lines share it.
+ */
+function invokeClientContext(
+  given: Record<string, unknown> | undefined,
+  stackSpan: string | undefined,
+  incoming: { traceparent?: string; tracestate?: string },
+): Record<string, unknown> | undefined {
+  if (hasTraceparent(given?.Custom) || hasTraceparent(given?.custom) || !stackSpan) return given;
+  const custom =
+    given?.Custom && typeof given.Custom === 'object' ? (given.Custom as Record<string, unknown>) : {};
+  const tracestate =
+    incoming.tracestate && parseTraceparent(incoming.traceparent)
+      ? { [TRACESTATE]: incoming.tracestate }
+      : {};
+  return { ...given, Custom: { ...custom, [TRACEPARENT]: stackSpan, ...tracestate } };
 }
 
 /**
@@ -79,6 +123,21 @@ export function lambdaInvokeRoute(instances: LocalFunctionInstancesByName): {
           { 'x-amzn-errortype': 'InvalidRequestContentException' },
         );
       }
+      const givenContext = clientContextOf(request.headers['x-amz-client-context']);
+      if (givenContext === 'invalid') {
+        return sendJson(
+          response,
+          400,
+          { Type: 'User', message: 'Client context must be a valid Base64-encoded JSON object.' },
+          { 'x-amzn-errortype': 'InvalidRequestContentException' },
+        );
+      }
+      const stackSpan = response.getHeader(TRACEPARENT);
+      const clientContext = invokeClientContext(
+        givenContext,
+        typeof stackSpan === 'string' ? stackSpan : undefined,
+        traceHeadersOf(request),
+      );
       const invocationType = String(request.headers['x-amz-invocation-type'] ?? 'RequestResponse');
       if (invocationType === 'DryRun') return sendBytes(response, 204, {}, Buffer.alloc(0));
       const requestId = randomUUID();
@@ -91,6 +150,8 @@ export function lambdaInvokeRoute(instances: LocalFunctionInstancesByName): {
         logGroupName: `/aws/lambda/${name}`,
         logStreamName: 'local',
         callbackWaitsForEmptyEventLoop: false,
+        // As Lambda's Node.js runtime gives it: the invoke's client context, parsed.
+        ...(clientContext ? { clientContext: clientContext as unknown as Context['clientContext'] } : {}),
         getRemainingTimeInMillis: () => 120_000,
         done: () => undefined,
         fail: () => undefined,

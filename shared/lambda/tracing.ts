@@ -1,5 +1,13 @@
+import type { Context } from 'aws-lambda';
 import { describeError } from '../core/log.js';
 import { processWide } from '../core/process-wide.js';
+import {
+  continueTrace,
+  startTrace,
+  TRACEPARENT,
+  TRACESTATE,
+  type TraceContext,
+} from '../core/trace-context.js';
 import { bothRecorders, spanRecorder, useSpanRecorder } from '../core/tracing.js';
 import { serviceLog } from './observability.js';
 
@@ -55,4 +63,30 @@ export async function flushSpans(): Promise<void> {
   } catch (error) {
     serviceLog().warn('span export failed', describeError(error));
   }
+}
+
+/**
+ * The span of a direct invocation's work (the Lambda Invoke API: `webhookAdmin`), in the invoker's
+ * trace (CONTRACT 8a). A direct invoke has no headers: its caller's W3C context comes in the
+ * invoke's `ClientContext` (base64 JSON, given to the function as `context.clientContext`), as
+ * `traceparent` and `tracestate` of its `Custom` object, where OpenTelemetry's AWS SDK
+ * instrumentation puts them for an `Invoke` (`custom` as Lambda's mobile clients spell it is read
+ * too); the local stack's Invoke API puts its caller's `traceparent` header there
+ * (infra/local/lambda-invoke.ts). Without one, a new trace. Not the X-Ray header Lambda sets in
+ * `_X_AMZN_TRACE_ID`: it is an environment variable of the process, not of the invocation, and
+ * Lambda sets it whether or not the caller sent any trace.
+ */
+export function invokerTrace(context: Pick<Context, 'clientContext'> | undefined): TraceContext {
+  const given = context?.clientContext as unknown as Record<string, unknown> | undefined;
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  for (const key of ['Custom', 'custom']) {
+    const custom = given?.[key];
+    if (!custom || typeof custom !== 'object') continue;
+    const fields = custom as Record<string, unknown>;
+    const traceparent = text(fields[TRACEPARENT]);
+    if (traceparent !== undefined) {
+      return continueTrace({ traceparent, tracestate: text(fields[TRACESTATE]) });
+    }
+  }
+  return startTrace();
 }

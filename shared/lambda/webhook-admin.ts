@@ -10,6 +10,8 @@ import type { DatabaseConnection, TenantConfig } from '../config/tenants.js';
 import type { Database } from '../core/database.js';
 import { describeError } from '../core/log.js';
 import { notifyAgain } from '../core/notifications/notifier.js';
+import type { TraceContext } from '../core/trace-context.js';
+import { recording, recordSpan, spanClock } from '../core/tracing.js';
 import {
   type DocumentEventQueue,
   parseWebhookAdminRequest,
@@ -18,17 +20,20 @@ import {
 } from '../core/webhook/admin.js';
 import { notificationQueue, subscriptionStore } from './notifications.js';
 import { logFormatFromEnv, reportPermissionDenied, serviceLog } from './observability.js';
+import { flushSpans, invokerTrace, startTracing } from './tracing.js';
 
 /** What the admin function needs; tests replace any of it. */
 export interface WebhookAdminDependencies {
   readonly tenant: (id: string) => Promise<TenantConfig | undefined>;
-  readonly database: (connection: DatabaseConnection) => Promise<Database>;
-  readonly queue: () => DocumentEventQueue;
+  /** The tenant's database; its statements are spans of the call's `trace`. */
+  readonly database: (connection: DatabaseConnection, trace?: TraceContext) => Promise<Database>;
+  /** The document-received queue; what it sends continues the call's `trace`. */
+  readonly queue: (trace?: TraceContext) => DocumentEventQueue;
   readonly now?: () => number;
 }
 
-function defaultQueue(): DocumentEventQueue {
-  return createSqsDocumentEventQueue(queueUrl('documentReceived'));
+function defaultQueue(trace?: TraceContext): DocumentEventQueue {
+  return createSqsDocumentEventQueue(queueUrl('documentReceived'), undefined, trace);
 }
 
 const defaults: WebhookAdminDependencies = {
@@ -40,35 +45,47 @@ const defaults: WebhookAdminDependencies = {
 /** The answer to a request that cannot be carried out: what is wrong, never a stack or engine text. */
 const refusal = (message: string) => ({ ok: false, error: message });
 
+/** How a call ended, for its span: the action asked, and the error's kind when it did not succeed. */
+interface CallOutcome {
+  action?: string;
+  tenant?: string;
+  errorType?: 'refused' | 'database_permission_denied' | 'internal_error';
+}
+
 /**
  * The webhook admin function (CONTRACT.md section 6), invoked with the Lambda Invoke API only
  * (`aws lambda invoke`, `npm run webhooks`): resend, recover, enable, status. Every answer is a JSON
  * object; a bad event or a failure is `{"ok":false,"error":"…"}`, never a crash, and each call is
- * one log line (what was asked and how it ended).
+ * one log line (what was asked and how it ended). Each call is a span in the invoker's trace
+ * (CONTRACT 8a: the invoke's client context, `invokerTrace`), its trace id on the call's lines,
+ * and the events it sends again are delivered in that trace.
  */
 export function webhookAdminHandler(overrides: Partial<WebhookAdminDependencies> = {}) {
   const deps: WebhookAdminDependencies = { ...defaults, ...overrides };
   logFormatFromEnv();
 
-  return async function webhookAdmin(event: unknown, context?: Context): Promise<Record<string, unknown>> {
-    const fields: Record<string, unknown> = {
-      requestId: context?.awsRequestId,
-      function: context?.functionName,
-    };
+  async function carryOut(
+    event: unknown,
+    trace: TraceContext,
+    fields: Record<string, unknown>,
+    outcome: CallOutcome,
+  ): Promise<Record<string, unknown>> {
     let answer: Record<string, unknown>;
     try {
       const request = parseWebhookAdminRequest(event);
       Object.assign(fields, { action: request.action, tenant: request.tenant });
+      Object.assign(outcome, { action: request.action, tenant: request.tenant });
       const tenant = await deps.tenant(request.tenant);
       if (!tenant) throw new WebhookAdminError(`Unknown tenant "${request.tenant}"`);
-      const db = await deps.database(tenant.database);
+      const db = await deps.database(tenant.database, trace);
       if (request.action === 'notify') {
         // Change notifications (CONTRACT 4c): a fresh table.changed recovers what a receiver missed.
-        const outcome = await notifyAgain(
+        const notified = await notifyAgain(
           {
             tenant: tenant.id,
             store: subscriptionStore(db, tenant.id),
-            queue: notificationQueue(),
+            // Delivered in this call's trace.
+            queue: notificationQueue(trace),
             now: deps.now,
           },
           request.subscriptionId !== undefined
@@ -79,8 +96,8 @@ export function webhookAdminHandler(overrides: Partial<WebhookAdminDependencies>
           ok: true,
           action: 'notify',
           tenant: tenant.id,
-          count: outcome.notified.length,
-          ...outcome,
+          count: notified.notified.length,
+          ...notified,
         };
         serviceLog().info('webhook admin', { ...fields, ok: true, count: answer.count });
         return answer;
@@ -89,20 +106,75 @@ export function webhookAdminHandler(overrides: Partial<WebhookAdminDependencies>
         mssql: (mssql) => createMssqlWebhookAdminStore(mssql, tenant.id),
         embedded: (embedded) => createEmbeddedWebhookAdminStore(embedded, tenant.id),
       });
-      answer = await runWebhookAdmin(request, { store, queue: deps.queue(), now: deps.now });
+      answer = await runWebhookAdmin(request, { store, queue: deps.queue(trace), now: deps.now });
       serviceLog().info('webhook admin', { ...fields, ok: true, count: answer.count });
     } catch (error) {
       if (error instanceof WebhookAdminError) {
+        outcome.errorType = 'refused';
         serviceLog().warn('webhook admin', { ...fields, ok: false, error: error.message });
         return refusal(error.message);
       }
       const denied = reportPermissionDenied(error, fields);
-      if (denied) return { ...refusal(denied.message), code: 'database_permission_denied' };
+      if (denied) {
+        outcome.errorType = 'database_permission_denied';
+        return { ...refusal(denied.message), code: 'database_permission_denied' };
+      }
+      outcome.errorType = 'internal_error';
       serviceLog().error('webhook admin failed', { ...fields, ...describeError(error) });
       const what =
         error instanceof ConfigurationError ? error.message : 'the database or queue is not reachable';
       return refusal(`The request could not be carried out: ${what}; try again`);
     }
     return answer;
+  }
+
+  return async function webhookAdmin(event: unknown, context?: Context): Promise<Record<string, unknown>> {
+    // The SDK comes in with the first call when tracing is on (tracing.ts), else nothing.
+    await startTracing();
+    const trace = invokerTrace(context);
+    const startTime = recording(trace) ? spanClock() : 0;
+    const fields: Record<string, unknown> = {
+      requestId: context?.awsRequestId,
+      function: context?.functionName,
+      traceId: trace.traceId,
+    };
+    const outcome: CallOutcome = {};
+    try {
+      return await carryOut(event, trace, fields, outcome);
+    } finally {
+      if (startTime) {
+        recordInvokeSpan(context?.functionName, trace, startTime, outcome);
+        // Before the answer: Lambda freezes the instance once the handler returns.
+        await flushSpans();
+      }
+    }
   };
+}
+
+/**
+ * The call's span (CONTRACT 8a), the server side of the invoke (OpenTelemetry's FaaS conventions):
+ * named by the function and the action (`webhookAdmin resend`), a child of the invoker's span; the
+ * tenant and, when it did not succeed, the kind of error. A refusal is the caller's error, not a
+ * failed span.
+ */
+function recordInvokeSpan(
+  functionName: string | undefined,
+  trace: TraceContext,
+  startTime: number,
+  outcome: CallOutcome,
+): void {
+  const name = functionName ?? 'webhookAdmin';
+  recordSpan({
+    name: outcome.action ? `${name} ${outcome.action}` : name,
+    kind: 'server',
+    context: trace,
+    startTime,
+    endTime: spanClock(),
+    attributes: {
+      'faas.trigger': 'other',
+      ...(outcome.tenant ? { tenant: outcome.tenant } : {}),
+      ...(outcome.errorType ? { 'error.type': outcome.errorType } : {}),
+    },
+    failed: outcome.errorType !== undefined && outcome.errorType !== 'refused',
+  });
 }

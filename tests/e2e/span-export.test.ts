@@ -3,8 +3,9 @@
  * stack's functions send their spans over OTLP/HTTP (JSON) to a receiver run here on loopback, as
  * a collector would get them: the request's server span in the caller's trace with the answer's
  * ids, a span per statement, the job queue's send and the worker's record in the same trace, a
- * batch's span with a link per message; unsampled traces not at all; and no attribute with a
- * parameter, a secret or a row's value.
+ * batch's span with a link per message; the webhook admin's call a span in its invoker's trace,
+ * the parent of the send of an event it sends again; unsampled traces not at all; and no
+ * attribute with a parameter, a secret or a row's value.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,6 +21,7 @@ import { documentReceivedMessage } from '../../shared/core/webhook/event.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import { until } from '../support/until.js';
 import { envelope, postSigned } from '../support/web-api.js';
+import { webhookDeliveries } from '../support/webhook-deliveries.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 /** A span as OTLP/HTTP's JSON encoding carries it (ids in hex, as the exporter writes them). */
@@ -232,6 +234,62 @@ describe('span export over OTLP/HTTP (CONTRACT 8a)', () => {
       const record = traced.find((span) => span.spanId === postSpan.parentSpanId)!;
       expect(record).toMatchObject({ kind: KIND.consumer, parentSpanId: caller.spanId });
     }
+  });
+
+  it("webhookAdmin resend: the call's server span, its send, and the resent delivery's record and POST, in the invoker's trace", async () => {
+    const subject = await fetch(`${stack.url}/_local/subjects/8/webhook`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `${receiver.url}/resent`, secret: 'secret-of-subject-8' }),
+    });
+    expect(subject.status).toBe(200);
+    const accepted = await fetch(`${stack.url}/_local/documents/received`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ subjectId: 8, documentId: 8001 }),
+    });
+    expect(accepted.status).toBe(202);
+    const { webhookId } = (await accepted.json()) as { webhookId: string };
+    await receiver.waitFor('/resent', 1);
+    await until(
+      'the first delivery recorded',
+      () => webhookDeliveries(stack.url, 8001),
+      (rows) => rows.some((row) => row.OUTCOME === 'delivered'),
+    );
+
+    const caller = callerTrace();
+    const invoked = await fetch(`${stack.url}/2015-03-31/functions/webhookAdmin/invocations`, {
+      method: 'POST',
+      headers: { traceparent: caller.traceparent },
+      body: JSON.stringify({ action: 'resend', tenant: 'demo', eventId: webhookId }),
+    });
+    expect(await invoked.json()).toMatchObject({ ok: true, action: 'resend' });
+    // The stack's span for the invoke (its answer's traceparent), as Lambda's service would be.
+    const invokeSpan = parseTraceparent(invoked.headers.get('traceparent') ?? undefined)!;
+    expect(invokeSpan.traceId).toBe(caller.traceId);
+    const [, resent] = await receiver.waitFor('/resent', 2);
+    const sent = parseTraceparent(String(resent!.headers.traceparent))!;
+    expect(sent.traceId).toBe(caller.traceId);
+    const traced = await until(
+      'the call, its send, the record and the POST',
+      async () => spansOf(caller.traceId),
+      (found) =>
+        [KIND.server, KIND.producer, KIND.consumer].every((kind) =>
+          found.some((span) => span.kind === kind),
+        ) && found.some((span) => span.spanId === sent.spanId),
+      20_000,
+    );
+    const call = traced.find((span) => span.kind === KIND.server)!;
+    expect(call).toMatchObject({ name: 'webhookAdmin resend', parentSpanId: invokeSpan.spanId });
+    expect(attribute(call, 'tenant')).toBe('demo');
+    // Its statements under it.
+    expect(traced.some((span) => span.kind === KIND.client && span.parentSpanId === call.spanId)).toBe(true);
+    const send = traced.find((span) => span.kind === KIND.producer)!;
+    expect(send.parentSpanId).toBe(call.spanId);
+    const record = traced.find((span) => span.kind === KIND.consumer)!;
+    expect(record.parentSpanId).toBe(send.spanId);
+    const post = traced.find((span) => span.spanId === sent.spanId)!;
+    expect(post).toMatchObject({ kind: KIND.client, parentSpanId: record.spanId });
   });
 
   it("a change notification's pass span links the integrator's write it announces", async () => {

@@ -2,8 +2,11 @@
  * CONTRACT 8a through the local stack, as an integrator and an operator meet it: the caller's W3C
  * `traceparent` comes back on the answer (same trace, the service's own span), is in the request's
  * log lines and the access line, crosses the job queue, the document-received queue and the
- * notifier's, and leaves on the receipt webhook's and the notifications' POSTs.
+ * notifier's, and leaves on the receipt webhook's and the notifications' POSTs; the webhook admin
+ * function, invoked with the Lambda Invoke API, continues its invoker's trace into the events it
+ * sends again.
  */
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENT_RECEIVED_QUEUE } from '../../infra/local/queues.js';
@@ -15,6 +18,7 @@ import { serviceLog, useObservability } from '../../shared/lambda/observability.
 import { DEMO_AUTH } from '../support/demo.js';
 import { until } from '../support/until.js';
 import { envelope, postSigned } from '../support/web-api.js';
+import { webhookDeliveries } from '../support/webhook-deliveries.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 let stack: LocalStack;
@@ -275,5 +279,100 @@ describe('trace context (CONTRACT 8a)', () => {
       (messages) => messages.includes('change notifier pass') && messages.includes('notification'),
     );
     expect(traced).toEqual(expect.arrayContaining(['change notifier pass', 'notification']));
+  });
+
+  it("webhookAdmin: a resend continues the invoker's traceparent, on the admin's line and the receiver's POST", async () => {
+    await subjectWebhook(8, '/resent');
+    const accepted = await fetch(`${stack.url}/_local/documents/received`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ subjectId: 8, documentId: 8001 }),
+    });
+    expect(accepted.status).toBe(202);
+    const { webhookId } = (await accepted.json()) as { webhookId: string };
+    await receiver.waitFor('/resent', 1);
+    // Resend finds the event by its WEBHOOK_DELIVERY row.
+    await until(
+      'the first delivery recorded',
+      () => webhookDeliveries(stack.url, 8001),
+      (rows) => rows.some((row) => row.OUTCOME === 'delivered'),
+    );
+
+    const caller = callerTrace();
+    const invoked = await fetch(`${stack.url}/2015-03-31/functions/webhookAdmin/invocations`, {
+      method: 'POST',
+      headers: { traceparent: caller.traceparent, tracestate: 'ops=1' },
+      body: JSON.stringify({ action: 'resend', tenant: 'demo', eventId: webhookId }),
+    });
+    expect(invoked.status).toBe(200);
+    expect(await invoked.json()).toMatchObject({ ok: true, action: 'resend', eventId: webhookId });
+    const invokeSpan = answerTrace(invoked);
+    expect(invokeSpan.traceId).toBe(caller.traceId);
+    // The function's own line, and the stack's access line, in the caller's trace.
+    const ofCall = await until(
+      "the admin's line and the access line",
+      async () => linesOf(caller.traceId),
+      (found) =>
+        found.some((line) => line.message === 'webhook admin') &&
+        found.some((line) => line.message === 'access'),
+    );
+    expect(ofCall.find((line) => line.message === 'webhook admin')!.fields).toMatchObject({
+      function: 'webhookAdmin',
+      action: 'resend',
+      tenant: 'demo',
+      ok: true,
+    });
+
+    // The event sent again is delivered in that trace: a POST of a span of its own, tracestate kept.
+    const [, resent] = await receiver.waitFor('/resent', 2);
+    expect(resent!.headers['webhook-id']).toBe(webhookId);
+    const sent = parseTraceparent(String(resent!.headers.traceparent));
+    expect(sent?.traceId).toBe(caller.traceId);
+    expect([caller.spanId, invokeSpan.spanId]).not.toContain(sent?.spanId);
+    expect(resent!.headers.tracestate).toBe('ops=1');
+    const delivered = await until(
+      'the webhook line of the resend',
+      async () => linesOf(caller.traceId).find((line) => line.message === 'webhook'),
+      (found) => found !== undefined,
+    );
+    expect(delivered!.fields).toMatchObject({ outcome: 'resent', documentId: 8001, eventId: webhookId });
+  });
+
+  it("webhookAdmin: the SDK's ClientContext (Custom.traceparent, as OpenTelemetry's instrumentation sends it) is continued", async () => {
+    const lambda = new LambdaClient({
+      endpoint: stack.url,
+      region: 'eu-central-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    try {
+      const caller = callerTrace();
+      const context = { Custom: { traceparent: caller.traceparent } };
+      const result = await lambda.send(
+        new InvokeCommand({
+          FunctionName: 'webhookAdmin',
+          ClientContext: Buffer.from(JSON.stringify(context)).toString('base64'),
+          Payload: new TextEncoder().encode(
+            JSON.stringify({ action: 'status', tenant: 'demo', subjectId: 1 }),
+          ),
+        }),
+      );
+      expect(JSON.parse(new TextDecoder().decode(result.Payload))).toMatchObject({ ok: true });
+      const line = await until(
+        "the admin's line",
+        async () => linesOf(caller.traceId).find((found) => found.message === 'webhook admin'),
+        (found) => found !== undefined,
+      );
+      expect(line!.fields).toMatchObject({ action: 'status', ok: true });
+      // A client context that is not base64 JSON is refused, as Lambda refuses it.
+      const refused = await fetch(`${stack.url}/2015-03-31/functions/webhookAdmin/invocations`, {
+        method: 'POST',
+        headers: { 'x-amz-client-context': 'not base64 json!' },
+        body: JSON.stringify({ action: 'status', tenant: 'demo', subjectId: 1 }),
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.headers.get('x-amzn-errortype')).toBe('InvalidRequestContentException');
+    } finally {
+      lambda.destroy();
+    }
   });
 });
