@@ -55,6 +55,32 @@ describe.skipIf(!url)('npm run db:apply (integration)', () => {
     }
   }, 300_000);
 
+  it("gives SVC_JOURNAL of an earlier version the trace id's column and index, keeping its rows", async () => {
+    const db = createMssqlDatabase({ connectionString: target });
+    try {
+      // As the version before trace context made it (the table is the service's: nothing else reads it here).
+      await db.query('DROP INDEX IX_SVC_JOURNAL_TRACE ON dbo.SVC_JOURNAL');
+      await db.query('ALTER TABLE dbo.SVC_JOURNAL DROP COLUMN TRACE_ID');
+      await db.query("INSERT INTO dbo.SVC_JOURNAL (JOURNAL_ID, TENANT) VALUES (987654, N'demo')");
+      await dbApply(target);
+      expect(
+        await db.query(
+          'SELECT JOURNAL_ID AS id, TENANT AS tenant, TRACE_ID AS traceId FROM dbo.SVC_JOURNAL WHERE JOURNAL_ID = 987654',
+        ),
+      ).toEqual([{ id: 987654, tenant: 'demo', traceId: null }]);
+      // SQL Server names the index as written; the T-SQL engine adds the table and a hash to it.
+      const indexes = await db.query(
+        "SELECT name FROM sys.indexes WHERE object_id = OBJECT_ID(N'dbo.SVC_JOURNAL') AND name IS NOT NULL",
+      );
+      expect(indexes.map((row) => String(row.name).toLowerCase())).toContainEqual(
+        expect.stringMatching(/^ix_svc_journal_trace/),
+      );
+      await db.query('DELETE FROM dbo.SVC_JOURNAL WHERE JOURNAL_ID = 987654');
+    } finally {
+      await db.close();
+    }
+  }, 300_000);
+
   it('turns recording on for the tables of --change-feed (SUBJECT and DOKUMENT always, for the demo), idempotent', async () => {
     const recorded = async () => {
       const db = createMssqlDatabase({ connectionString: target });

@@ -57,17 +57,34 @@ describe('Function: createMssqlWebApiStore', () => {
     const { db, statements } = recordingMssql([[], [{ id: 41 }]]);
     const store = createMssqlWebApiStore(db, 'demo');
     const claim = { applicationId: 1, requestDigest: 'a'.repeat(64), holdSeconds: 300 };
-    const opening = { applicationId: 1, vltyp: 1001, mode: 'sync' as const, request: '{}', requestId: 'r' };
+    const opening = {
+      applicationId: 1,
+      vltyp: 1001,
+      mode: 'sync' as const,
+      request: '{}',
+      requestId: 'r',
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+    };
     expect(await store.claimAndOpenJournal(claim, opening)).toBeUndefined();
     expect(await store.claimAndOpenJournal(claim, opening)).toBe(41);
     // One round trip per call (a sweep of expired claims may follow an accepted one now and then).
     expect(statements[1]!.sql).toBe(statements[0]!.sql);
     const { sql, params } = statements[0]!;
-    expect(params).toEqual([1, tenantDigest('demo', 'a'.repeat(64)), 300, 1001, 'sync', '{}', 'r', 'demo']);
+    expect(params).toEqual([
+      1,
+      tenantDigest('demo', 'a'.repeat(64)),
+      300,
+      1001,
+      'sync',
+      '{}',
+      'r',
+      'demo',
+      '4bf92f3577b34da6a3ce929d0e0e4736',
+    ]);
     expect(sql).toContain('INSERT INTO dbo.WS_REPLAY_GUARD (APPLICATION_ID, REQUEST_DIGEST, EXPIRES_AT)');
-    // The journal row and whose call it is (SVC_JOURNAL), with the claim.
+    // The journal row and whose call it is, in which trace (SVC_JOURNAL), with the claim.
     expect(sql).toContain(
-      'IF @accepted = 1 BEGIN INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID) VALUES (@p1, @p4, @p5, @p6, @p7); SET @id = CAST(SCOPE_IDENTITY() AS int); INSERT INTO dbo.SVC_JOURNAL (JOURNAL_ID, TENANT) VALUES (@id, @p8); END',
+      'IF @accepted = 1 BEGIN INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID) VALUES (@p1, @p4, @p5, @p6, @p7); SET @id = CAST(SCOPE_IDENTITY() AS int); INSERT INTO dbo.SVC_JOURNAL (JOURNAL_ID, TENANT, TRACE_ID) VALUES (@id, @p8, @p9); END',
     );
     // One transaction: a journal row that cannot be written takes the claim back with it
     // (on the engine: web-api-mssql.test.ts).
@@ -112,9 +129,10 @@ describe('Function: createMssqlWebApiStore', () => {
       await store.finishJournal(41, { state: 'finished', answer: '{}', vlResult: 1, rowName: undefined }),
     ).toBe(false);
     expect(statements[0]!.sql).toContain(
-      'BEGIN TRANSACTION; INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID) VALUES (@p1, @p2, @p3, @p4, @p5); SET @id = CAST(SCOPE_IDENTITY() AS int); INSERT INTO dbo.SVC_JOURNAL (JOURNAL_ID, TENANT) VALUES (@id, @p6); IF XACT_STATE() = 1 COMMIT TRANSACTION;',
+      'BEGIN TRANSACTION; INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID) VALUES (@p1, @p2, @p3, @p4, @p5); SET @id = CAST(SCOPE_IDENTITY() AS int); INSERT INTO dbo.SVC_JOURNAL (JOURNAL_ID, TENANT, TRACE_ID) VALUES (@id, @p6, @p7); IF XACT_STATE() = 1 COMMIT TRANSACTION;',
     );
-    expect(statements[0]!.params).toEqual([1, 7, 'async', '{}', 'r', 'demo']);
+    // Without a trace id (none known), the column stays NULL.
+    expect(statements[0]!.params).toEqual([1, 7, 'async', '{}', 'r', 'demo', null]);
     expect(statements[1]!.sql).toContain("WHERE ID = @p1 AND STATE = N'running'");
     expect(statements[1]!.params).toEqual([41, 'finished', '{}', 1, null]);
   });

@@ -65,12 +65,15 @@ CREATE TABLE dbo."WS_REPLAY_GUARD" (
 CREATE INDEX "IX_WS_REPLAY_GUARD_EXPIRES_AT" ON dbo."WS_REPLAY_GUARD" ("EXPIRES_AT");
 COMMENT ON TABLE dbo."WS_REPLAY_GUARD" IS 'Přijaté podepsané požadavky (SHA-256 z "<t>.<tělo>") do EXPIRES_AT (UTC).';
 
--- Which tenant's call each WS_JOURNAL row is (as infra/sql/mssql/service/030-web-api.sql).
+-- Which tenant's call each WS_JOURNAL row is, and its request's trace id (as
+-- infra/sql/mssql/service/030-web-api.sql).
 CREATE TABLE dbo."SVC_JOURNAL" (
     "JOURNAL_ID" bigint      NOT NULL,
     "TENANT"     varchar(63) NOT NULL,
+    "TRACE_ID"   char(32)    NULL,
     CONSTRAINT "PK_SVC_JOURNAL" PRIMARY KEY ("JOURNAL_ID")
 );
+CREATE INDEX "IX_SVC_JOURNAL_TRACE" ON dbo."SVC_JOURNAL" ("TRACE_ID");
 COMMENT ON TABLE dbo."SVC_JOURNAL" IS 'Kterému tenantovi patří volání v WS_JOURNAL (997 odpovídá jen na vlastní).';
 
 -- -----------------------------------------------------------------------------

@@ -31,7 +31,7 @@ export const EMBEDDED_WEB_API_STATEMENTS: WebApiStatements = {
   openJournal: `WITH "journal" AS (
       INSERT INTO dbo."WS_JOURNAL" ("APPLICATION_ID", "VLTYP", "CALL_MODE", "REQUEST", "REQUEST_ID")
       VALUES ($1, $2, $3, $4, $5) RETURNING "ID")
-    INSERT INTO dbo."SVC_JOURNAL" ("JOURNAL_ID", "TENANT") SELECT "ID", $6 FROM "journal"
+    INSERT INTO dbo."SVC_JOURNAL" ("JOURNAL_ID", "TENANT", "TRACE_ID") SELECT "ID", $6, $7 FROM "journal"
     RETURNING "JOURNAL_ID"::int AS "id"`,
   // The journal row is inserted only from the claim's own row: no claim, no journal, one statement.
   claimAndOpenJournal: `WITH "claim" AS (${CLAIM} RETURNING "APPLICATION_ID"),
@@ -39,7 +39,7 @@ export const EMBEDDED_WEB_API_STATEMENTS: WebApiStatements = {
       INSERT INTO dbo."WS_JOURNAL" ("APPLICATION_ID", "VLTYP", "CALL_MODE", "REQUEST", "REQUEST_ID")
       SELECT "APPLICATION_ID", $4::int, $5::varchar, $6::text, $7::varchar FROM "claim"
       RETURNING "ID")
-    INSERT INTO dbo."SVC_JOURNAL" ("JOURNAL_ID", "TENANT") SELECT "ID", $8 FROM "journal"
+    INSERT INTO dbo."SVC_JOURNAL" ("JOURNAL_ID", "TENANT", "TRACE_ID") SELECT "ID", $8, $9 FROM "journal"
     RETURNING "JOURNAL_ID"::int AS "id"`,
   finishJournal: `UPDATE dbo."WS_JOURNAL"
     SET "STATE" = $2, "ANSWER" = $3, "VL_RESULT" = $4, "ROW_NAME" = $5, "FINISHED_AT" = ${NOW},

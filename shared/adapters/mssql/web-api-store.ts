@@ -81,7 +81,7 @@ export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
         INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID)
           VALUES (@p1, @p4, @p5, @p6, @p7);
         SET @id = CAST(SCOPE_IDENTITY() AS int);
-        INSERT INTO dbo.SVC_JOURNAL (JOURNAL_ID, TENANT) VALUES (@id, @p8);
+        INSERT INTO dbo.SVC_JOURNAL (JOURNAL_ID, TENANT, TRACE_ID) VALUES (@id, @p8, @p9);
       END`,
     'IF @id IS NOT NULL SELECT @id AS id;',
   ),
@@ -90,7 +90,7 @@ export const MSSQL_WEB_API_STATEMENTS: WebApiStatements = {
     `INSERT INTO dbo.WS_JOURNAL (APPLICATION_ID, VLTYP, CALL_MODE, REQUEST, REQUEST_ID)
         VALUES (@p1, @p2, @p3, @p4, @p5);
       SET @id = CAST(SCOPE_IDENTITY() AS int);
-      INSERT INTO dbo.SVC_JOURNAL (JOURNAL_ID, TENANT) VALUES (@id, @p6);`,
+      INSERT INTO dbo.SVC_JOURNAL (JOURNAL_ID, TENANT, TRACE_ID) VALUES (@id, @p6, @p7);`,
     'SELECT @id AS id;',
   ),
   finishJournal: `UPDATE dbo.WS_JOURNAL

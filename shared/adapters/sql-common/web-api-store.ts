@@ -30,13 +30,13 @@ export interface WebApiStatements {
   /** Parameter: vltyp. Columns `vltyp`, `procedure`, `rowName` of an active operation. */
   readonly findOperation: string;
   /**
-   * Parameters: application, vltyp, mode, request, request id, tenant. One row `id`; the row of
-   * SVC_JOURNAL saying whose call it is written with it.
+   * Parameters: application, vltyp, mode, request, request id, tenant, trace id. One row `id`; the
+   * row of SVC_JOURNAL saying whose call it is, and in which trace, written with it.
    */
   readonly openJournal: string;
   /**
    * `claimRequest` and, when accepted, `openJournal` in one statement (or batch). Parameters:
-   * application, request digest, hold seconds, vltyp, mode, request, request id, tenant. One row
+   * application, request digest, hold seconds, vltyp, mode, request, request id, tenant, trace id. One row
    * `id` when the claim was accepted, none when it was refused.
    */
   readonly claimAndOpenJournal: string;
@@ -169,6 +169,7 @@ export function createSqlWebApiStore(
         opening.request,
         opening.requestId.slice(0, 100),
         tenant,
+        opening.traceId ?? null,
       ]);
       const id = rows[0]?.id;
       if (id === undefined || id === null) return undefined;
@@ -216,6 +217,7 @@ export function createSqlWebApiStore(
         opening.request,
         opening.requestId.slice(0, 100),
         tenant,
+        opening.traceId ?? null,
       ]);
       return Number(rows[0]!.id);
     },

@@ -205,6 +205,7 @@ export async function openCall(
     mode: call.mode,
     request: JSON.stringify(call.request),
     requestId: ctx.requestId,
+    traceId: ctx.trace?.traceId,
   };
   const journalId = call.claim
     ? await ctx.store.claimAndOpenJournal(call.claim, opening)
@@ -360,6 +361,7 @@ export async function resultForId(
     mode,
     request: JSON.stringify(request),
     requestId: ctx.requestId,
+    traceId: ctx.trace?.traceId,
   });
   const answer: WebApiAnswer =
     entry.state === 'running' || entry.answer === undefined

@@ -54,6 +54,8 @@ export interface JournalOpening {
   readonly mode: CallMode;
   readonly request: string;
   readonly requestId: string;
+  /** The W3C trace id of the call's request, kept beside the journal row (CONTRACT 8a). */
+  readonly traceId?: string;
 }
 
 /** A signed request to be recorded as accepted, unless it already was within `holdSeconds`. */

@@ -95,17 +95,38 @@ END;
 GO
 
 -- -----------------------------------------------------------------------------
--- 4. SVC_JOURNAL – which tenant's call each WS_JOURNAL row is
+-- 4. SVC_JOURNAL – which tenant's call each WS_JOURNAL row is, and in which trace
 --    WS_JOURNAL may be the ERP's, shared by every tenant registered on the database: the service
 --    adds no column to it, and keeps here whose each call is, written in the same transaction as
 --    its journal row. 997 answers a tenant's own journal ids only (another tenant's: 404, 111).
+--    TRACE_ID is the W3C trace id of the call's request (CONTRACT 8a: journal id <-> trace id).
 -- -----------------------------------------------------------------------------
 IF OBJECT_ID(N'dbo.SVC_JOURNAL', N'U') IS NULL
 BEGIN
     CREATE TABLE dbo.SVC_JOURNAL (
         JOURNAL_ID bigint       NOT NULL,  -- WS_JOURNAL.ID
         TENANT     nvarchar(63) NOT NULL,
+        TRACE_ID   char(32)     NULL,      -- 32 lower-case hex digits
         CONSTRAINT PK_SVC_JOURNAL PRIMARY KEY (JOURNAL_ID)
     );
+END;
+GO
+
+-- A journal table of an earlier version has no TRACE_ID: added (nothing else changes).
+IF NOT EXISTS (SELECT 1 FROM INFORMATION_SCHEMA.COLUMNS
+               WHERE TABLE_SCHEMA = N'dbo' AND TABLE_NAME = N'SVC_JOURNAL' AND COLUMN_NAME = N'TRACE_ID')
+    ALTER TABLE dbo.SVC_JOURNAL ADD TRACE_ID char(32) NULL;
+GO
+
+-- From a trace id to its journal ids. (The T-SQL engine keeps index names of its own in
+-- sys.indexes; INDEXPROPERTY finds the index on both, and a race with another run is caught.)
+IF INDEXPROPERTY(OBJECT_ID(N'dbo.SVC_JOURNAL'), N'IX_SVC_JOURNAL_TRACE', 'IndexID') IS NULL
+BEGIN
+    BEGIN TRY
+        CREATE NONCLUSTERED INDEX IX_SVC_JOURNAL_TRACE ON dbo.SVC_JOURNAL (TRACE_ID);
+    END TRY
+    BEGIN CATCH
+        IF ERROR_NUMBER() NOT IN (1913, 2714) THROW;
+    END CATCH;
 END;
 GO
