@@ -252,13 +252,21 @@ describe('change notifications: the target URL of a new subscription', () => {
     expect(await refusal(production, 'https://169.254.169.254/latest/meta-data')).toMatch(
       /^400 invalid_webhook_url.*link-local/,
     );
-    expect(await refusal(production, 'https://10.1.2.3/')).toMatch(/^400 invalid_webhook_url.*private/);
+    expect(await refusal(production, 'https://10.1.2.3/')).toMatch(
+      /^400 invalid_webhook_url: "url" is refused: target address 10\.1\.2\.3 is .*private/,
+    );
     expect(await refusal(production, 'https://[::1]/')).toMatch(/^400 invalid_webhook_url.*loopback/);
     // A name is resolved: localhost is loopback (from the hosts file, no network).
     expect(await refusal(production, 'https://localhost:8443/hook')).toMatch(
       /^400 invalid_webhook_url: "url" names a host the service must not call: localhost resolves to .*loopback/,
     );
-    expect(await refusal(production, 'ftp://receiver.example/')).toMatch(/^400 invalid_webhook_url/);
+    // The field is the subject of each message: never "is must be" or "is is".
+    expect(await refusal(production, 'ftp://receiver.example/')).toMatch(
+      /^400 invalid_webhook_url: "url" must be http or https, not ftp: give the https URL of your receiver/,
+    );
+    expect(await refusal(production, 'not a url')).toMatch(
+      /^400 invalid_webhook_url: "url" is not a valid absolute URL: give/,
+    );
     // The URL parser would drop them silently, and a URL other than the one given would be stored.
     for (const control of ['\r\n', '\n', '\t', '\u0000', '\u007f', '\u0085']) {
       expect(

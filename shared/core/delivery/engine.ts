@@ -209,7 +209,7 @@ export async function deliverAttempt(
       const reason =
         kind === 'gone'
           ? 'the receiver answered 410 Gone'
-          : `every attempt failed for ${Math.round(ctx.disableAfterMs / 360_000) / 10} hours (last: ${detail})`;
+          : `every attempt failed for ${failingTime(ctx.disableAfterMs)} (last: ${detail})`;
       const counted = { attempt, attemptedAt: startedAt, outcome: kind, ...entry };
       disabled = await stored(
         counted,
@@ -311,4 +311,14 @@ export async function deliverAttempt(
     { httpStatus, durationMs, ...(redirect ? { error: 'redirect not followed' } : {}) },
     parseRetryAfter(result.retryAfter, now()),
   );
+}
+
+/**
+ * How long a receiver failed before it was disabled, in words: hours to a tenth from one hour (the production
+ * settings, 120 h), or minutes or seconds for the fraction of an hour a test sets (never "0 hours").
+ */
+export function failingTime(ms: number): string {
+  if (ms >= 3_600_000) return `${Math.round(ms / 360_000) / 10} hours`;
+  if (ms >= 60_000) return `${Math.round(ms / 6_000) / 10} minutes`;
+  return `${Math.round(ms / 100) / 10} seconds`;
 }

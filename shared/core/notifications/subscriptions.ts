@@ -311,7 +311,13 @@ async function checkTarget(ctx: SubscriptionContext, raw: unknown): Promise<stri
   const text = raw.trim();
   if (text.length > MAX_URL_LENGTH) throw invalidUrl(`is longer than ${MAX_URL_LENGTH} characters`);
   const checked = checkWebhookUrl(text, ctx.allowPrivateTargets);
-  if (!checked.ok) throw invalidUrl(checked.reason.replace(/^WEBHOOK_URL /, 'is '));
+  // The check's words name the subject's column; here the field is the subject: "url" must be …
+  if (!checked.ok)
+    throw invalidUrl(
+      checked.reason.startsWith('WEBHOOK_URL ')
+        ? checked.reason.slice('WEBHOOK_URL '.length)
+        : `is refused: ${checked.reason}`,
+    );
   if (checked.url.protocol !== 'https:' && !ctx.allowPrivateTargets) throw invalidUrl('is not https');
   if (checked.url.username || checked.url.password) throw invalidUrl('carries a user name or password');
   if (!ctx.allowPrivateTargets) {
