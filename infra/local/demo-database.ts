@@ -65,12 +65,25 @@ export async function demoSnapshot(): Promise<string> {
   return path;
 }
 
+/**
+ * Every start of a demo database begins from the same prepared copy, its change feeds' rows
+ * (SVC_CHANGE_FEED, the service's table) with it: the same FEED_ID and batches numbered again from
+ * the copy's. Each start gives every recording a new identity, as turning it on again does, so
+ * that a sync token of an earlier start is 410 `sync_token_expired` instead of being read against
+ * batches that now number other changes (CONTRACT 4b: a committed change never goes missing).
+ */
+export const NEW_FEED_IDENTITIES = {
+  embedded: 'UPDATE dbo."SVC_CHANGE_FEED" SET "FEED_ID" = gen_random_uuid()',
+  mssql: 'UPDATE dbo.SVC_CHANGE_FEED SET FEED_ID = NEWID()',
+} as const;
+
 /** Opens an in-memory copy of the demo database. */
 export async function openDemoDatabase(): Promise<PGlite> {
   const snapshot = await readFile(await demoSnapshot());
   const db = new PGlite({ loadDataDir: new Blob([snapshot]) });
   await db.waitReady;
   await db.exec('SET search_path TO dbo, public');
+  await db.exec(NEW_FEED_IDENTITIES.embedded);
   return db;
 }
 
@@ -175,6 +188,12 @@ export async function openLocalDemoDatabase(
   if (kind === 'embedded') {
     // On a thread of its own, so that a long statement never holds the stack's other requests.
     const thread = await openEmbeddedDatabaseThread(await readFile(await demoSnapshot()));
+    try {
+      await thread.database.query(NEW_FEED_IDENTITIES.embedded);
+    } catch (error) {
+      await thread.close();
+      throw error;
+    }
     registerEmbeddedDatabase(name, thread.database);
     return {
       kind,
@@ -192,6 +211,14 @@ export async function openLocalDemoDatabase(
   const demo = await startTsqlDemo();
   const admin: DatabaseConnection = { kind: 'mssql', connectionString: demo.url };
   const database = await openDatabase(admin);
+  // The engine's copy is of one prepared demo too (a new database on MSSQL_URL has new ones already).
+  try {
+    await database.query(NEW_FEED_IDENTITIES.mssql);
+  } catch (error) {
+    await database.close();
+    await demo.stop();
+    throw error;
+  }
   const asServiceRole = login === 'service-role';
   const connection: DatabaseConnection = asServiceRole
     ? { kind: 'mssql', connectionString: await serviceRoleLogin(database, demo.url) }

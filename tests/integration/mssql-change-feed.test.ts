@@ -14,6 +14,7 @@ import {
   changeFeedContexts,
   changesPage,
   currentRows,
+  restoredFeedCase,
   runChangeFeedModel,
   SyncClient,
   type WriterSession,
@@ -296,5 +297,18 @@ describe.skipIf(!url)('Change feed on SQL Server (integration)', () => {
       status: 410,
       code: 'sync_token_expired',
     });
+  });
+
+  it('a token of batches the feed no longer has (the database restored from a backup or reset) is 410, not an empty page that moves the client back', async () => {
+    const seen = await restoredFeedCase(db, ID + 100);
+    for (const answer of Object.values(seen.after)) {
+      expect(answer.outcome).toBe('410 sync_token_expired');
+      expect(answer.message).toContain(
+        'the change feed is behind it: the database was restored from a backup or reset',
+      );
+    }
+    // A token of the backup's own batch reads on, the write after the restore included.
+    expect(seen.atBackup).toHaveLength(1);
+    expect(seen.freshCopyEqual).toBe(true);
   });
 });

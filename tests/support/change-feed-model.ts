@@ -301,3 +301,114 @@ export async function runChangeFeedModel(options: {
     tombstones: client.tombstones,
   };
 }
+
+/** What getChanges answered: `answered`, or the refusal as `status code`. */
+async function outcomeOf(run: () => Promise<unknown>): Promise<{ outcome: string; message?: string }> {
+  try {
+    await run();
+    return { outcome: 'answered' };
+  } catch (error) {
+    const refusal = error as { status?: number; code?: string; message: string };
+    if (refusal.status === undefined) throw error;
+    return { outcome: `${refusal.status} ${refusal.code}`, message: refusal.message };
+  }
+}
+
+/** What {@link restoredFeedCase} saw. */
+export interface RestoredFeedCase {
+  /** Per token taken after the backup (the last `sync`, a `next` of changes, a `next` of a first sync): its answer. */
+  readonly after: Record<'sync' | 'changesNext' | 'initialNext', { outcome: string; message?: string }>;
+  /** The ids the `sync` token taken at the backup answered after the restore. */
+  readonly atBackup: readonly unknown[];
+  /** Whether a new sync from scratch, after the restore, gives a copy equal to getData. */
+  readonly freshCopyEqual: boolean;
+}
+
+/**
+ * A database put back behind its clients' sync tokens, as a restore from a backup (or a reset)
+ * does, on either dialect: SUBJECT's feed row and change rows back to what they were at the
+ * "backup" (its FEED_ID kept: the same recording), the rows written since gone; then a new
+ * write. Tokens of batches the feed no longer has must be refused (410), not read as
+ * an empty range that moves the client back and so misses that write; a token of the backup's own
+ * batch still reads on. Writes only rows from `firstId` (the demo's rows stay as they are).
+ */
+export async function restoredFeedCase(db: Database, firstId: number): Promise<RestoredFeedCase> {
+  const { ctx, feed } = changeFeedContexts(db);
+  const q = (name: string) => `"${name}"`;
+  const subject = `dbo.${q('SUBJECT')}`;
+  const p = (index: number) => db.dialect.param(index);
+  const insert = (id: number) =>
+    db.query(`INSERT INTO ${subject} (${q('ID')}, ${q('NAZEV')}) VALUES (${p(1)}, ${p(2)})`, [
+      id,
+      `Obnova ${id}`,
+    ]);
+  const syncFrom = async (token: string | undefined) => {
+    let page = await changesPage(ctx, feed, 'SUBJECT', { token, rows: '1000' });
+    while (page.rel === 'next')
+      page = await changesPage(ctx, feed, 'SUBJECT', { token: page.token, rows: '1000' });
+    return page;
+  };
+  const lastBatch = async () =>
+    Number(
+      (
+        await db.query(
+          `SELECT ${q('LAST_BATCH')} AS ${q('lastBatch')} FROM dbo.${q('SVC_CHANGE_FEED')} WHERE ${q('SOURCE_SCHEMA')} = ${p(1)} AND ${q('SOURCE_NAME')} = ${p(2)}`,
+          ['dbo', 'SUBJECT'],
+        )
+      )[0]!.lastBatch,
+    );
+
+  // The backup: a client in sync, and the feed's last batch.
+  const atBackup = (await syncFrom(undefined)).token;
+  const backup = await lastBatch();
+  // After it: three writes, each read on by the client (a batch each), then two more in one batch,
+  // read a page of one; and a first sync started then, a page of ten.
+  let sync = atBackup;
+  for (const id of [firstId, firstId + 1, firstId + 2]) {
+    await insert(id);
+    sync = (await changesPage(ctx, feed, 'SUBJECT', { token: sync, rows: '1000' })).token;
+  }
+  await insert(firstId + 3);
+  await insert(firstId + 4);
+  const changesNext = await changesPage(ctx, feed, 'SUBJECT', { token: sync, rows: '1' });
+  if (changesNext.rel !== 'next') throw new Error('expected a next page of changes');
+  const initialNext = await changesPage(ctx, feed, 'SUBJECT', { rows: '10' });
+  if (initialNext.rel !== 'next') throw new Error('expected a next page of the first sync');
+  if ((await lastBatch()) <= backup + 3) throw new Error('expected batches after the backup');
+
+  // The restore: the rows written since are gone, and so are their change rows and batches.
+  await db.query(`DELETE FROM ${subject} WHERE ${q('ID')} >= ${p(1)} AND ${q('ID')} <= ${p(2)}`, [
+    firstId,
+    firstId + 4,
+  ]);
+  await db.query(
+    `DELETE FROM dbo.${q('SVC_CHANGES_SUBJECT')} WHERE ${q('BATCH')} > ${p(1)} OR ${q('BATCH')} IS NULL`,
+    [backup],
+  );
+  await db.query(
+    `UPDATE dbo.${q('SVC_CHANGE_FEED')} SET ${q('LAST_BATCH')} = ${p(1)} WHERE ${q('SOURCE_SCHEMA')} = ${p(2)} AND ${q('SOURCE_NAME')} = ${p(3)}`,
+    [backup, 'dbo', 'SUBJECT'],
+  );
+  // A write after the restore: the next stamp numbers it backup + 1, a batch the tokens had read.
+  await insert(firstId + 7);
+
+  const after = {
+    sync: await outcomeOf(() => getChanges(ctx, feed, 'SUBJECT', { token: sync })),
+    changesNext: await outcomeOf(() =>
+      getChanges(ctx, feed, 'SUBJECT', { token: changesNext.token, rows: '1' }),
+    ),
+    initialNext: await outcomeOf(() =>
+      getChanges(ctx, feed, 'SUBJECT', { token: initialNext.token, rows: '10' }),
+    ),
+  };
+  const fromBackup = await changesPage(ctx, feed, 'SUBJECT', { token: atBackup, rows: '1000' });
+  const fresh = new SyncClient(ctx, feed, 'SUBJECT', 1000);
+  await fresh.untilInSync();
+  const truth = await currentRows(ctx, 'SUBJECT');
+  await db.query(`DELETE FROM ${subject} WHERE ${q('ID')} = ${p(1)}`, [firstId + 7]);
+  return {
+    after,
+    atBackup: fromBackup.records.map((record) => record.ID),
+    freshCopyEqual: JSON.stringify([...fresh.copy]) === JSON.stringify([...truth]),
+  };
+}

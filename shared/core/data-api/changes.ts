@@ -329,7 +329,7 @@ export async function getChanges(
       throw expired(`it is older than the ${feed.retentionDays} days changes are kept`);
     }
     // A new sync needs only a recording; a token needs the same recording, with every change
-    // after its batch still there.
+    // after its batch still there, and no batch it has seen missing from it.
     const check = (state: ChangeFeedState | undefined, after?: number): ChangeFeedState => {
       if (!state) {
         if (token) throw expired('the changes of this data source are no longer recorded');
@@ -340,6 +340,13 @@ export async function getChanges(
         throw expired('the recording of this data source was started again');
       }
       if (state.removedToBatch > after) throw expired('changes since it were removed');
+      // A token of a batch the feed has not reached: the database went back behind it (restored
+      // from a backup, or reset). The batches it read are gone and their numbers are given again
+      // to other changes, so reading on from it would miss those and never undo what it read.
+      const reached = token.k === 'c' && token.t !== undefined ? token.t : token.b;
+      if (reached > state.lastBatch) {
+        throw expired('the change feed is behind it: the database was restored from a backup or reset since');
+      }
       return state;
     };
     const link = (rel: 'next' | 'sync', state: TokenState) => ({
