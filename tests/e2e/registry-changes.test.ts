@@ -161,6 +161,22 @@ describe('tenant changes while the stack runs', () => {
     );
   });
 
+  it('refuses, at its very first request, a user removed while the instance sat idle for twice the max age', async () => {
+    const hash = await hashPassword('idle-password');
+    await edit((registry) => {
+      registry.tenants.demo!.dataApiUsers.push({ name: 'idle', passwordHash: hash });
+    });
+    await within(MAX_AGE_SECONDS * 1000 + 1000, () => rowsCount('demo', basic('idle', 'idle-password')), 200);
+    await edit((registry) => {
+      registry.tenants.demo!.dataApiUsers = registry.tenants.demo!.dataApiUsers.filter(
+        (u) => u.name !== 'idle',
+      );
+    });
+    // No request meanwhile: the copy in memory is older than twice the max age when the next comes.
+    await sleep(2 * MAX_AGE_SECONDS * 1000 + 300);
+    expect(await rowsCount('demo', basic('idle', 'idle-password'))).toBe(401);
+  });
+
   it("stops an OAuth client's tokens with the next read once its secret hash, or the client, is removed (an emergency stop)", async () => {
     type Client = { clientId: string; secretHashes: string[]; scopes: string[] };
     const clientsOf = (registry: Registry) =>
