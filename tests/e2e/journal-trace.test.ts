@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { parseTraceparent } from '../../shared/core/trace-context.js';
+import { DEMO_AUTH } from '../support/demo.js';
 import { envelope, postSigned } from '../support/web-api.js';
 
 let stack: LocalStack;
@@ -55,9 +56,17 @@ describe('journal id <-> trace id (CONTRACT 8a)', () => {
     expect(async.status).toBe(200);
     expect(await traceOf(journalId(sync))).toBe(caller.traceId);
     expect(await traceOf(journalId(async))).toBe(caller.traceId);
-    expect(await journalsOf(caller.traceId)).toEqual(
-      [journalId(sync), journalId(async)].sort((a, b) => a - b),
+    const both = [journalId(sync), journalId(async)].sort((a, b) => a - b);
+    expect(await journalsOf(caller.traceId)).toEqual(both);
+    // The integrator finds them too, through the Data API (its tenant's rows only).
+    const condition = encodeURIComponent(`TRACE_ID = '${caller.traceId}'`);
+    const read = await fetch(
+      `${stack.url}/demo/JsonAPI/Data/getDataWithCondition/SVC_JOURNAL?condition=${condition}`,
+      { headers: { authorization: DEMO_AUTH } },
     );
+    expect(read.status).toBe(200);
+    const found = ((await read.json()) as { SVC_JOURNAL: { JOURNAL_ID: number }[] }).SVC_JOURNAL;
+    expect(found.map((row) => row.JOURNAL_ID).sort((a, b) => a - b)).toEqual(both);
   });
 
   it('keeps the trace the service started for a call that brought none, the one its answer names', async () => {

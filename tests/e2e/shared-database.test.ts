@@ -251,9 +251,12 @@ describe('Two tenants on one database', () => {
       const theirs = await getData(tenant, 997, [{ idws_journal: ids[other] }]);
       expect(theirs.status, `${tenant} asking for ${other}'s journal id`).toBe(404);
       expect(JSON.stringify(theirs.body)).toContain('"errorCode":"111"');
-      // Who owns which journal row, readable per tenant like the other records.
+      // Who owns which journal row, and in which trace (CONTRACT 8a), readable per tenant like the
+      // other records.
       const owners = await rows(tenant, 'SVC_JOURNAL', `JOURNAL_ID IN (${ids.demo}, ${ids.acme})`);
-      expect(owners).toEqual([{ JOURNAL_ID: ids[tenant], TENANT: tenant }]);
+      expect(owners).toEqual([
+        { JOURNAL_ID: ids[tenant], TENANT: tenant, TRACE_ID: expect.stringMatching(/^[0-9a-f]{32}$/) },
+      ]);
     }
     // The identical signed bytes sent to each tenant: a replay of neither.
     const call = signedCall(envelope(1001, [{ ico: '25596641' }]));

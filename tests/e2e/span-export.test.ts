@@ -21,7 +21,7 @@ import { documentReceivedMessage } from '../../shared/core/webhook/event.js';
 import { DEMO_AUTH } from '../support/demo.js';
 import { until } from '../support/until.js';
 import { envelope, postSigned } from '../support/web-api.js';
-import { webhookDeliveries } from '../support/webhook-deliveries.js';
+import { deliveredEvent } from '../support/webhook-deliveries.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 /** A span as OTLP/HTTP's JSON encoding carries it (ids in hex, as the exporter writes them). */
@@ -237,25 +237,11 @@ describe('span export over OTLP/HTTP (CONTRACT 8a)', () => {
   });
 
   it("webhookAdmin resend: the call's server span, its send, and the resent delivery's record and POST, in the invoker's trace", async () => {
-    const subject = await fetch(`${stack.url}/_local/subjects/8/webhook`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ url: `${receiver.url}/resent`, secret: 'secret-of-subject-8' }),
+    const webhookId = await deliveredEvent(stack.url, receiver, {
+      subjectId: 8,
+      documentId: 8001,
+      path: '/resent',
     });
-    expect(subject.status).toBe(200);
-    const accepted = await fetch(`${stack.url}/_local/documents/received`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ subjectId: 8, documentId: 8001 }),
-    });
-    expect(accepted.status).toBe(202);
-    const { webhookId } = (await accepted.json()) as { webhookId: string };
-    await receiver.waitFor('/resent', 1);
-    await until(
-      'the first delivery recorded',
-      () => webhookDeliveries(stack.url, 8001),
-      (rows) => rows.some((row) => row.OUTCOME === 'delivered'),
-    );
 
     const caller = callerTrace();
     const invoked = await fetch(`${stack.url}/2015-03-31/functions/webhookAdmin/invocations`, {

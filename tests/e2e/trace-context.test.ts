@@ -18,7 +18,7 @@ import { serviceLog, useObservability } from '../../shared/lambda/observability.
 import { DEMO_AUTH } from '../support/demo.js';
 import { until } from '../support/until.js';
 import { envelope, postSigned } from '../support/web-api.js';
-import { webhookDeliveries } from '../support/webhook-deliveries.js';
+import { deliveredEvent } from '../support/webhook-deliveries.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 let stack: LocalStack;
@@ -282,21 +282,12 @@ describe('trace context (CONTRACT 8a)', () => {
   });
 
   it("webhookAdmin: a resend continues the invoker's traceparent, on the admin's line and the receiver's POST", async () => {
-    await subjectWebhook(8, '/resent');
-    const accepted = await fetch(`${stack.url}/_local/documents/received`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ subjectId: 8, documentId: 8001 }),
-    });
-    expect(accepted.status).toBe(202);
-    const { webhookId } = (await accepted.json()) as { webhookId: string };
-    await receiver.waitFor('/resent', 1);
     // Resend finds the event by its WEBHOOK_DELIVERY row.
-    await until(
-      'the first delivery recorded',
-      () => webhookDeliveries(stack.url, 8001),
-      (rows) => rows.some((row) => row.OUTCOME === 'delivered'),
-    );
+    const webhookId = await deliveredEvent(stack.url, receiver, {
+      subjectId: 8,
+      documentId: 8001,
+      path: '/resent',
+    });
 
     const caller = callerTrace();
     const invoked = await fetch(`${stack.url}/2015-03-31/functions/webhookAdmin/invocations`, {

@@ -61,8 +61,9 @@ const BUDGETS: Record<string, { entry: number; total: number }> = {
   // The authorization server: the registry's clients, jose (signing), no database driver.
   authorizationServer: { entry: 160 * KB, total: 800 * KB },
   // The Web API functions also carry S3 (answers too large for a Lambda response go there), and
-  // the calls exactly once under an Idempotency-Key in their entry (CONTRACT 5a).
-  webTest: { entry: 130 * KB, total: 1180 * KB },
+  // the calls exactly once under an Idempotency-Key in their entry (CONTRACT 5a). webTest's entry
+  // passed 130 KB by 227 B with the registry's read before answering from a copy too old (c68348a).
+  webTest: { entry: 132 * KB, total: 1180 * KB },
   webGetData: { entry: 150 * KB, total: 1190 * KB },
   webGetDataAsync: { entry: 150 * KB, total: 1230 * KB },
   webJobWorker: { entry: 130 * KB, total: 920 * KB },
