@@ -181,7 +181,7 @@ export class TenantAdmission {
     }
     this.asking.set(tenant, (this.asking.get(tenant) ?? 0) + 1);
     try {
-      return await this.ask(tenant, limits, slotExpiresAt, known, start, handover);
+      return await this.ask(tenant, limits, slotExpiresAt, known, handover);
     } finally {
       const left = (this.asking.get(tenant) ?? 1) - 1;
       if (left > 0) this.asking.set(tenant, left);
@@ -195,16 +195,21 @@ export class TenantAdmission {
     limits: TenantLimits,
     slotExpiresAt: number,
     known: number | undefined,
-    start: number,
     handover: string | undefined,
   ): Promise<Admission | Refusal> {
     const slotId = this.newSlotId();
-    let branch: TakeRequest['branch'] = known !== undefined && known > start - RESYNC_MS ? 'busy' : 'idle';
+    /** The tenant's `tat` as last seen (this process's memory, then each refused write's item). */
+    let lastTat = known;
     /** Which limit the other writes were racing for, as the last read showed. */
     let contended: Refusal['limit'] = 'concurrency';
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const now = this.clock();
       const { interval, latestTat } = rateWindow(limits, now);
+      // The branch by the same clock as the write's `busyFloor`: chosen by the time of the last
+      // read instead, a pause (or a starved event loop) longer than RESYNC_MS between the two made
+      // every attempt take the branch the item no longer fits, until the attempts ran out.
+      const branch: TakeRequest['branch'] =
+        lastTat !== undefined && lastTat > now - RESYNC_MS ? 'busy' : 'idle';
       let result: TakeResult;
       try {
         result = await this.store.take({
@@ -258,9 +263,10 @@ export class TenantAdmission {
       if (lapsed.size > 0 && load.slots.size - handedOver >= limits.concurrentRequests) {
         await this.store.removeLapsed(tenant, lapsed);
       }
-      branch = load.tat !== undefined && load.tat > now - RESYNC_MS ? 'busy' : 'idle';
+      if (load.tat !== undefined) lastTat = load.tat;
+      const branchNow = lastTat !== undefined && lastTat > now - RESYNC_MS ? 'busy' : 'idle';
       contended =
-        load.slots.size - lapsed.size >= limits.concurrentRequests - 1 || branch === 'idle'
+        load.slots.size - lapsed.size >= limits.concurrentRequests - 1 || branchNow === 'idle'
           ? 'concurrency'
           : 'rate';
       if (attempt < MAX_ATTEMPTS - 1)
