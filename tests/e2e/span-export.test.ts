@@ -19,6 +19,7 @@ import { parseTraceparent } from '../../shared/core/trace-context.js';
 import { noSpanRecorder, useSpanRecorder } from '../../shared/core/tracing.js';
 import { documentReceivedMessage } from '../../shared/core/webhook/event.js';
 import { DEMO_AUTH } from '../support/demo.js';
+import { invokeLocal } from '../support/local-invoke.js';
 import { until } from '../support/until.js';
 import { envelope, postSigned } from '../support/web-api.js';
 import { deliveredEvent } from '../support/webhook-deliveries.js';
@@ -244,11 +245,12 @@ describe('span export over OTLP/HTTP (CONTRACT 8a)', () => {
     });
 
     const caller = callerTrace();
-    const invoked = await fetch(`${stack.url}/2015-03-31/functions/webhookAdmin/invocations`, {
-      method: 'POST',
-      headers: { traceparent: caller.traceparent },
-      body: JSON.stringify({ action: 'resend', tenant: 'demo', eventId: webhookId }),
-    });
+    const invoked = await invokeLocal(
+      stack.url,
+      'webhookAdmin',
+      { action: 'resend', tenant: 'demo', eventId: webhookId },
+      { traceparent: caller.traceparent },
+    );
     expect(await invoked.json()).toMatchObject({ ok: true, action: 'resend' });
     // The stack's span for the invoke (its answer's traceparent), as Lambda's service would be.
     const invokeSpan = parseTraceparent(invoked.headers.get('traceparent') ?? undefined)!;

@@ -16,6 +16,7 @@ import { parseTraceparent } from '../../shared/core/trace-context.js';
 import { documentReceivedMessage } from '../../shared/core/webhook/event.js';
 import { serviceLog, useObservability } from '../../shared/lambda/observability.js';
 import { DEMO_AUTH } from '../support/demo.js';
+import { invokeLocal } from '../support/local-invoke.js';
 import { until } from '../support/until.js';
 import { envelope, postSigned } from '../support/web-api.js';
 import { deliveredEvent } from '../support/webhook-deliveries.js';
@@ -290,11 +291,12 @@ describe('trace context (CONTRACT 8a)', () => {
     });
 
     const caller = callerTrace();
-    const invoked = await fetch(`${stack.url}/2015-03-31/functions/webhookAdmin/invocations`, {
-      method: 'POST',
-      headers: { traceparent: caller.traceparent, tracestate: 'ops=1' },
-      body: JSON.stringify({ action: 'resend', tenant: 'demo', eventId: webhookId }),
-    });
+    const invoked = await invokeLocal(
+      stack.url,
+      'webhookAdmin',
+      { action: 'resend', tenant: 'demo', eventId: webhookId },
+      { traceparent: caller.traceparent, tracestate: 'ops=1' },
+    );
     expect(invoked.status).toBe(200);
     expect(await invoked.json()).toMatchObject({ ok: true, action: 'resend', eventId: webhookId });
     const invokeSpan = answerTrace(invoked);
