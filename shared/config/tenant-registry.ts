@@ -74,15 +74,42 @@ export function loadTenantRegistry(log?: RegistryProblemLog): Promise<TenantRegi
     // seconds to fetch and check). Past twice its age the copy is too old to answer with.
     // A read already under way for an instance in use stays beside its requests, however long
     // it takes (a large registry); one begun for a copy too old to answer with is awaited.
-    if (state.reading) return state.readingAwaited ? state.reading : Promise.resolve(state.current);
+    if (state.reading) {
+      return state.readingAwaited ? awaitedAtMost(state.reading, log) : Promise.resolve(state.current);
+    }
     const tooOld = age >= STALE_AGE_FACTOR * maxAgeMs;
     const reading = readRegistry(log);
     state.readingAwaited = tooOld;
-    if (tooOld) return reading;
+    if (tooOld) return awaitedAtMost(reading, log);
     void reading.catch(() => undefined);
     return Promise.resolve(state.current);
   }
   return readRegistry(log);
+}
+
+/**
+ * How long a request waits for the read of a copy too old to answer with. A source that does not
+ * answer by then (Secrets Manager unreachable) must not hold the request until its time-out: it is
+ * answered from the copy in force, as when the read fails, and the read goes on beside it.
+ */
+export const STALE_READ_WAIT_MS = 3000;
+
+function awaitedAtMost(reading: Promise<TenantRegistry>, log?: RegistryProblemLog): Promise<TenantRegistry> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<TenantRegistry>((resolve) => {
+    timer = setTimeout(() => {
+      log?.error(
+        'tenant registry: the new read did not answer in time; the registry in force stays meanwhile',
+        {
+          waitedMs: STALE_READ_WAIT_MS,
+          source: registrySourceName(),
+        },
+      );
+      resolve(state.current!);
+    }, STALE_READ_WAIT_MS);
+    timer.unref?.();
+  });
+  return Promise.race([reading, late]).finally(() => clearTimeout(timer));
 }
 
 /**

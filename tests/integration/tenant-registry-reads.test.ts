@@ -7,6 +7,7 @@ import {
   findTenant,
   loadTenantRegistry,
   STALE_AGE_FACTOR,
+  STALE_READ_WAIT_MS,
   setTenantRegistry,
 } from '../../shared/config/tenant-registry.js';
 import { type AwsJsonEndpoint, startAwsJsonEndpoint } from '../support/aws-json-endpoint.js';
@@ -26,6 +27,8 @@ const original = withTestTokenKey(
   tenants: Record<string, unknown>;
 };
 const secrets = new Map<string, string>([[SECRET, JSON.stringify(original)]]);
+/** How long the stand-in keeps each request (a Secrets Manager that does not answer). */
+let answerAfterMs = 0;
 let endpoint: AwsJsonEndpoint;
 const reads = () => endpoint.calls.filter((call) => call.target === 'secretsmanager.GetSecretValue').length;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -33,7 +36,7 @@ const errors: Record<string, unknown>[] = [];
 const log = { error: (_message: string, fields: Record<string, unknown> = {}) => errors.push(fields) };
 
 beforeAll(async () => {
-  endpoint = await startAwsJsonEndpoint(secrets);
+  endpoint = await startAwsJsonEndpoint(secrets, { answerAfterMs: () => answerAfterMs });
   vi.stubEnv('TENANT_REGISTRY_FILE', '');
   vi.stubEnv('TENANT_REGISTRY_SECRET_ID', SECRET);
   vi.stubEnv('TENANT_REGISTRY_MAX_AGE_SECONDS', '1');
@@ -98,6 +101,34 @@ describe('tenant registry in Secrets Manager', () => {
     await sleep(STALE_AGE_FACTOR * 1000 + 100);
     expect((await loadTenantRegistry(log)).ids()).toEqual(['demo']);
     expect(reads()).toBe(before + 2);
+  });
+
+  it('answers from the copy in force, and says so, when the read of a copy too old does not answer within its wait', async () => {
+    secrets.set(
+      SECRET,
+      JSON.stringify({ ...original, tenants: { ...original.tenants, late: original.tenants.demo } }),
+    );
+    await sleep(STALE_AGE_FACTOR * 1000 + 100);
+    answerAfterMs = STALE_READ_WAIT_MS + 1500;
+    const errorsBefore = errors.length;
+    const asked = performance.now();
+    try {
+      // Not held until the service answers: the copy in force, after the wait.
+      expect((await loadTenantRegistry(log)).ids()).toEqual(['demo']);
+      const waited = performance.now() - asked;
+      expect(waited).toBeGreaterThanOrEqual(STALE_READ_WAIT_MS - 50);
+      expect(waited).toBeLessThan(STALE_READ_WAIT_MS + 1000);
+      expect(errors.slice(errorsBefore)).toEqual([
+        expect.objectContaining({ waitedMs: STALE_READ_WAIT_MS, source: 'TENANT_REGISTRY_SECRET_ID' }),
+      ]);
+    } finally {
+      answerAfterMs = 0;
+    }
+    // The read went on beside: its registry is in force once it came.
+    await vi.waitFor(async () => expect((await loadTenantRegistry(log)).ids()).toEqual(['demo', 'late']), {
+      timeout: 5000,
+    });
+    secrets.set(SECRET, JSON.stringify(original));
   });
 
   it('keeps requests going while a 10 MB registry is read again and checked', async () => {

@@ -1,4 +1,4 @@
-import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** A call the endpoint answered: the `X-Amz-Target` operation, its JSON input and its headers. */
@@ -21,9 +21,21 @@ export interface AwsJsonEndpoint {
  * packaged functions run outside Lambda (`AWS_ENDPOINT_URL_SECRETS_MANAGER`, `AWS_ENDPOINT_URL_SSM`).
  * It checks that a request is signed (SigV4 `Authorization`), not the signature itself.
  */
-export async function startAwsJsonEndpoint(secrets: ReadonlyMap<string, string>): Promise<AwsJsonEndpoint> {
+export async function startAwsJsonEndpoint(
+  secrets: ReadonlyMap<string, string>,
+  options: {
+    /** How long to keep each request before answering it (ms), asked per request: a slow or hanging service. */
+    readonly answerAfterMs?: () => number;
+  } = {},
+): Promise<AwsJsonEndpoint> {
   const calls: AwsJsonCall[] = [];
   const server = createServer((request, response) => {
+    const delay = options.answerAfterMs?.() ?? 0;
+    // The body waits in the paused stream meanwhile.
+    if (delay > 0) setTimeout(() => answer(request, response), delay);
+    else answer(request, response);
+  });
+  function answer(request: IncomingMessage, response: ServerResponse) {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
@@ -68,7 +80,7 @@ export async function startAwsJsonEndpoint(secrets: ReadonlyMap<string, string>)
       }
       return reply(400, { __type: 'UnknownOperationException', message: `not emulated: ${target}` });
     });
-  });
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
