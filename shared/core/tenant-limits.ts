@@ -106,6 +106,13 @@ export type Admission = {
  */
 export const CONCURRENCY_MEMORY_MS = 100;
 
+/**
+ * The branch of a write at `now` for a tenant whose `tat` was last seen as `tat`: busy while that
+ * is within RESYNC_MS of now (the write's `busyFloor`), idle otherwise or when none was seen.
+ */
+const branchOf = (tat: number | undefined, now: number): TakeRequest['branch'] =>
+  tat !== undefined && tat > now - RESYNC_MS ? 'busy' : 'idle';
+
 /** Attempts of the conditional write before a request that kept meeting others' writes is refused. */
 const MAX_ATTEMPTS = 10;
 /**
@@ -208,8 +215,7 @@ export class TenantAdmission {
       // The branch by the same clock as the write's `busyFloor`: chosen by the time of the last
       // read instead, a pause (or a starved event loop) longer than RESYNC_MS between the two made
       // every attempt take the branch the item no longer fits, until the attempts ran out.
-      const branch: TakeRequest['branch'] =
-        lastTat !== undefined && lastTat > now - RESYNC_MS ? 'busy' : 'idle';
+      const branch = branchOf(lastTat, now);
       let result: TakeResult;
       try {
         result = await this.store.take({
@@ -264,9 +270,8 @@ export class TenantAdmission {
         await this.store.removeLapsed(tenant, lapsed);
       }
       if (load.tat !== undefined) lastTat = load.tat;
-      const branchNow = lastTat !== undefined && lastTat > now - RESYNC_MS ? 'busy' : 'idle';
       contended =
-        load.slots.size - lapsed.size >= limits.concurrentRequests - 1 || branchNow === 'idle'
+        load.slots.size - lapsed.size >= limits.concurrentRequests - 1 || branchOf(lastTat, now) === 'idle'
           ? 'concurrency'
           : 'rate';
       if (attempt < MAX_ATTEMPTS - 1)
