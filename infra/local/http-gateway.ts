@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { intFromEnv } from '../../shared/config/settings.js';
+import { atMost } from '../../shared/core/time-limit.js';
 import { noteIntegrationError, noteRequestId } from './access-log.js';
 import {
   LambdaThrottledError,
@@ -181,17 +182,13 @@ export function createHttpGateway(
 
     target.handler ??= loadHandler(target.route);
     const handler = await target.handler;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now()));
-    });
     // In an instance of the function of its own while it runs, as Lambda gives it (its pools).
     const invocation = instances.of(target.route.function).invoke(() => handler(event, context));
     // Past the limit nobody waits for the invocation; its late end must not surface anywhere.
     invocation.catch(() => undefined);
     let result: Awaited<typeof invocation> | 'timeout';
     try {
-      result = await Promise.race([invocation, timeout]).finally(() => clearTimeout(timer));
+      result = await atMost(invocation, deadline - Date.now(), () => 'timeout' as const);
     } catch (error) {
       if (!(error instanceof LambdaThrottledError)) throw error;
       // Lambda refused the invocation at the function's reserved concurrency: HTTP API answers

@@ -6,6 +6,7 @@
  * the one set, so that a function loads the client of its source and never the other's.
  */
 import { processWide } from '../core/process-wide.js';
+import { atMost } from '../core/time-limit.js';
 import { ConfigurationError, getSettings } from './settings.js';
 import {
   parseTenantRegistry,
@@ -95,21 +96,16 @@ export function loadTenantRegistry(log?: RegistryProblemLog): Promise<TenantRegi
 export const STALE_READ_WAIT_MS = 3000;
 
 function awaitedAtMost(reading: Promise<TenantRegistry>, log?: RegistryProblemLog): Promise<TenantRegistry> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<TenantRegistry>((resolve) => {
-    timer = setTimeout(() => {
-      log?.error(
-        'tenant registry: the new read did not answer in time; the registry in force stays meanwhile',
-        {
-          waitedMs: STALE_READ_WAIT_MS,
-          source: registrySourceName(),
-        },
-      );
-      resolve(state.current!);
-    }, STALE_READ_WAIT_MS);
-    timer.unref?.();
+  return atMost(reading, STALE_READ_WAIT_MS, () => {
+    log?.error(
+      'tenant registry: the new read did not answer in time; the registry in force stays meanwhile',
+      {
+        waitedMs: STALE_READ_WAIT_MS,
+        source: registrySourceName(),
+      },
+    );
+    return state.current!;
   });
-  return Promise.race([reading, late]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -45,10 +45,12 @@ const defaults: WebhookAdminDependencies = {
 /** The answer to a request that cannot be carried out: what is wrong, never a stack or engine text. */
 const refusal = (message: string) => ({ ok: false, error: message });
 
-/** How a call ended, for its span: the action asked, and the error's kind when it did not succeed. */
-interface CallOutcome {
-  action?: string;
-  tenant?: string;
+/**
+ * One call as its log line and its span see it: the line's fields (the request id, then what was
+ * asked once it is known: `action`, `tenant`) and, when it did not succeed, the error's kind.
+ */
+interface AdminCall {
+  fields: Record<string, unknown>;
   errorType?: 'refused' | 'database_permission_denied' | 'internal_error';
 }
 
@@ -67,14 +69,13 @@ export function webhookAdminHandler(overrides: Partial<WebhookAdminDependencies>
   async function carryOut(
     event: unknown,
     trace: TraceContext,
-    fields: Record<string, unknown>,
-    outcome: CallOutcome,
+    call: AdminCall,
   ): Promise<Record<string, unknown>> {
+    const { fields } = call;
     let answer: Record<string, unknown>;
     try {
       const request = parseWebhookAdminRequest(event);
       Object.assign(fields, { action: request.action, tenant: request.tenant });
-      Object.assign(outcome, { action: request.action, tenant: request.tenant });
       const tenant = await deps.tenant(request.tenant);
       if (!tenant) throw new WebhookAdminError(`Unknown tenant "${request.tenant}"`);
       const db = await deps.database(tenant.database, trace);
@@ -110,16 +111,16 @@ export function webhookAdminHandler(overrides: Partial<WebhookAdminDependencies>
       serviceLog().info('webhook admin', { ...fields, ok: true, count: answer.count });
     } catch (error) {
       if (error instanceof WebhookAdminError) {
-        outcome.errorType = 'refused';
+        call.errorType = 'refused';
         serviceLog().warn('webhook admin', { ...fields, ok: false, error: error.message });
         return refusal(error.message);
       }
       const denied = reportPermissionDenied(error, fields);
       if (denied) {
-        outcome.errorType = 'database_permission_denied';
+        call.errorType = 'database_permission_denied';
         return { ...refusal(denied.message), code: 'database_permission_denied' };
       }
-      outcome.errorType = 'internal_error';
+      call.errorType = 'internal_error';
       serviceLog().error('webhook admin failed', { ...fields, ...describeError(error) });
       const what =
         error instanceof ConfigurationError ? error.message : 'the database or queue is not reachable';
@@ -133,17 +134,14 @@ export function webhookAdminHandler(overrides: Partial<WebhookAdminDependencies>
     await startTracing();
     const trace = invokerTrace(context);
     const startTime = recording(trace) ? spanClock() : 0;
-    const fields: Record<string, unknown> = {
-      requestId: context?.awsRequestId,
-      function: context?.functionName,
-      traceId: trace.traceId,
+    const call: AdminCall = {
+      fields: { requestId: context?.awsRequestId, function: context?.functionName, traceId: trace.traceId },
     };
-    const outcome: CallOutcome = {};
     try {
-      return await carryOut(event, trace, fields, outcome);
+      return await carryOut(event, trace, call);
     } finally {
       if (startTime) {
-        recordInvokeSpan(context?.functionName, trace, startTime, outcome);
+        recordInvokeSpan(context?.functionName, trace, startTime, call);
         // Before the answer: Lambda freezes the instance once the handler returns.
         await flushSpans();
       }
@@ -161,20 +159,20 @@ function recordInvokeSpan(
   functionName: string | undefined,
   trace: TraceContext,
   startTime: number,
-  outcome: CallOutcome,
+  { fields, errorType }: AdminCall,
 ): void {
   const name = functionName ?? 'webhookAdmin';
   recordSpan({
-    name: outcome.action ? `${name} ${outcome.action}` : name,
+    name: fields.action ? `${name} ${fields.action}` : name,
     kind: 'server',
     context: trace,
     startTime,
     endTime: spanClock(),
     attributes: {
       'faas.trigger': 'other',
-      ...(outcome.tenant ? { tenant: outcome.tenant } : {}),
-      ...(outcome.errorType ? { 'error.type': outcome.errorType } : {}),
+      ...(typeof fields.tenant === 'string' ? { tenant: fields.tenant } : {}),
+      ...(errorType ? { 'error.type': errorType } : {}),
     },
-    failed: outcome.errorType !== undefined && outcome.errorType !== 'refused',
+    failed: errorType !== undefined && errorType !== 'refused',
   });
 }

@@ -8,6 +8,7 @@ import {
   DatabaseUnavailableError,
   StatementCancelledError,
 } from '../../core/database.js';
+import { atMost } from '../../core/time-limit.js';
 import { ConnectionSecurityError, readConnectionSecurity, type SqlServerTls } from './connection-security.js';
 import { BABELFISH_UNTRANSLATED } from './dialect.js';
 import { missingGrant } from './service-grants.js';
@@ -295,20 +296,11 @@ const connected = new WeakSet<Promise<MssqlPoolLike>>();
  * pool that gives no connection). The login goes on for the next statement.
  */
 function withinAcquireTimeout(connecting: Promise<MssqlPoolLike>, ms: number): Promise<MssqlPoolLike> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new DatabaseUnavailableError(
-            `SQL Server gave no connection within the acquire time-out (${ms} ms): its logins are slow or queued`,
-          ),
-        ),
-      ms,
+  return atMost(connecting, ms, (): never => {
+    throw new DatabaseUnavailableError(
+      `SQL Server gave no connection within the acquire time-out (${ms} ms): its logins are slow or queued`,
     );
-    timer.unref?.();
   });
-  return Promise.race([connecting, late]).finally(() => clearTimeout(timer));
 }
 
 /** The connected pool of `owner` for `target`, shared across invocations; connects on first use. */

@@ -10,6 +10,7 @@ import {
   requestFingerprint,
 } from '../idempotency.js';
 import { type Log, silentLog } from '../log.js';
+import { atMost } from '../time-limit.js';
 import type { TraceContext } from '../trace-context.js';
 import {
   type CallResult,
@@ -426,18 +427,8 @@ async function executeWithinSyncLimit(
     (tx, outcome) => tx.finishJournal(journalId, outcome),
     keyed,
   );
-  // A plain timer, cleared when the operation ends first: aborting a signal builds an error with
-  // its stack on every call, which a call that ends in time should not pay for.
-  let timer: NodeJS.Timeout | undefined;
-  const reached = new Promise<'limit'>((resolve) => {
-    timer = setTimeout(() => resolve('limit'), Math.max(0, deadline - clock(ctx)));
-  });
-  try {
-    const first = await Promise.race([work, reached]);
-    if (first !== 'limit') return first;
-  } finally {
-    clearTimeout(timer);
-  }
+  const first = await atMost(work, deadline - clock(ctx), () => 'limit' as const);
+  if (first !== 'limit') return first;
   cancellation.abort();
   const late = await Promise.race([
     work.then(
