@@ -7,6 +7,7 @@ import { PGlite } from '@electric-sql/pglite';
 import {
   createEmbeddedDatabase,
   type EmbeddedQueryOptions,
+  StalePreparedStatement,
   WaitInTransactionRequested,
 } from '../../shared/adapters/embedded/index.js';
 import type { Database, Row } from '../../shared/core/database.js';
@@ -18,7 +19,9 @@ const { dataDir } = workerData as { dataDir: Uint8Array };
 const pg = new PGlite({ loadDataDir: new Blob([dataDir]) });
 await pg.waitReady;
 await pg.exec('SET search_path TO dbo, public');
-const database = createEmbeddedDatabase(pg);
+// A transaction that met a stale prepared statement ends with it: its body is in the main thread,
+// which runs it again (embedded-thread.ts).
+const database = createEmbeddedDatabase(pg, { runAgainWhenStale: false });
 
 type Tx = Pick<Database, 'query'>;
 const running = new Map<number, AbortController>();
@@ -34,9 +37,11 @@ function serialize(error: unknown): SerializedError {
     dbCode:
       error instanceof WaitInTransactionRequested
         ? String(error.ms)
-        : typeof e.dbCode === 'string'
-          ? e.dbCode
-          : undefined,
+        : error instanceof StalePreparedStatement
+          ? String((error.cause as { code?: unknown }).code)
+          : typeof e.dbCode === 'string'
+            ? e.dbCode
+            : undefined,
   };
 }
 

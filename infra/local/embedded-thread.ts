@@ -8,6 +8,9 @@
 import { Worker } from 'node:worker_threads';
 import { embeddedDialect } from '../../shared/adapters/embedded/dialect.js';
 import {
+  endsStale,
+  runAgainWhenStale,
+  StalePreparedStatement,
   transactionWithWaitsOutside,
   type WaitInTransaction,
   WaitInTransactionRequested,
@@ -65,6 +68,9 @@ function revive(error: SerializedError): Error {
     case 'WaitInTransactionRequested':
       // Its wait in ms travels as the code; the main thread's transaction waits it out.
       return new WaitInTransactionRequested(Number(error.dbCode));
+    case 'StalePreparedStatement':
+      // The transaction is run again from this side (its body is here).
+      return new StalePreparedStatement(new DatabaseStatementError(error.message, error.dbCode));
     default:
       return new Error(error.message);
   }
@@ -181,23 +187,31 @@ export async function openEmbeddedDatabaseThread(dataDir: Uint8Array): Promise<E
     },
     findDataSource: (schema, name) => ask<DataSourceInfo | undefined>({ op: 'find', schema, name }),
     listDataSources: () => ask<DataSourceName[]>({ op: 'list' }),
-    // As on the embedded database itself: a wait asked for in a transaction happens outside it.
+    // As on the embedded database itself: a wait asked for in a transaction happens outside it, and
+    // a transaction that met a stale prepared statement is run again.
     transaction: (fn, options) =>
-      transactionWithWaitsOutside(async (waits) => {
-        const id = await ask<number>({ op: 'begin', ...(options?.writer ? { writer: options.writer } : {}) });
-        let result: Awaited<ReturnType<typeof fn>>;
-        try {
-          result = await fn({
-            dialect: embeddedDialect,
-            query: (sql, params, options) => query(sql, params, options, { id, waits }),
+      runAgainWhenStale(() =>
+        transactionWithWaitsOutside(async (waits) => {
+          const id = await ask<number>({
+            op: 'begin',
+            ...(options?.writer ? { writer: options.writer } : {}),
           });
-        } catch (error) {
-          await ask({ op: 'end', tx: id, commit: false }).catch(() => undefined);
-          throw error;
-        }
-        await ask({ op: 'end', tx: id, commit: true });
-        return result;
-      }),
+          let result: Awaited<ReturnType<typeof fn>>;
+          try {
+            result = await endsStale((noteStale) =>
+              fn({
+                dialect: embeddedDialect,
+                query: (sql, params, options) => noteStale(query(sql, params, options, { id, waits })),
+              }),
+            );
+          } catch (error) {
+            await ask({ op: 'end', tx: id, commit: false }).catch(() => undefined);
+            throw error;
+          }
+          await ask({ op: 'end', tx: id, commit: true });
+          return result;
+        }),
+      ),
     async close() {
       // The thread belongs to whoever opened it (the local stack).
     },

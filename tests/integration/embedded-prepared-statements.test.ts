@@ -169,4 +169,96 @@ describe('Function: preparedStatements (embedded)', () => {
     await expect(db.query('SELECT 1 / $1::int', [0])).rejects.toBeInstanceOf(DatabaseStatementError);
     await expect(db.query('SELECT 1 / $1::int', [0])).rejects.toMatchObject({ dbCode: '22012' });
   });
+
+  it("prepares a transaction's statements too, which stay prepared whichever way it ends", async () => {
+    const db = createEmbeddedDatabase(pg);
+    const insert = 'INSERT INTO item (id, name) VALUES ($1, $2)';
+    const count = 'SELECT count(*)::int AS n FROM item WHERE id >= $1';
+    for (const id of [100, 101]) await db.transaction((tx) => tx.query(insert, [id, 'committed']));
+    expect(await preparedTexts()).toEqual([insert]);
+    // Rolled back after it prepared a statement (the text's second run): the statement stays, the
+    // rows go, and the transaction's reads see its own writes.
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query(count, [100]);
+        await tx.query(insert, [102, 'rolled back']);
+        expect(await tx.query(count, [100])).toEqual([{ n: 3 }]);
+        throw new Error('caller gives up');
+      }),
+    ).rejects.toThrow('caller gives up');
+    expect((await preparedTexts()).sort()).toEqual([insert, count].sort());
+    expect(await db.query(count, [100])).toEqual([{ n: 2 }]);
+    // A statement that fails in a transaction (after its parse) aborts it as before, keeps its
+    // code, and leaves nothing in the way of the next transaction's run of it.
+    const divide = 'SELECT 10 / $1::int AS q';
+    await db.transaction((tx) => tx.query(divide, [5]));
+    await expect(db.transaction((tx) => tx.query(divide, [0]))).rejects.toMatchObject({ dbCode: '22012' });
+    expect(await db.transaction((tx) => tx.query(divide, [2]))).toEqual([{ q: 5 }]);
+    // A save point and its rollback, as a Web API call's procedure runs: the work after it commits.
+    await db.transaction(async (tx) => {
+      await tx.query('SAVEPOINT svc_test', []);
+      await expect(tx.query(divide, [0])).rejects.toMatchObject({ dbCode: '22012' });
+      await tx.query('ROLLBACK TO SAVEPOINT svc_test', []);
+      await tx.query(insert, [103, 'after the save point']);
+    });
+    expect(await db.query(count, [100])).toEqual([{ n: 3 }]);
+    await pg.exec('DELETE FROM item WHERE id >= 100');
+  });
+
+  it('runs a transaction again from its start when a statement prepared earlier no longer fits', async () => {
+    const db = createEmbeddedDatabase(pg);
+    await pg.exec(`CREATE TABLE ledger (id int PRIMARY KEY, amount int)`);
+    const read = 'SELECT * FROM ledger WHERE id = $1';
+    const insert = 'INSERT INTO ledger (id, amount) VALUES ($1, $2)';
+    for (const id of [1, 2]) {
+      await db.transaction(async (tx) => {
+        await tx.query(insert, [id, 10]);
+        await tx.query(read, [id]);
+      });
+    }
+    expect((await preparedTexts()).sort()).toEqual([insert, read].sort());
+    // The table changes behind the prepared SELECT *: its first run in the next transaction is
+    // refused (the transaction aborted), even where the caller takes the failure as its own and
+    // goes on behind a save point. The whole transaction runs again, once, and commits its rows.
+    await pg.exec(`ALTER TABLE ledger ADD COLUMN note text DEFAULT 'new'`);
+    const runs: string[] = [];
+    const answer = await db.transaction(async (tx) => {
+      await tx.query(insert, [3, 30]);
+      await tx.query('SAVEPOINT svc_read', []);
+      try {
+        const rows = await tx.query(read, [3]);
+        runs.push('read');
+        return rows;
+      } catch {
+        runs.push('failed, handled');
+        await tx.query('ROLLBACK TO SAVEPOINT svc_read', []);
+        return [];
+      }
+    });
+    expect(runs).toEqual(['failed, handled', 'read']);
+    expect(answer).toEqual([{ id: 3, amount: 30, note: 'new' }]);
+    expect(await db.query('SELECT count(*)::int AS n FROM ledger', [])).toEqual([{ n: 3 }]);
+    // Deallocated behind the cache: the same, and the statements are prepared again after.
+    await pg.exec('DEALLOCATE ALL');
+    let attempts = 0;
+    await db.transaction(async (tx) => {
+      attempts++;
+      await tx.query(insert, [4, 40]);
+    });
+    expect(attempts).toBe(1);
+    expect(await db.query('SELECT id FROM ledger WHERE id = $1', [4])).toEqual([{ id: 4 }]);
+    await pg.exec('DROP TABLE ledger');
+  });
+
+  it("runs a transaction's statements on PGlite's own prepared path, not its parse of every run", async () => {
+    const db = createEmbeddedDatabase(pg);
+    const sql = 'SELECT $1::int + 1 AS n';
+    for (let run = 0; run < 3; run++) await db.transaction((tx) => tx.query(sql, [run]));
+    const runs = await pg.query<{ runs: number }>(
+      'SELECT (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements WHERE statement = $1',
+      [sql],
+    );
+    // Prepared on the second transaction's run, reused by the third.
+    expect(runs.rows).toEqual([{ runs: 2 }]);
+  });
 });

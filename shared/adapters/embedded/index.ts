@@ -12,7 +12,9 @@ import {
   StatementCancelledError,
 } from '../../core/database.js';
 import { embeddedDialect } from './dialect.js';
-import { preparedStatements } from './prepared-statements.js';
+import { preparedStatements, StalePreparedStatement } from './prepared-statements.js';
+
+export { StalePreparedStatement } from './prepared-statements.js';
 
 // PostgreSQL type OIDs whose default parsing does not fit the port's value conventions.
 const INT8 = 20;
@@ -168,8 +170,59 @@ async function runStatement(
 
 let cursorSequence = 0;
 
+/**
+ * One transaction's body that notes a statement prepared earlier that no longer fitted
+ * ({@link StalePreparedStatement}): it has aborted the transaction whatever the caller made of its
+ * error (a procedure's failure handled behind a save point, say), so the body ends with it, and
+ * the transaction is rolled back. `noteStale` wraps each statement of the transaction.
+ */
+export async function endsStale<T>(
+  body: (noteStale: <R>(statement: Promise<R>) => Promise<R>) => Promise<T>,
+): Promise<T> {
+  let stale: StalePreparedStatement | undefined;
+  const noteStale = <R>(statement: Promise<R>) =>
+    statement.catch((error: unknown) => {
+      if (error instanceof StalePreparedStatement) stale ??= error;
+      throw error;
+    });
+  let result: T;
+  try {
+    result = await body(noteStale);
+  } catch (error) {
+    throw stale ?? error;
+  }
+  if (stale) throw stale;
+  return result;
+}
+
+/**
+ * Runs a transaction once more, from its start, when it ended on {@link StalePreparedStatement}
+ * (rolled back, every statement to be parsed afresh): once, as the second run's statements are all
+ * parsed anew. A second such end leaves as the statement's own error.
+ */
+export async function runAgainWhenStale<T>(attempt: () => Promise<T>): Promise<T> {
+  try {
+    return await attempt();
+  } catch (error) {
+    if (!(error instanceof StalePreparedStatement)) throw error;
+    return attempt().catch((again: unknown) => {
+      throw again instanceof StalePreparedStatement ? again.cause : again;
+    });
+  }
+}
+
+/** How the port's transactions are run. */
+export interface EmbeddedDatabaseSettings {
+  /**
+   * Whether a transaction that met a stale prepared statement is run again here (default), or
+   * ends with {@link StalePreparedStatement} for its caller to run again: the local stack's
+   * database thread, whose transactions' bodies are in the main thread.
+   */
+  readonly runAgainWhenStale?: boolean;
+}
+
 /** The database port over an embedded PostgreSQL (PGlite) instance owned by the caller. */
-export function createEmbeddedDatabase(pg: PGlite): Database {
+export function createEmbeddedDatabase(pg: PGlite, settings: EmbeddedDatabaseSettings = {}): Database {
   // Statements outside a transaction; inside one they go through the transaction's own `query`.
   const statements = preparedStatements(pg);
   const outsideTransactions: Pick<PGlite, 'query'> = {
@@ -283,32 +336,52 @@ export function createEmbeddedDatabase(pg: PGlite): Database {
       // What the caller's own code throws (not a statement's error) leaves as it was thrown: the
       // caller tells its own errors apart by their class (a fenced journal, say).
       const thrownByCaller = new WeakSet<object>();
-      try {
-        return await transactionWithWaitsOutside((waits) =>
-          pg.transaction(async (tx) => {
-            // The writer's trace for the change feed's triggers (050-change-feed.sql): a setting
-            // of this transaction only (`is_local`), gone at its end whichever way it ends.
-            if (options?.writer) await tx.query(SET_WRITER, [options.writer]);
-            try {
-              return await fn({
-                dialect: embeddedDialect,
-                // Mapped here too, so that a statement's error keeps its code across the embedded
-                // database's thread (the local stack), as outside a transaction.
-                query: (sql, params = [], options?: EmbeddedQueryOptions) =>
-                  runStatement(tx, sql, params, options?.signal, options?.waitInTransaction ?? waits).catch(
-                    (error: unknown) => {
+      const attempt = () =>
+        transactionWithWaitsOutside((waits) =>
+          pg.transaction((tx) =>
+            endsStale(async (noteStale) => {
+              // Prepared like the statements outside (a Web API call's procedure and journal end
+              // are in one), not through the transaction's own `query`, which parses each time.
+              const inTransaction: Pick<PGlite, 'query'> = {
+                query: (sql, params, options) =>
+                  noteStale(statements.runIn(tx, sql, params ?? [], options)) as never,
+              };
+              try {
+                // The writer's trace for the change feed's triggers (050-change-feed.sql): a setting
+                // of this transaction only (`is_local`), gone at its end whichever way it ends.
+                if (options?.writer) await inTransaction.query(SET_WRITER, [options.writer]);
+                return await fn({
+                  dialect: embeddedDialect,
+                  // Mapped here too, so that a statement's error keeps its code across the embedded
+                  // database's thread (the local stack), as outside a transaction.
+                  query: (sql, params = [], options?: EmbeddedQueryOptions) =>
+                    runStatement(
+                      inTransaction,
+                      sql,
+                      params,
+                      options?.signal,
+                      options?.waitInTransaction ?? waits,
+                    ).catch((error: unknown) => {
                       throw mapError(pg, error);
-                    },
-                  ),
-              });
-            } catch (error) {
-              if (error instanceof Error && !(error as { code?: unknown }).code) thrownByCaller.add(error);
-              throw error;
-            }
-          }),
+                    }),
+                });
+              } catch (error) {
+                if (error instanceof Error && !(error as { code?: unknown }).code) thrownByCaller.add(error);
+                throw error;
+              }
+            }),
+          ),
         );
+      try {
+        return await (settings.runAgainWhenStale === false ? attempt() : runAgainWhenStale(attempt));
       } catch (error) {
-        if (error instanceof Error && thrownByCaller.has(error)) throw error;
+        if (
+          error instanceof Error &&
+          thrownByCaller.has(error) &&
+          !(error instanceof StalePreparedStatement)
+        ) {
+          throw error;
+        }
         throw mapError(pg, error);
       }
     },
@@ -360,7 +433,8 @@ function mapError(pg: PGlite, error: unknown): Error {
     error instanceof DatabaseStatementError ||
     error instanceof DatabaseUnavailableError ||
     error instanceof StatementCancelledError ||
-    error instanceof WaitInTransactionRequested
+    error instanceof WaitInTransactionRequested ||
+    error instanceof StalePreparedStatement
   ) {
     return error;
   }

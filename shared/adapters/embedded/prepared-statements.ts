@@ -88,7 +88,29 @@ export function preparedStatements(pg: PGlite): PreparedStatements {
 
 export interface PreparedStatements {
   run(sql: string, params: readonly unknown[], options?: QueryOptions): Promise<Results>;
+  /**
+   * The same inside `tx`, a transaction of `PGlite.transaction`: the transaction already holds the
+   * instance for itself, so only the statement's own lock is taken, and nothing is written to the
+   * file system before the transaction's end (as its own `query` does). Prepared statements are the
+   * session's, not the transaction's: one prepared here stays when the transaction rolls back.
+   */
+  runIn(tx: Transaction, sql: string, params: readonly unknown[], options?: QueryOptions): Promise<Results>;
 }
+
+/**
+ * A statement prepared earlier no longer fits (see {@link isStaleStatement}) and has aborted the
+ * transaction it was run in: refused before anything ran, and every statement of the cache is to
+ * be parsed afresh, so the transaction can be run again from its start.
+ */
+export class StalePreparedStatement extends Error {
+  override readonly name = 'StalePreparedStatement';
+  constructor(override readonly cause: unknown) {
+    super('A prepared statement no longer fits what it reads; the transaction is to be run again', { cause });
+  }
+}
+
+/** What `runIn` needs of a transaction of `PGlite.transaction`. */
+export type Transaction = Pick<Parameters<Parameters<PGlite['transaction']>[0]>[0], 'query' | 'closed'>;
 
 const byInstance = new WeakMap<PGlite, PreparedStatements>();
 
@@ -166,25 +188,60 @@ function createPreparedStatements(pg: PGlite): PreparedStatements {
     }
   }
 
+  async function sendOnce(
+    sql: string,
+    params: readonly Parameter[],
+    options: QueryOptions,
+  ): Promise<Results> {
+    const wasPrepared = prepared.has(sql);
+    try {
+      return await send(sql, params, options);
+    } catch (error) {
+      // Only a statement prepared before can meet a changed row type; parsed afresh, it runs once more.
+      if (!wasPrepared || !isStaleStatement(error)) throw error;
+      return send(sql, params, options);
+    }
+  }
+
   async function run(sql: string, params: readonly unknown[], options: QueryOptions = {}): Promise<Results> {
     if (!isPlain(params)) return pg.query(sql, params as unknown[], options);
     await pg.waitReady;
     return pg._runExclusiveTransaction(() =>
       pg._runExclusiveQuery(async () => {
-        const wasPrepared = prepared.has(sql);
-        let result: Results;
-        try {
-          result = await send(sql, params, options);
-        } catch (error) {
-          // Only a statement prepared before can meet a changed row type; parsed afresh, it runs once more.
-          if (!wasPrepared || !isStaleStatement(error)) throw error;
-          result = await send(sql, params, options);
-        }
+        const result = await sendOnce(sql, params, options);
         await pg.syncToFs();
         return result;
       }),
     );
   }
 
-  return { run };
+  async function runIn(
+    tx: Transaction,
+    sql: string,
+    params: readonly unknown[],
+    options: QueryOptions = {},
+  ): Promise<Results> {
+    if (!isPlain(params)) return tx.query(sql, params as unknown[], options);
+    // What the transaction's own `query` says once it has ended.
+    if (tx.closed) throw new Error('Transaction is closed');
+    return pg._runExclusiveQuery(async () => {
+      const wasPrepared = prepared.has(sql);
+      try {
+        return await send(sql, params, options);
+      } catch (error) {
+        // Not run again here: the refusal has aborted the transaction.
+        if (!wasPrepared || !isStaleStatement(error)) throw error;
+        forgetAll();
+        throw new StalePreparedStatement(error);
+      }
+    });
+  }
+
+  /** Every statement closed at the next send: after a stale one, the others may be stale too. */
+  function forgetAll() {
+    toClose.push(...prepared.values());
+    prepared.clear();
+  }
+
+  return { run, runIn };
 }

@@ -27,6 +27,11 @@ export interface IdempotencyStatements {
   readonly record: string;
   /** Parameter: digest. */
   readonly forget: string;
+  /**
+   * How the recorded body goes as `record`'s parameter: as bytes (undefined), or as text its
+   * statement decodes (the embedded database, whose prepared statements take text parameters only).
+   */
+  readonly bodyParameter?: (body: Buffer) => string;
 }
 
 /**
@@ -87,7 +92,7 @@ async function recordIn(
     answer.status,
     answer.contentType ?? null,
     answer.headers ? JSON.stringify(answer.headers) : null,
-    answer.body ?? null,
+    answer.body === undefined ? null : sql.bodyParameter ? sql.bodyParameter(answer.body) : answer.body,
     answer.objectKey ?? null,
     answer.journalId ?? null,
     key.retentionHours,
