@@ -370,13 +370,24 @@ const probes: Record<string, () => Promise<void>> = {
   'dbo.SVC_WEBHOOK_SENDING INSERT': receiptNeverSent('dbo.SVC_WEBHOOK_SENDING', 'INSERT'),
   'dbo.SVC_WEBHOOK_SENDING UPDATE': receiptNeverSent('dbo.SVC_WEBHOOK_SENDING', 'UPDATE'),
   'dbo.SVC_WEBHOOK_SENDING DELETE': async () => {
-    // Sent and recorded; only the claim stays (until it lapses), and the log says what to grant.
+    // Sent and recorded; only the claim stays (until it lapses), and the log says what to grant:
+    // that the claim could not be ended, not that the attempt could not be recorded.
+    const from = logged.length;
     const documentId = await receiptSentLogged('dbo.SVC_WEBHOOK_SENDING', 'DELETE');
+    const eventId = webhookEventId({ tenant: 'demo', subjectId: 1, documentId });
     const [claim] = await stack.database.query(
       `SELECT COUNT(*) AS n FROM dbo.SVC_WEBHOOK_SENDING WHERE TENANT = N'demo' AND EVENT_ID = @p1`,
-      [webhookEventId({ tenant: 'demo', subjectId: 1, documentId })],
+      [eventId],
     );
     expect(Number(claim!.n)).toBe(1);
+    const attempts = await stack.database.query(
+      `SELECT OUTCOME AS outcome FROM dbo.WEBHOOK_DELIVERY WHERE TENANT = N'demo' AND EVENT_ID = @p1`,
+      [eventId],
+    );
+    expect(attempts.map((row) => String(row.outcome).trim())).toEqual(['delivered']);
+    const messages = logged.slice(from).map((entry) => entry.message);
+    expect(messages).toContain('could not release the claim to send the webhook (it lapses at its time)');
+    expect(messages).not.toContain('could not record the webhook attempt');
   },
   'dbo.SVC_CHANGE_FEED SELECT': async () => {
     await without('dbo.SVC_CHANGE_FEED', 'SELECT', async () => {

@@ -6,7 +6,7 @@ import type { MessageVisibility } from '../../shared/adapters/sqs/message-visibi
 import { parseTenantRegistry } from '../../shared/config/tenants.js';
 import type { WebhookSettings } from '../../shared/config/webhook.js';
 import type { Database } from '../../shared/core/database.js';
-import { DatabaseUnavailableError } from '../../shared/core/database.js';
+import { DatabasePermissionError, DatabaseUnavailableError } from '../../shared/core/database.js';
 import type { WebhookRequest, WebhookSender, WebhookSendResult } from '../../shared/core/delivery/sender.js';
 import {
   type DeliveryContext,
@@ -14,13 +14,14 @@ import {
   type EventCopy,
   sendingClaimMs,
 } from '../../shared/core/webhook/deliver.js';
-import type {
-  ClaimToSend,
-  DeliveryKey,
-  DeliveryRecord,
-  EndpointMemory,
-  WebhookDeliveryLog,
-  WebhookSubject,
+import {
+  ClaimNotReleasedError,
+  type ClaimToSend,
+  type DeliveryKey,
+  type DeliveryRecord,
+  type EndpointMemory,
+  type WebhookDeliveryLog,
+  type WebhookSubject,
 } from '../../shared/core/webhook/delivery-log.js';
 import { webhookEventId } from '../../shared/core/webhook/event.js';
 import { signWebhook } from '../../shared/core/webhook/signature.js';
@@ -482,6 +483,36 @@ describe('Function: deliverWebhook', () => {
       attempt: 1,
     });
     expect(failures.map((f) => f.outcome)).toEqual(['delivered']);
+  });
+
+  it('says the claim was kept, not that recording failed, when only the end of the claim is refused', async () => {
+    const recordFailures: DeliveryRecord[] = [];
+    const releaseFailures: unknown[] = [];
+    const { ctx, log } = context({
+      onRecordFailure: (_error, entry) => recordFailures.push(entry),
+      onReleaseFailure: (error) => releaseFailures.push(error),
+    });
+    const denied = new DatabasePermissionError('dbo.SVC_WEBHOOK_SENDING', 'DELETE', '229');
+    let releases = 0;
+    const release = log.releaseSending.bind(log);
+    log.releaseSending = async (eventId, messageId) => {
+      releases++;
+      return release(eventId, messageId);
+    };
+    log.record = async (entry) => {
+      log.records.push(entry);
+      throw new ClaimNotReleasedError(denied);
+    };
+    expect(await deliverWebhook(EVENT, copy(), ctx)).toEqual({
+      action: 'done',
+      outcome: 'delivered',
+      attempt: 1,
+    });
+    expect(log.records.map((r) => r.outcome)).toEqual(['delivered']);
+    expect(recordFailures).toEqual([]);
+    expect(releaseFailures).toEqual([denied]);
+    // Not given back once more (it would be refused alike): the claim lapses at its time.
+    expect(releases).toBe(0);
   });
 });
 

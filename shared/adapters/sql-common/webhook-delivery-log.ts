@@ -3,15 +3,19 @@
  * `WEBHOOK_DELIVERY` and `SUBJECT` (infra/sql/*\/040-webhook.sql). No SQL text of either dialect
  * lives here; each adapter passes its statements.
  */
-import type { Database, Row } from '../../core/database.js';
-import type {
-  DeliveryKey,
-  DeliveryTarget,
-  EndpointMemory,
-  WebhookDeliveryLog,
+import { type Database, DatabasePermissionError, type Row } from '../../core/database.js';
+import {
+  ClaimNotReleasedError,
+  type DeliveryKey,
+  type DeliveryTarget,
+  type EndpointMemory,
+  type WebhookDeliveryLog,
 } from '../../core/webhook/delivery-log.js';
 import { recordAttempt } from './attempt-log.js';
 import { sqlTimeMs, sqlTimestamp } from './times.js';
+
+/** The copies' claims to send an event, as a permission error names the table. */
+const SENDING_CLAIMS = 'dbo.SVC_WEBHOOK_SENDING';
 
 /**
  * A dialect's statements of the delivery log. Each takes the tenant as its last parameter (after
@@ -165,7 +169,22 @@ export function createSqlWebhookDeliveryLog(
     async releaseSending(eventId, messageId) {
       await db.query(sql.releaseSending, mine(eventId, messageId.slice(0, MAX_MESSAGE_ID_LENGTH)));
     },
-    record: (entry) =>
-      recordAttempt(db, sql.insert, [entry.eventId, entry.subjectId, entry.documentId], entry, tenant),
+    async record(entry) {
+      try {
+        await recordAttempt(
+          db,
+          sql.insert,
+          [entry.eventId, entry.subjectId, entry.documentId],
+          entry,
+          tenant,
+        );
+      } catch (error) {
+        // The claim's end comes after the attempt in the same batch: refused alone, the attempt stands.
+        if (error instanceof DatabasePermissionError && error.object === SENDING_CLAIMS) {
+          throw new ClaimNotReleasedError(error);
+        }
+        throw error;
+      }
+    },
   };
 }

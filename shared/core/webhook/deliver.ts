@@ -8,14 +8,15 @@ import {
 import { answerTimeout } from '../delivery/lanes.js';
 import { retryDelaySeconds } from '../delivery/retry-policy.js';
 import type { WebhookRequest } from '../delivery/sender.js';
-import type {
-  ClaimedTarget,
-  DeliveryKey,
-  DeliveryOutcome,
-  DeliveryRecord,
-  DeliveryTarget,
-  EndpointMemory,
-  WebhookDeliveryLog,
+import {
+  type ClaimedTarget,
+  ClaimNotReleasedError,
+  type DeliveryKey,
+  type DeliveryOutcome,
+  type DeliveryRecord,
+  type DeliveryTarget,
+  type EndpointMemory,
+  type WebhookDeliveryLog,
 } from './delivery-log.js';
 import { observeEndpoint, signingSecrets } from './endpoint.js';
 import { type DocumentReceivedEvent, webhookEventId } from './event.js';
@@ -232,6 +233,25 @@ export async function deliverWebhook(
   }
 }
 
+/**
+ * Records an attempt, which ends its copy's claim to send the event. Recorded with its claim kept
+ * (the login may not delete claims): recorded all the same, the claim not given back once more
+ * (that would be refused alike; it lapses at its time), and `onReleaseFailure` says so.
+ */
+async function recordAttempt(
+  ctx: DeliveryContext,
+  record: DeliveryRecord,
+  progress: { recorded: boolean },
+): Promise<void> {
+  try {
+    await ctx.log.record(record);
+  } catch (error) {
+    if (!(error instanceof ClaimNotReleasedError)) throw error;
+    ctx.onReleaseFailure?.(error.cause);
+  }
+  progress.recorded = true;
+}
+
 /** {@link deliverWebhook}'s attempt, once this copy holds the claim to send the event. */
 async function attemptClaimed(
   event: DocumentReceivedEvent,
@@ -268,8 +288,7 @@ async function attemptClaimed(
   ): Promise<WebhookDecision> {
     const record: DeliveryRecord = { ...base, ...entry, outcome: decision.outcome as DeliveryOutcome };
     try {
-      await ctx.log.record(record);
-      progress.recorded = true;
+      await recordAttempt(ctx, record, progress);
     } catch (error) {
       ctx.onRecordFailure?.(error, record);
     }
@@ -317,10 +336,8 @@ async function attemptClaimed(
   );
   // The endpoint's part of the engine's store: what WEBHOOK_DELIVERY and WEBHOOK_ENDPOINT keep.
   const store: ReceiverStore = {
-    record: async (entry) => {
-      await ctx.log.record({ ...key, ...entry, outcome: entry.outcome as DeliveryOutcome });
-      progress.recorded = true;
-    },
+    record: (entry) =>
+      recordAttempt(ctx, { ...key, ...entry, outcome: entry.outcome as DeliveryOutcome }, progress),
     async delivered(_at, slowAt) {
       // Written only when it changes something: most deliveries cost no statement here.
       if (endpoint.failingSince !== null || slowAt !== endpoint.slowSince) {

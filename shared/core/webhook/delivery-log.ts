@@ -130,6 +130,18 @@ export type SendingClaim =
   /** Another copy holds a live claim, until `heldUntil` (null: unknown, it was just taken). */
   | { readonly claimed: false; readonly heldUntil: number | null };
 
+/**
+ * {@link WebhookDeliveryLog.record} recorded the attempt, but could not end its copy's claim to send
+ * the event with it (the login may not delete claims): the claim lapses at its time, and another
+ * copy waits until then. Not a failure to record.
+ */
+export class ClaimNotReleasedError extends Error {
+  override readonly name = 'ClaimNotReleasedError';
+  constructor(override readonly cause: unknown) {
+    super('The attempt was recorded; its claim to send the event could not be ended', { cause });
+  }
+}
+
 /** The webhook's view of a tenant database: subjects in, attempts out. */
 export interface WebhookDeliveryLog {
   /** Ends message `messageId`'s claim of event `eventId` (its attempt is recorded). */
@@ -141,7 +153,10 @@ export interface WebhookDeliveryLog {
   findTarget(key: DeliveryKey): Promise<DeliveryTarget>;
   /** This copy's claim to send ({@link ClaimToSend}), then {@link findTarget}'s read, in one round trip. */
   claimAndFindTarget(key: DeliveryKey, claim: ClaimToSend): Promise<ClaimedTarget>;
-  /** Records an attempt, and ends its message's claim to send the event (its attempt is over). */
+  /**
+   * Records an attempt, and ends its message's claim to send the event (its attempt is over);
+   * {@link ClaimNotReleasedError} when only the first happened.
+   */
   record(entry: DeliveryRecord): Promise<void>;
   /**
    * Stores what the service now remembers of the subject's endpoint (`before` is what
