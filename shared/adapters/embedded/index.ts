@@ -223,7 +223,7 @@ export interface EmbeddedDatabaseSettings {
 
 /** The database port over an embedded PostgreSQL (PGlite) instance owned by the caller. */
 export function createEmbeddedDatabase(pg: PGlite, settings: EmbeddedDatabaseSettings = {}): Database {
-  // Statements outside a transaction; inside one they go through the transaction's own `query`.
+  // Statements outside a transaction; inside one they take the transaction's (`runIn`).
   const statements = preparedStatements(pg);
   const outsideTransactions: Pick<PGlite, 'query'> = {
     query: (sql, params, options) => statements.run(sql, params ?? [], options) as never,
@@ -375,13 +375,7 @@ export function createEmbeddedDatabase(pg: PGlite, settings: EmbeddedDatabaseSet
       try {
         return await (settings.runAgainWhenStale === false ? attempt() : runAgainWhenStale(attempt));
       } catch (error) {
-        if (
-          error instanceof Error &&
-          thrownByCaller.has(error) &&
-          !(error instanceof StalePreparedStatement)
-        ) {
-          throw error;
-        }
+        if (error instanceof Error && thrownByCaller.has(error)) throw error;
         throw mapError(pg, error);
       }
     },
