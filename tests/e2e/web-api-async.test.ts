@@ -134,8 +134,8 @@ describe('Web API time limits over HTTP (local stack, COMMAND_TIMEOUT_ASYNC=2, W
   }, 15_000);
 
   it('answers a fast operation on getDataAsync with its normal answer, in JSON and XML', async () => {
-    // Once a job worker is ready: the first job of a new worker instance (a packaged zip loaded, a
-    // T-SQL login) took up to 2.2 s of the 2 s limit on a loaded CI machine, 0.4–0.8 s otherwise.
+    // Asserted on the second call: the first here took 1.8 and 2.2 s of the 2 s limit in two CI
+    // runs on a loaded machine (T-SQL engine, packaged zips), 0.4–0.8 s in ten others.
     await post('getDataAsync', envelope(1001, [{ ico: '25596641' }]));
     const json = await post('getDataAsync', envelope(1001, [{ ico: '25596641' }]));
     expect(JSON.parse(json.text)).toEqual({
