@@ -188,18 +188,22 @@ function createPreparedStatements(pg: PGlite): PreparedStatements {
     }
   }
 
-  async function sendOnce(
+  /**
+   * `send`, and `whenStale` when a statement prepared before no longer fits (only one prepared
+   * before can meet a changed row type or be deallocated behind the cache).
+   */
+  async function sendUnlessStale(
     sql: string,
     params: readonly Parameter[],
     options: QueryOptions,
+    whenStale: (error: unknown) => Promise<Results>,
   ): Promise<Results> {
     const wasPrepared = prepared.has(sql);
     try {
       return await send(sql, params, options);
     } catch (error) {
-      // Only a statement prepared before can meet a changed row type; parsed afresh, it runs once more.
       if (!wasPrepared || !isStaleStatement(error)) throw error;
-      return send(sql, params, options);
+      return whenStale(error);
     }
   }
 
@@ -208,7 +212,8 @@ function createPreparedStatements(pg: PGlite): PreparedStatements {
     await pg.waitReady;
     return pg._runExclusiveTransaction(() =>
       pg._runExclusiveQuery(async () => {
-        const result = await sendOnce(sql, params, options);
+        // Parsed afresh, it runs once more: the refusal came before anything ran.
+        const result = await sendUnlessStale(sql, params, options, () => send(sql, params, options));
         await pg.syncToFs();
         return result;
       }),
@@ -224,17 +229,13 @@ function createPreparedStatements(pg: PGlite): PreparedStatements {
     if (!isPlain(params)) return tx.query(sql, params as unknown[], options);
     // What the transaction's own `query` says once it has ended.
     if (tx.closed) throw new Error('Transaction is closed');
-    return pg._runExclusiveQuery(async () => {
-      const wasPrepared = prepared.has(sql);
-      try {
-        return await send(sql, params, options);
-      } catch (error) {
-        // Not run again here: the refusal has aborted the transaction.
-        if (!wasPrepared || !isStaleStatement(error)) throw error;
+    return pg._runExclusiveQuery(() =>
+      // Not run again here: the refusal has aborted the transaction.
+      sendUnlessStale(sql, params, options, async (error) => {
         forgetAll();
         throw new StalePreparedStatement(error);
-      }
-    });
+      }),
+    );
   }
 
   /** Every statement closed at the next send: after a stale one, the others may be stale too. */

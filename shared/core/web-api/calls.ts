@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { DatabasePermissionError } from '../database.js';
 import {
   type CallKey,
@@ -430,13 +429,14 @@ async function executeWithinSyncLimit(
   const first = await atMost(work, deadline - clock(ctx), () => 'limit' as const);
   if (first !== 'limit') return first;
   cancellation.abort();
-  const late = await Promise.race([
+  const late = await atMost(
     work.then(
       (answer) => answer,
       () => 'stopped' as const,
     ),
-    sleep(CANCEL_GRACE_MS, 'running' as const),
-  ]);
+    CANCEL_GRACE_MS,
+    () => 'running' as const,
+  );
   if (typeof late === 'object') return late;
   const seconds = ctx.policy.syncTimeLimitSeconds;
   (ctx.log ?? silentLog).warn('operation cancelled after the synchronous time limit', {
